@@ -1,0 +1,88 @@
+"""Canonical JSON and hashing: the byte form behind every digest.
+
+Canonical JSON (DESIGN §3.3): sorted keys, no spaces, UTF-8, floats rounded to 9 decimals, NaN and
+infinities refused. An integral float is written as an integer (``4.0`` -> ``4``), since JSON does not
+distinguish the two and a value must have exactly one byte form. ``-0.0`` becomes ``0``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+from engine.errors import InvalidArgError
+
+FLOAT_DECIMALS = 9
+_INT_FLOAT_LIMIT = 2**53
+
+
+def canon_float(x: float) -> float | int:
+    """Round a float the one way every digest and threshold comparison sees it."""
+    if math.isnan(x) or math.isinf(x):
+        raise InvalidArgError("NaN and infinite numbers are not allowed", value=repr(x))
+    r = round(x, FLOAT_DECIMALS)
+    if r == 0:
+        return 0
+    if r.is_integer() and abs(r) < _INT_FLOAT_LIMIT:
+        return int(r)
+    return r
+
+
+def canonicalize(value: Any, path: str = "$") -> Any:
+    """Return a JSON value in canonical form; raise ``E_INVALID_ARG`` for anything not JSON."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        try:
+            return canon_float(value)
+        except InvalidArgError as exc:
+            exc.details["path"] = path
+            raise
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidArgError("object keys must be strings", path=path, key=repr(k))
+            out[k] = canonicalize(v, f"{path}.{k}")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [canonicalize(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    # numpy scalars and the like: accept ints and floats by value
+    if hasattr(value, "item") and callable(value.item):
+        return canonicalize(value.item(), path)
+    raise InvalidArgError(
+        f"value of type {type(value).__name__} is not JSON", path=path, type=type(value).__name__
+    )
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON text of a (not yet canonical) value."""
+    return json.dumps(
+        canonicalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def dumps_canonical(value: Any) -> str:
+    """Canonical JSON text of a value that is already canonical (skips the walk)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def sha256_hex(data: str | bytes) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """SHA-256 of the canonical JSON of ``value``."""
+    return sha256_hex(dumps(value))
+
+
+def hash64(text: str) -> int:
+    """A stable signed 64-bit hash of a string (first 8 bytes of BLAKE2b), for integer identities."""
+    h = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(h, "big", signed=True)

@@ -1,0 +1,123 @@
+"""The one exception tree of TGMS.
+
+Every error that leaves the engine is a :class:`TGMSError` and serializes to one JSON shape::
+
+    {"error": CODE, "message": "...", "details": {...}}
+
+::
+
+    TGMSError                      (base; never raised directly)
+    ├── SchemaError         E_SCHEMA       malformed request / record / plan shape
+    ├── InvalidArgError     E_INVALID_ARG  well-formed but semantically invalid value
+    ├── NotFoundError       E_NOT_FOUND    unknown identity, uid, operator, file
+    ├── GroundingError      E_GROUNDING    identifier not grounded in the task input
+    ├── CostError           E_COST         refused by the cost guard (estimate, budget, suggestions)
+    ├── LimitError          E_LIMIT        a size limit (rows, steps, batch) was exceeded
+    ├── UpstreamError       E_UPSTREAM     a dependency (a prior step, an endpoint) failed
+    ├── CorruptError        E_CORRUPT      the event log or store is damaged; refuses to open
+    ├── ConflictError       E_CONFLICT     the store is locked by another writer, or read-only
+    └── BackendError        E_BACKEND      a storage driver failed; raw driver exceptions are mapped
+                                           to this at the adapter boundary
+
+The first seven codes are DESIGN §3.4's. ``E_CORRUPT``, ``E_CONFLICT`` and ``E_BACKEND`` are the store's
+own: a damaged log, a second writer and a driver fault are not argument errors and a caller must be able
+to tell them apart.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+
+class TGMSError(Exception):
+    """Base of every structured TGMS error."""
+
+    code: ClassVar[str] = "E_INTERNAL"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = details
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message, "details": _jsonable(self.details)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code}: {self.message!r}, details={self.details!r})"
+
+
+class SchemaError(TGMSError):
+    code = "E_SCHEMA"
+
+
+class InvalidArgError(TGMSError):
+    code = "E_INVALID_ARG"
+
+
+class NotFoundError(TGMSError):
+    code = "E_NOT_FOUND"
+
+
+class GroundingError(TGMSError):
+    code = "E_GROUNDING"
+
+
+class CostError(TGMSError):
+    code = "E_COST"
+
+
+class LimitError(TGMSError):
+    code = "E_LIMIT"
+
+
+class UpstreamError(TGMSError):
+    code = "E_UPSTREAM"
+
+
+class CorruptError(TGMSError):
+    code = "E_CORRUPT"
+
+
+class ConflictError(TGMSError):
+    code = "E_CONFLICT"
+
+
+class BackendError(TGMSError):
+    code = "E_BACKEND"
+
+
+ERROR_CLASSES: dict[str, type[TGMSError]] = {
+    cls.code: cls
+    for cls in (
+        SchemaError,
+        InvalidArgError,
+        NotFoundError,
+        GroundingError,
+        CostError,
+        LimitError,
+        UpstreamError,
+        CorruptError,
+        ConflictError,
+        BackendError,
+    )
+}
+
+
+def error_from_dict(d: dict[str, Any]) -> TGMSError:
+    """Rebuild an error from its JSON shape (used when replaying recorded failures)."""
+    cls = ERROR_CLASSES.get(str(d.get("error")), TGMSError)
+    return cls(str(d.get("message", "")), **dict(d.get("details") or {}))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)

@@ -1,0 +1,78 @@
+"""The small adapter interface every storage backend implements.
+
+Update semantics (carving, supersede, clock, log) live above this interface in ``engine.store``; a backend
+only persists what it is told and answers scans. Everything a backend returns is an Arrow table in the
+schemas of :mod:`engine.store.model`; every driver exception is mapped to
+:class:`engine.errors.BackendError` here, at the boundary.
+
+Contract for ``apply``: the whole :class:`BatchChanges` becomes visible at once or not at all (one
+transaction). The ``meta`` entries (``last_seq``, ``last_tt``) are written in the same transaction, which is
+how the store knows, after a crash, whether the last logged batch was applied.
+"""
+
+from __future__ import annotations
+
+import abc
+from pathlib import Path
+
+import pyarrow as pa
+
+from engine.store.model import BatchChanges, ScanFilter
+
+
+class Backend(abc.ABC):
+    """One open store database (a DuckDB file, a Kùzu database)."""
+
+    name: str = "abstract"
+    #: file or directory name of the database inside the store directory
+    db_name: str = "store.db"
+
+    def __init__(self, path: Path, read_only: bool) -> None:
+        self.path = path
+        self.read_only = read_only
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    @classmethod
+    @abc.abstractmethod
+    def create(cls, path: Path) -> Backend:
+        """Create an empty database at ``path`` (which must not exist) and open it read-write."""
+
+    @classmethod
+    @abc.abstractmethod
+    def open(cls, path: Path, read_only: bool = False) -> Backend:
+        """Open an existing database. ``read_only=True`` must not modify any file."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    # -- writes -------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def apply(self, changes: BatchChanges) -> None:
+        """Apply one batch's net effect atomically (see module docstring)."""
+
+    # -- reads --------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def get_meta(self) -> dict[str, str]:
+        """All meta entries (at least ``last_seq`` and ``last_tt`` once a batch was applied)."""
+
+    @abc.abstractmethod
+    def entities(self) -> pa.Table:
+        """The uid dictionary, ``ENTITY_SCHEMA``, ordered by nid."""
+
+    @abc.abstractmethod
+    def scan_nodes(self, flt: ScanFilter) -> pa.Table:
+        """Node versions matching ``flt`` (``NODE_SCHEMA``), ordered by ``(nid, vt_s, vid)``."""
+
+    @abc.abstractmethod
+    def scan_edges(self, flt: ScanFilter) -> pa.Table:
+        """Edge versions matching ``flt`` (``EDGE_SCHEMA``), ordered by ``(vt_s, eid, vid)``."""
+
+    @abc.abstractmethod
+    def counts(self) -> dict[str, int]:
+        """``entities``, ``node_versions``, ``edge_versions`` (all belief states), ``edge_identities``."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

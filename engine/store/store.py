@@ -1,0 +1,363 @@
+"""The bi-temporal store: a directory holding the event log and one backend database.
+
+::
+
+    DIR/store.json       {"format": "tgms-store", "backend": "duckdb" | "kuzu", ...}
+    DIR/eventlog.jsonl   the source of truth (see engine.store.eventlog)
+    DIR/store.duckdb     or DIR/store.kuzu: the materialized versions
+    DIR/.lock            held (flock) by the one writer
+
+Writing a batch: parse (a malformed batch is refused before anything is logged) -> take ``tt`` from the
+hybrid logical clock -> append + fsync the batch record -> plan it against current belief -> apply it in
+one backend transaction (meta ``last_seq`` in the same transaction) -> append the outcome. If planning
+fails (unknown identity, ...), the batch is logged as failed and nothing changes. On open for writing, a
+pending batch (logged, no outcome: a crash) is completed: applied if the store has not seen it, and its
+outcome appended.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from engine.canonical import dumps_canonical
+from engine.errors import ConflictError, CorruptError, SchemaError, TGMSError, error_from_dict
+from engine.store.backends import backend_class
+from engine.store.backends.base import Backend
+from engine.store.clock import HybridLogicalClock
+from engine.store.digest import store_digest
+from engine.store.eventlog import LOG_NAME, EventLogWriter, LoggedBatch, read_log
+from engine.store.model import ScanFilter
+from engine.store.ops import Op, op_to_json, parse_batch
+from engine.store.writer import BatchPlanner
+
+STORE_META = "store.json"
+FORMAT = "tgms-store"
+INGEST_CHUNK = 1_000_000  # events per logged batch on the bulk path
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    seq: int
+    batch_id: str
+    tt: int
+    status: str  # "committed" | "failed"
+    stats: dict[str, int]
+    error: dict[str, Any] | None = None
+
+
+class Store:
+    """One open store. Use :meth:`create`, :meth:`open` or :func:`replay`; close it (or use ``with``)."""
+
+    def __init__(
+        self,
+        root: Path,
+        backend: Backend,
+        read_only: bool,
+        log: EventLogWriter | None,
+        clock: HybridLogicalClock | None,
+        lock_fd: int | None,
+    ) -> None:
+        self.root = root
+        self.backend = backend
+        self.read_only = read_only
+        self._log = log
+        self._clock = clock
+        self._lock_fd = lock_fd
+        self._entities: dict[str, int] | None = None
+        self._uids: pa.Array | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls, root: str | os.PathLike[str], backend: str = "duckdb", now: Callable[[], int] | None = None
+    ) -> Store:
+        root = Path(root)
+        bcls = backend_class(backend)
+        if (root / STORE_META).exists() or (root / LOG_NAME).exists():
+            raise ConflictError("a store already exists in this directory", path=str(root))
+        root.mkdir(parents=True, exist_ok=True)
+        lock_fd = _lock(root)
+        try:
+            db = bcls.create(root / bcls.db_name)
+            log = EventLogWriter.create(root / LOG_NAME)
+            meta = {"format": FORMAT, "version": 1, "backend": backend, "log": LOG_NAME, "db": bcls.db_name}
+            (root / STORE_META).write_text(dumps_canonical(meta) + "\n")
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        return cls(root, db, False, log, HybridLogicalClock(0, now), lock_fd)
+
+    @classmethod
+    def open(
+        cls, root: str | os.PathLike[str], read_only: bool = False, now: Callable[[], int] | None = None
+    ) -> Store:
+        root = Path(root)
+        meta_path = root / STORE_META
+        if not meta_path.exists():
+            raise CorruptError("not a TGMS store (store.json missing)", path=str(root))
+        try:
+            meta = json.loads(meta_path.read_text())
+        except ValueError as exc:
+            raise CorruptError("store.json is not JSON", path=str(meta_path)) from exc
+        if meta.get("format") != FORMAT:
+            raise CorruptError("store.json is not a TGMS store descriptor", path=str(meta_path))
+        bcls = backend_class(str(meta.get("backend")))
+        if read_only:
+            return cls(root, bcls.open(root / bcls.db_name, read_only=True), True, None, None, None)
+        lock_fd = _lock(root)
+        try:
+            log = EventLogWriter.open(root / LOG_NAME)
+            db = bcls.open(root / bcls.db_name, read_only=False)
+            store = cls(root, db, False, log, HybridLogicalClock(log.state.last_tt, now), lock_fd)
+            store._recover()
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        return store
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        self.backend.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def backend_name(self) -> str:
+        return self.backend.name
+
+    @property
+    def log_path(self) -> Path:
+        return self.root / LOG_NAME
+
+    # -- writes -------------------------------------------------------------------------------------
+    def write(self, ops: list[dict[str, Any]], batch_id: str | None = None) -> BatchResult:
+        """Write one batch; raises the batch's TGMSError after logging it as failed."""
+        result = self._write(ops, batch_id)
+        if result.error is not None:
+            raise error_from_dict(result.error)
+        return result
+
+    def try_write(self, ops: list[dict[str, Any]], batch_id: str | None = None) -> BatchResult:
+        """Like :meth:`write`, but a failed batch is returned (status "failed") instead of raised."""
+        return self._write(ops, batch_id)
+
+    def _write(self, ops: list[dict[str, Any]], batch_id: str | None) -> BatchResult:
+        if self.read_only or self._log is None or self._clock is None:
+            raise ConflictError("the store is open read-only", path=str(self.root))
+        parsed = parse_batch(ops)  # refuse malformed input before it is logged
+        logged = [op_to_json(op) for op in parsed]
+        seq = len(self._log.state.batches) + 1
+        tt = self._clock.next()
+        batch = self._log.append_batch(seq, tt, logged, batch_id)
+        return self._apply_logged(batch, parsed)
+
+    def _apply_logged(self, batch: LoggedBatch, ops: list[dict[str, Any]] | list[Op]) -> BatchResult:
+        """Plan and apply a batch that is already in the log; append its outcome."""
+        assert self._log is not None
+        try:
+            parsed = [o if not isinstance(o, dict) else None for o in ops]
+            if any(o is None for o in parsed):
+                parsed = parse_batch(ops)
+            planner = BatchPlanner(self.backend, batch.seq, batch.tt, self.entity_ids())
+            changes = planner.plan(parsed)  # type: ignore[arg-type]
+        except TGMSError as exc:
+            outcome = {"status": "failed", "error": exc.to_dict()}
+            self._log.append_outcome(batch, outcome)
+            return BatchResult(batch.seq, batch.batch_id, batch.tt, "failed", {}, exc.to_dict())
+        self.backend.apply(changes)
+        self._entities = None
+        self._uids = None
+        outcome = {"status": "committed", "error": None, "stats": planner.stats}
+        self._log.append_outcome(batch, outcome)
+        return BatchResult(batch.seq, batch.batch_id, batch.tt, "committed", dict(planner.stats))
+
+    def _recover(self) -> None:
+        """Reconcile the database with the log after a crash (see module docstring)."""
+        assert self._log is not None
+        state = self._log.state
+        applied = int(self.backend.get_meta().get("last_seq", "0"))
+        committed = [b.seq for b in state.batches if b.outcome and b.outcome["status"] == "committed"]
+        last_committed = committed[-1] if committed else 0
+        pending = state.pending
+        if applied > (pending.seq if pending else last_committed):
+            raise CorruptError(
+                "the database has batches the event log does not", applied_seq=applied, log_seq=last_committed
+            )
+        if applied < last_committed:
+            raise CorruptError(
+                "the database is behind its event log; rebuild it with `tgms replay`",
+                applied_seq=applied,
+                log_seq=last_committed,
+            )
+        if pending is None:
+            return
+        if applied == pending.seq:  # applied, crashed before the outcome was written
+            self._log.append_outcome(pending, {"status": "committed", "error": None, "stats": {}})
+        else:
+            self._apply_logged(pending, pending.ops(self.log_path))
+
+    # -- convenience writers (one op per batch) -----------------------------------------------------
+    def assert_node(self, uid: str, vt_s: int, vt_e: int | None = None, **kw: Any) -> BatchResult:
+        op = {"op": "assert_node", "uid": uid, "vt_s": vt_s, **kw}
+        if vt_e is not None:
+            op["vt_e"] = vt_e
+        return self.write([op])
+
+    def assert_edge(
+        self, src: str, dst: str, rel_type: str, vt_s: int, vt_e: int | None = None, **kw: Any
+    ) -> BatchResult:
+        op = {"op": "assert_edge", "src": src, "dst": dst, "rel_type": rel_type, "vt_s": vt_s, **kw}
+        if vt_e is not None:
+            op["vt_e"] = vt_e
+        return self.write([op])
+
+    def retract(self, ref: dict[str, Any], t: int) -> BatchResult:
+        return self.write([{"op": "retract", "ref": ref, "t": t}])
+
+    def correct(
+        self, ref: dict[str, Any], props: dict[str, Any], vt_s: int | None = None, vt_e: int | None = None
+    ) -> BatchResult:
+        op: dict[str, Any] = {"op": "correct", "ref": ref, "props": props}
+        if vt_s is not None or vt_e is not None:
+            op["vt_s"], op["vt_e"] = vt_s, vt_e
+        return self.write([op])
+
+    def ingest_events(self, frame: Any, chunk: int = INGEST_CHUNK) -> list[BatchResult]:
+        """Bulk-ingest an event frame (``engine.ingest.events.EventFrame`` or a table/dict of columns)."""
+        table, rel_type, label = _frame_parts(frame)
+        out = []
+        for start in range(0, max(table.num_rows, 1), chunk):
+            part = table.slice(start, chunk)
+            op: dict[str, Any] = {
+                "op": "ingest_events",
+                "rel_type": rel_type,
+                "label": label,
+                "src": part["src"].to_pylist(),
+                "dst": part["dst"].to_pylist(),
+                "t": part["t"].to_pylist(),
+            }
+            if "t_end" in part.column_names and part["t_end"].null_count < part.num_rows:
+                op["t_end"] = part["t_end"].to_pylist()
+            if "props" in part.column_names and part["props"].null_count < part.num_rows:
+                op["props"] = part["props"].to_pylist()
+            out.append(self.write([op]))
+        return out
+
+    # -- reads --------------------------------------------------------------------------------------
+    def entity_ids(self) -> dict[str, int]:
+        """uid -> nid (cached; invalidated by writes)."""
+        if self._entities is None:
+            t = self.backend.entities()
+            self._entities = dict(zip(t["uid"].to_pylist(), t["nid"].to_pylist(), strict=True))
+        return self._entities
+
+    def uids(self) -> pa.Array:
+        """uids indexed by nid."""
+        if self._uids is None:
+            self._uids = self.backend.entities()["uid"].combine_chunks()
+        return self._uids
+
+    def scan_nodes(self, flt: ScanFilter | None = None) -> pa.Table:
+        return self.backend.scan_nodes(flt or ScanFilter())
+
+    def scan_edges(self, flt: ScanFilter | None = None) -> pa.Table:
+        return self.backend.scan_edges(flt or ScanFilter())
+
+    def digest(self) -> str:
+        every = ScanFilter(all_beliefs=True)
+        return store_digest(self.backend.scan_nodes(every), self.backend.scan_edges(every), self.uids())
+
+    def public_rows(self, flt: ScanFilter | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Node and edge versions as plain dicts (uids for endpoints, props parsed): the oracles' input."""
+        flt = flt or ScanFilter(all_beliefs=True)
+        uids = self.uids().to_pylist()
+        nodes = self.backend.scan_nodes(flt).to_pylist()
+        edges = self.backend.scan_edges(flt).to_pylist()
+        for n in nodes:
+            n.pop("nid")
+            n["props"] = json.loads(n["props"]) if n["props"] else {}
+        for e in edges:
+            e["src"], e["dst"] = uids[e["src"]], uids[e["dst"]]
+            e["props"] = json.loads(e["props"]) if e["props"] else {}
+        return nodes, edges
+
+    def stats(self) -> dict[str, Any]:
+        from engine.store.stats import store_stats
+
+        return store_stats(self)
+
+
+def replay(
+    log_path: str | os.PathLike[str], root: str | os.PathLike[str], backend: str = "duckdb"
+) -> Store:
+    """Rebuild a store from an event log: same ``tt`` per batch, recorded failures reproduced and skipped.
+
+    The new store gets a byte-identical copy of the log. Replay refuses to continue (``E_CORRUPT``) if a
+    batch's outcome differs from the recorded one.
+    """
+    log_path = Path(log_path)
+    state = read_log(log_path)
+    if state.torn_bytes:
+        raise CorruptError("the event log ends in a torn record; open its store once to trim it", path=str(log_path))
+    store = Store.create(root, backend, now=lambda: 0)
+    assert store._log is not None
+    for b in state.batches:
+        ops = b.ops(log_path)
+        logged = store._log.append_batch(b.seq, b.tt, ops, b.batch_id)
+        result = store._apply_logged(logged, ops)
+        if b.outcome is None:  # a pending tail batch: acknowledged, so it is applied as on open
+            continue
+        want = b.outcome["status"]
+        got_err = (result.error or {}).get("error")
+        want_err = (b.outcome.get("error") or {}).get("error")
+        if result.status != want or got_err != want_err:
+            store.close()
+            raise CorruptError(
+                "replay diverged from the recorded outcome",
+                seq=b.seq,
+                recorded=want,
+                recorded_error=want_err,
+                replayed=result.status,
+                replayed_error=got_err,
+            )
+    store._clock = HybridLogicalClock(state.last_tt)
+    return store
+
+
+def _frame_parts(frame: Any) -> tuple[pa.Table, str, str]:
+    table = getattr(frame, "table", None)
+    if table is not None:
+        return table, frame.rel_type, getattr(frame, "label", "node")
+    if isinstance(frame, dict):
+        return pa.table(frame["columns"]), frame["rel_type"], frame.get("label", "node")
+    raise SchemaError("ingest_events needs an EventFrame or {'columns', 'rel_type'}")
+
+
+def _lock(root: Path) -> int:
+    fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError as exc:
+        os.close(fd)
+        raise ConflictError("another writer holds this store", path=str(root)) from exc
+    return fd
+
+
+__all__ = ["BatchResult", "Store", "replay"]
