@@ -283,7 +283,9 @@ def _at(col: pa.ChunkedArray, row: int) -> Any:
 def frame_digest(frame: EventFrame) -> str:
     """SHA-256 over the frame's metadata and column values, independent of in-memory chunk layout."""
     h = hashlib.sha256()
-    h.update(dumps_canonical(["tgms-events-v1", frame.rel_type, frame.label, frame.name, frame.num_rows]).encode())
+    h.update(
+        dumps_canonical(["tgms-events-v1", frame.rel_type, frame.label, frame.name, frame.num_rows]).encode()
+    )
     for col in EVENT_COLUMNS:
         h_null, h_len, h_val = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
         for chunk in frame.table.column(col).chunks:

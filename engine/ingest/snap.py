@@ -313,7 +313,9 @@ def _slow_parse(data: bytes, spec: SnapSpec, file: str) -> dict[str, np.ndarray]
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise SchemaError(f"{file}:{line}: not UTF-8 text", file=file, line=line, problem="not UTF-8") from exc
+        raise SchemaError(
+            f"{file}:{line}: not UTF-8 text", file=file, line=line, problem="not UTF-8"
+        ) from exc
     src: list[int] = []
     dst: list[int] = []
     ts: list[int] = []

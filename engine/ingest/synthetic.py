@@ -106,7 +106,9 @@ class SyntheticDataset:
         for f in self.frames:
             if f.rel_type == rel_type:
                 return f
-        raise NotFoundError(f"no {rel_type!r} frame", rel_type=rel_type, known=[f.rel_type for f in self.frames])
+        raise NotFoundError(
+            f"no {rel_type!r} frame", rel_type=rel_type, known=[f.rel_type for f in self.frames]
+        )
 
     @property
     def events(self) -> EventFrame:
@@ -129,7 +131,9 @@ def generate(n_nodes: int = 1000, n_events: int = 100_000, seed: int = 0, **knob
     names = {f.name for f in dataclasses.fields(SyntheticConfig)}
     unknown = sorted(set(knobs) - names)
     if unknown:
-        raise InvalidArgError(f"unknown synthetic knob(s): {', '.join(unknown)}", unknown=unknown, known=sorted(names))
+        raise InvalidArgError(
+            f"unknown synthetic knob(s): {', '.join(unknown)}", unknown=unknown, known=sorted(names)
+        )
     return generate_from_config(SyntheticConfig(n_nodes=n_nodes, n_events=n_events, seed=seed, **knobs))
 
 
@@ -145,7 +149,9 @@ def _check_float(cfg: SyntheticConfig, name: str, lo: float, hi: float, *, lo_op
     v = getattr(cfg, name)
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
     if not ok or v > hi or v < lo or (lo_open and v == lo):
-        raise InvalidArgError(f"{name} must be a number in {'(' if lo_open else '['}{lo}, {hi}]", field=name, value=v)
+        raise InvalidArgError(
+            f"{name} must be a number in {'(' if lo_open else '['}{lo}, {hi}]", field=name, value=v
+        )
 
 
 def validate_config(cfg: SyntheticConfig) -> None:
@@ -185,7 +191,9 @@ def validate_config(cfg: SyntheticConfig) -> None:
             needed=cfg.n_planted_events + cfg.n_follows,
         )
     if cfg.n_follows > cfg.n_nodes * (cfg.n_nodes - 1) // 4:
-        raise InvalidArgError("too many follows edges for n_nodes", field="follows_fraction", n_follows=cfg.n_follows)
+        raise InvalidArgError(
+            "too many follows edges for n_nodes", field="follows_fraction", n_follows=cfg.n_follows
+        )
     hours = cfg.days * 24
     if cfg.n_bursts and (hours * 8 // 10) // cfg.n_bursts < cfg.burst_hours + 24:
         raise InvalidArgError(
@@ -214,6 +222,7 @@ class _Endpoints:
         self.cum_lo = np.where(lo > 0, self.cum[np.maximum(lo - 1, 0)], 0.0)
         self.cum_hi = self.cum[offsets[1:] - 1]
         self.p_intra = p_intra
+        self.weights = weights
 
     def global_nodes(self, rng: np.random.Generator, n: int) -> np.ndarray:
         x = rng.random(n) * self.total
@@ -277,9 +286,13 @@ def generate_from_config(cfg: SyntheticConfig) -> SyntheticDataset:
     uids = pc.binary_join_element_wise("s", pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string()), "")
     w_text = pa.array([props_text({"w": k}) for k in range(_W_MAX + 1)], type=pa.string())
     s_text = pa.array([props_text({"strength": s}) for s in _STRENGTHS], type=pa.string())
-    msg_frame = _frame(uids, msg["src"], msg["dst"], msg["t"], None, w_text.take(pa.array(msg["w"])), "msg", cfg)
+    msg_frame = _frame(
+        uids, msg["src"], msg["dst"], msg["t"], None, w_text.take(pa.array(msg["w"])), "msg", cfg
+    )
     fol_end = pa.array(fol["t_end"], type=pa.int64())
-    fol_frame = _frame(uids, fol["src"], fol["dst"], fol["t"], fol_end, s_text.take(pa.array(fol["s"])), "follows", cfg)
+    fol_frame = _frame(
+        uids, fol["src"], fol["dst"], fol["t"], fol_end, s_text.take(pa.array(fol["s"])), "follows", cfg
+    )
 
     batches, targets = _corrections(r_corr, cfg, ep, pat_of, msg, fol, start_s, span_s)
     manifest = _manifest(cfg, offsets, ep, msg, fol, bursts_h, planted, start_s, span_s, batches, targets)
@@ -313,15 +326,22 @@ def _frame(
                 props.slice(a, b - a),
             )
         )
-    return EventFrame(pa.concat_tables(tables), rel_type=rel_type, label="user", name="synthetic",
-                      source=f"{GENERATOR_VERSION}:seed={cfg.seed}")
+    return EventFrame(
+        pa.concat_tables(tables),
+        rel_type=rel_type,
+        label="user",
+        name="synthetic",
+        source=f"{GENERATOR_VERSION}:seed={cfg.seed}",
+    )
 
 
 def _burst_hours(rng: np.random.Generator, cfg: SyntheticConfig) -> list[int]:
     """Start hours of the burst windows: one per equal slot of the middle 80% of the time span."""
     hours = cfg.days * 24
     lo, slot = hours // 10, (hours * 8 // 10) // max(cfg.n_bursts, 1)
-    return [lo + i * slot + int(rng.integers(12, slot - cfg.burst_hours - 12 + 1)) for i in range(cfg.n_bursts)]
+    return [
+        lo + i * slot + int(rng.integers(12, slot - cfg.burst_hours - 12 + 1)) for i in range(cfg.n_bursts)
+    ]
 
 
 def _plant(rng: np.random.Generator, cfg: SyntheticConfig, start_s: int, span_s: int) -> list[dict[str, Any]]:
@@ -379,7 +399,7 @@ def _gen_msgs(
     p_t = np.array([e[2] for p in planted for e in p["_edges"]], dtype=np.int64)
     p_w = np.array([w for p in planted for w in p["_w"]], dtype=np.int8)
     p_hour = (p_t - start_s) // HOUR_S
-    parts: dict[str, list[np.ndarray]] = {"src": [], "dst": [], "t": [], "w": [], "intra": []}
+    parts: dict[str, list[np.ndarray]] = {"src": [], "dst": [], "t": [], "w": []}
     h0 = 0
     cum = np.cumsum(counts)
     while h0 < hours:  # groups of whole hours holding about chunk_rows events (time-ordered)
@@ -389,7 +409,7 @@ def _gen_msgs(
         m = int(counts[h0:h1].sum())
         hour_of = np.repeat(np.arange(h0, h1, dtype=np.int64), counts[h0:h1])
         t = start_s + hour_of * HOUR_S + rng.integers(0, HOUR_S, m)
-        src, dst, intra = ep.pairs(rng, m)
+        src, dst, _ = ep.pairs(rng, m)
         _isolate(rng, ep, src, dst, t, pat_of, iso)
         w = _weights(rng, m)
         sel = (p_hour >= h0) & (p_hour < h1)
@@ -399,7 +419,6 @@ def _gen_msgs(
         parts["src"].append(np.concatenate([src, p_src[sel]])[order].astype(np.int32))
         parts["dst"].append(np.concatenate([dst, p_dst[sel]])[order].astype(np.int32))
         parts["w"].append(np.concatenate([w, p_w[sel]])[order])
-        parts["intra"].append(np.concatenate([intra, np.zeros(int(sel.sum()), dtype=bool)])[order])
         h0 = h1
     return {k: np.concatenate(v) for k, v in parts.items()}
 
@@ -454,4 +473,253 @@ def _gen_follows(
         "t": t[order],
         "t_end": t_end[order],
         "s": s[order],
+    }
+
+
+# ---- corrections ----------------------------------------------------------------------------------------
+def _uid(k: Any) -> str:
+    return f"s{int(k)}"
+
+
+def _ref(src: Any, dst: Any, rel_type: str) -> dict[str, str]:
+    return {"src": _uid(src), "dst": _uid(dst), "rel_type": rel_type, "disc": ""}
+
+
+def _unique_event(msg: dict[str, np.ndarray], i: int) -> bool:
+    """True when no other msg event has the same (src, dst, t) (so the identity's version is unambiguous)."""
+    t = msg["t"]
+    lo, hi = np.searchsorted(t, t[i], side="left"), np.searchsorted(t, t[i], side="right")
+    same = (msg["src"][lo:hi] == msg["src"][i]) & (msg["dst"][lo:hi] == msg["dst"][i])
+    return int(same.sum()) == 1
+
+
+def _has_event_at(msg: dict[str, np.ndarray], s: int, d: int, t_s: int) -> bool:
+    t = msg["t"]
+    lo, hi = np.searchsorted(t, t_s, side="left"), np.searchsorted(t, t_s, side="right")
+    return bool(((msg["src"][lo:hi] == s) & (msg["dst"][lo:hi] == d)).any())
+
+
+def _corrections(
+    rng: np.random.Generator,
+    cfg: SyntheticConfig,
+    ep: _Endpoints,
+    pat_of: np.ndarray,
+    msg: dict[str, np.ndarray],
+    fol: dict[str, np.ndarray],
+    start_s: int,
+    span_s: int,
+) -> tuple[list[list[dict[str, Any]]], list[list[dict[str, Any]]]]:
+    us = US_PER_SECOND
+    end_s = start_s + span_s
+    free = np.flatnonzero((pat_of[fol["src"]] < 0) & (pat_of[fol["dst"]] < 0))
+    need = cfg.n_interval_corrections + cfg.n_retracts
+    if need > len(free):
+        raise InvalidArgError(
+            "not enough follows edges for the requested corrections and retracts",
+            needed=need,
+            available=len(free),
+        )
+    picks = rng.choice(free, size=need, replace=False) if need else np.empty(0, dtype=np.int64)
+    fix_ops: list[dict[str, Any]] = []
+    fix_tg: list[dict[str, Any]] = []
+    ret_ops: list[dict[str, Any]] = []
+    ret_tg: list[dict[str, Any]] = []
+    for j, i in enumerate(picks):
+        s, d, t = int(fol["src"][i]), int(fol["dst"][i]), int(fol["t"][i])
+        te_us = int(fol["t_end"][i])
+        span = (te_us // us - t) if te_us != OPEN_END else max(end_s - t, HOUR_S)
+        old = {"strength": _STRENGTHS[int(fol["s"][i])]}
+        edge = {**_ref(s, d, "follows"), "t": t * us, "t_end": te_us, "props": old}
+        if j < cfg.n_interval_corrections:
+            a_off = int(rng.integers(1, span // 2 + 1))
+            b_off = int(rng.integers(a_off + 1, span))
+            new = {"strength": _STRENGTHS[(int(fol["s"][i]) + int(rng.integers(1, len(_STRENGTHS)))) % 10]}
+            a, b = (t + a_off) * us, (t + b_off) * us
+            fix_ops.append(
+                {"op": "correct", "ref": _ref(s, d, "follows"), "props": new, "vt_s": a, "vt_e": b}
+            )
+            frags = [[t * us, a, old], [a, b, new], [b, te_us, old]]
+            fix_tg.append(
+                {
+                    "kind": "interval_correction",
+                    "edge": edge,
+                    "fragments": [{"vt_s": x, "vt_e": y, "props": p} for x, y, p in frags],
+                }
+            )
+        else:
+            tr = (t + int(rng.integers(1, span))) * us
+            ret_ops.append({"op": "retract", "ref": _ref(s, d, "follows"), "t": tr})
+            ret_tg.append({"kind": "retract", "edge": edge, "valid_after": {"vt_s": t * us, "vt_e": tr}})
+    chosen: set[int] = set()
+    n_msg = len(msg["t"])
+    tries = 0
+    while len(chosen) < cfg.n_event_corrections:
+        tries += 1
+        if tries > 1000 * (cfg.n_event_corrections + 1):
+            raise InvalidArgError("could not find msg events to correct", field="n_event_corrections")
+        i = int(rng.integers(0, n_msg))
+        s, d = int(msg["src"][i]), int(msg["dst"][i])
+        if i in chosen or pat_of[s] >= 0 or pat_of[d] >= 0 or not _unique_event(msg, i):
+            continue
+        chosen.add(i)
+        t_us = int(msg["t"][i]) * us
+        old_w = int(msg["w"][i])
+        new = {"w": 1 + (old_w + int(rng.integers(0, _W_MAX - 1))) % _W_MAX}
+        fix_ops.append(
+            {"op": "correct", "ref": _ref(s, d, "msg"), "props": new, "vt_s": t_us, "vt_e": t_us + 1}
+        )
+        fix_tg.append(
+            {
+                "kind": "event_correction",
+                "edge": {**_ref(s, d, "msg"), "t": t_us, "t_end": None, "props": {"w": old_w}},
+                "fragments": [{"vt_s": t_us, "vt_e": t_us + 1, "props": new}],
+            }
+        )
+    late_ops, late_tg = _late_facts(rng, cfg, ep, pat_of, msg, fol, start_s, span_s)
+    batches = [(fix_ops, fix_tg), (ret_ops, ret_tg), (late_ops, late_tg)]
+    return [b for b, _ in batches if b], [tg for b, tg in batches if b]
+
+
+def _late_facts(
+    rng: np.random.Generator,
+    cfg: SyntheticConfig,
+    ep: _Endpoints,
+    pat_of: np.ndarray,
+    msg: dict[str, np.ndarray],
+    fol: dict[str, np.ndarray],
+    start_s: int,
+    span_s: int,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    us = US_PER_SECOND
+    n = cfg.n_nodes
+    n_msg_late = (cfg.n_late_facts + 1) // 2
+    fol_keys = set((fol["src"].astype(np.int64) * n + fol["dst"]).tolist()) if cfg.n_late_facts else set()
+    used: set[tuple[int, int, int]] = set()
+    ops: list[dict[str, Any]] = []
+    tg: list[dict[str, Any]] = []
+    tries = 0
+    while len(ops) < cfg.n_late_facts:
+        tries += 1
+        if tries > 1000 * (cfg.n_late_facts + 1):
+            raise InvalidArgError("could not place late-arriving facts", field="n_late_facts")
+        src, dst, _ = ep.pairs(rng, 1)
+        s, d = int(src[0]), int(dst[0])
+        if pat_of[s] >= 0 or pat_of[d] >= 0:
+            continue
+        is_msg = len(ops) < n_msg_late
+        a = start_s + int(rng.integers(0, span_s))
+        if is_msg:
+            if (s, d, a) in used or _has_event_at(msg, s, d, a):
+                continue
+            used.add((s, d, a))
+            props: dict[str, Any] = {"w": int(_weights(rng, 1)[0])}
+            vt_s, vt_e, rel = a * us, a * us + 1, "msg"
+        else:
+            if s * n + d in fol_keys:
+                continue
+            fol_keys.add(s * n + d)
+            dur = max(HOUR_S, round(float(rng.exponential(cfg.follows_mean_days * DAY_S))))
+            props = {"strength": _STRENGTHS[int(rng.integers(0, len(_STRENGTHS)))]}
+            vt_s, vt_e, rel = a * us, (a + dur) * us, "follows"
+        ops.append(
+            {
+                "op": "assert_edge",
+                "src": _uid(s),
+                "dst": _uid(d),
+                "rel_type": rel,
+                "disc": "",
+                "props": props,
+                "vt_s": vt_s,
+                "vt_e": vt_e,
+            }
+        )
+        tg.append(
+            {"kind": "late_fact", "edge": {**_ref(s, d, rel), "t": vt_s, "t_end": vt_e, "props": props}}
+        )
+    return ops, tg
+
+
+# ---- manifest -------------------------------------------------------------------------------------------
+def _manifest(
+    cfg: SyntheticConfig,
+    offsets: np.ndarray,
+    ep: _Endpoints,
+    msg: dict[str, np.ndarray],
+    fol: dict[str, np.ndarray],
+    bursts_h: list[int],
+    planted: list[dict[str, Any]],
+    start_s: int,
+    span_s: int,
+    batches: list[list[dict[str, Any]]],
+    targets: list[list[dict[str, Any]]],
+) -> dict[str, Any]:
+    us = US_PER_SECOND
+    hours = cfg.days * 24
+    n_bg = cfg.n_events - cfg.n_follows - cfg.n_planted_events
+    base = n_bg / (hours + (cfg.burst_multiplier - 1.0) * cfg.burst_hours * cfg.n_bursts)
+    t = msg["t"]
+    bursts = []
+    for h in bursts_h:
+        lo, hi = start_s + h * HOUR_S, start_s + (h + cfg.burst_hours) * HOUR_S
+        count = int(np.searchsorted(t, hi, side="left") - np.searchsorted(t, lo, side="left"))
+        bursts.append(
+            {
+                "t_s": lo * us,
+                "t_e": hi * us,
+                "hours": cfg.burst_hours,
+                "rate_multiplier": float(cfg.burst_multiplier),
+                "expected_events_per_hour": round(base * cfg.burst_multiplier, 6),
+                "events_in_window": count,
+            }
+        )
+    seen = np.zeros(cfg.n_nodes, dtype=bool)
+    for arr in (msg["src"], msg["dst"], fol["src"], fol["dst"]):
+        seen[arr] = True
+    intra = float(np.mean(ep.comm[msg["src"]] == ep.comm[msg["dst"]])) if len(t) else 0.0
+    top = np.argsort(-ep.weights)[: max(1, cfg.n_nodes // 100)]
+    is_top = np.zeros(cfg.n_nodes, dtype=bool)
+    is_top[top] = True
+    rings, pings = [], []
+    for p in planted:
+        evs = [
+            {"src": _uid(s), "dst": _uid(d), "rel_type": "msg", "t": ts * us, "props": {"w": w}}
+            for (s, d, ts), w in zip(p["_edges"], p["_w"], strict=True)
+        ]
+        entry = {
+            "id": p["id"],
+            "motif": "M_triangle_cyclic" if p["_ring"] else "M_2node_pingpong",
+            "nodes": [_uid(x) for x in p["_nodes"]],
+            "events": evs,
+            "t_first": evs[0]["t"],
+            "t_last": evs[-1]["t"],
+            "delta": cfg.delta_s * us,
+            "isolation_window": [p["_iso_s"][0] * us, p["_iso_s"][1] * us],
+        }
+        (rings if p["_ring"] else pings).append(entry)
+    params = dataclasses.asdict(cfg)
+    params["n_communities"] = cfg.communities()
+    return {
+        "generator": GENERATOR_VERSION,
+        "seed": cfg.seed,
+        "params": params,
+        "uid_format": "s<k>",
+        "label": "user",
+        "n_nodes": cfg.n_nodes,
+        "n_nodes_seen": int(seen.sum()),
+        "n_events": int(len(t) + len(fol["t"])),
+        "time": {"start": start_s * us, "end": (start_s + span_s) * us, "days": cfg.days, "unit": "us"},
+        "communities": {
+            "n": cfg.communities(),
+            "offsets": [int(x) for x in offsets],
+            "msg_intra_fraction": round(intra, 6),
+        },
+        "activity": {
+            "distribution": "pareto+1",
+            "alpha": cfg.activity_alpha,
+            "top1pct_msg_src_share": round(float(np.mean(is_top[msg["src"]])), 6),
+        },
+        "rates": {"base_events_per_hour": round(base, 6), "bucket_us": HOUR_S * us},
+        "bursts": bursts,
+        "planted": {"delta": cfg.delta_s * us, "rings": rings, "pingpongs": pings},
+        "corrections": {"batches": batches, "targets": targets},
     }

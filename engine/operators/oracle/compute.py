@@ -1,0 +1,202 @@
+"""Oracle of compute: the only place numbers are combined. Exact arithmetic throughout.
+
+Numbers enter as their canonical decimal value (a float x is read as ``Fraction(repr(canon_float(x)))``, so
+0.1 is exactly 1/10), are combined as ``Fraction``, and leave as an int when integral, else as a float
+rounded to 9 decimals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from engine.canonical import canon_float, canonicalize, dumps
+from engine.errors import InvalidArgError, SchemaError
+from engine.operators.oracle.evolution import allen
+from engine.operators.oracle.store import check_keys, int_arg, is_int, is_number, str_arg
+
+REDUCERS = ("count", "sum", "min", "max", "mean", "median")
+PAIRWISE = ("ratio", "diff", "percent", "pct_change")
+SET_OPS = ("union", "intersection", "difference")
+FNS = (*REDUCERS, "topk", "filter", "interval_relation", *PAIRWISE, *SET_OPS)
+#: which optional args each fn accepts (anything else is E_INVALID_ARG)
+FN_ARGS: dict[str, frozenset[str]] = {
+    **{f: frozenset({"input", "field"}) for f in REDUCERS},
+    "topk": frozenset({"input", "field", "k"}),
+    "filter": frozenset({"input", "field", "cmp", "value"}),
+    "interval_relation": frozenset({"input", "a", "b"}),
+    **{f: frozenset({"input", "a", "b"}) for f in PAIRWISE},
+    **{f: frozenset({"input", "a", "b", "field"}) for f in SET_OPS},
+}
+CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+CMPS = ("==", "!=", "<", "<=", ">", ">=")
+
+
+def frac(x: Any, what: str) -> Fraction:
+    if not is_number(x):
+        raise InvalidArgError(f"{what} must be a number", value=x)
+    if is_int(x):
+        return Fraction(x)
+    return Fraction(repr(canon_float(x)))
+
+
+def out_num(q: Fraction) -> int | float:
+    return int(q) if q.denominator == 1 else canon_float(float(q))
+
+
+def _items(args: dict[str, Any], name: str = "input") -> list[Any]:
+    x = args.get(name)
+    if not isinstance(x, list):
+        raise SchemaError(f"{name} must be a list", field=name)
+    return x
+
+
+def _extract(items: list[Any], field: str | None, name: str = "input") -> list[Any]:
+    if field is None:
+        return list(items)
+    out = []
+    for i, it in enumerate(items):
+        if not isinstance(it, dict) or field not in it:
+            raise InvalidArgError(f"{name}[{i}] has no field {field!r}", field="field", index=i)
+        out.append(it[field])
+    return out
+
+
+def _a_b(args: dict[str, Any], fn: str) -> tuple[Any, Any]:
+    if args.get("a") is not None or args.get("b") is not None:
+        if args.get("a") is None or args.get("b") is None:
+            raise SchemaError(f"compute {fn} needs both a and b", field="a")
+        if args.get("input") is not None:
+            raise InvalidArgError(f"compute {fn}: give either a and b, or input = [a, b]", field="input")
+        return args["a"], args["b"]
+    x = args.get("input")
+    if not isinstance(x, list) or len(x) != 2:
+        raise SchemaError(f"compute {fn} needs a and b (or input = [a, b])", field="a")
+    return x[0], x[1]
+
+
+def _interval(x: Any, name: str) -> tuple[int, int]:
+    if is_int(x):
+        return x, x + 1  # an instant t is the instantaneous event [t, t+1)
+    if isinstance(x, list) and len(x) == 2:
+        s, e = x
+    elif isinstance(x, dict) and "vt_s" in x and "vt_e" in x:
+        s, e = x["vt_s"], x["vt_e"]
+    elif isinstance(x, dict) and "t_a" in x and "t_b" in x:
+        s, e = x["t_a"], x["t_b"]
+    else:
+        raise InvalidArgError(
+            f"{name} must be an instant, [s, e], {{vt_s, vt_e}} or {{t_a, t_b}}", field=name, value=x
+        )
+    if not (is_int(s) and is_int(e)) or s >= e:
+        raise InvalidArgError(f"{name} must be a non-empty half-open interval of ints", field=name, value=x)
+    return s, e
+
+
+def _compare(x: Any, cmp: str, y: Any) -> bool:
+    if cmp in ("==", "!="):
+        same = frac(x, "x") == frac(y, "y") if is_number(x) and is_number(y) else dumps(x) == dumps(y)
+        return same if cmp == "==" else not same
+    if is_number(x) and is_number(y):
+        p, q = frac(x, "x"), frac(y, "y")
+    elif isinstance(x, str) and isinstance(y, str):
+        p, q = x, y  # type: ignore[assignment]
+    else:
+        raise InvalidArgError(f"cannot order {x!r} and {y!r} with {cmp}", field="cmp")
+    ops: dict[str, Callable[[Any, Any], bool]] = {
+        "<": lambda s, t: s < t,
+        "<=": lambda s, t: s <= t,
+        ">": lambda s, t: s > t,
+        ">=": lambda s, t: s >= t,
+    }
+    return ops[cmp](p, q)
+
+
+def _set_key(x: Any, name: str) -> tuple[int, Any]:
+    if isinstance(x, str):
+        return (1, x)
+    if is_number(x):
+        return (0, frac(x, name))
+    raise InvalidArgError(f"{name}: set elements must be strings or numbers", field=name, value=x)
+
+
+def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
+    del store  # compute never reads the store
+    check_keys(args, ["fn"], ["input", "field", "k", "cmp", "value", "a", "b"], "compute")
+    fn = str_arg(args, "fn")
+    if fn not in FNS:
+        raise InvalidArgError(f"fn must be one of {list(FNS)}", field="fn", value=fn, legal=list(FNS))
+    given = {k for k, v in args.items() if v is not None and k not in ("fn", "as_of_tt", "limit", "cursor")}
+    extra = sorted(given - FN_ARGS[fn])
+    if extra:
+        raise InvalidArgError(
+            f"compute {fn} does not take {extra}", field=extra[0], legal=sorted(FN_ARGS[fn])
+        )
+    field = str_arg(args, "field")
+    value: Any = None
+    rows: list[Any] = []
+
+    if fn in REDUCERS or fn in ("topk", "filter"):
+        items = _items(args)
+        vals = _extract(items, field)
+        if fn == "count":
+            value = len(vals)
+        elif fn in ("sum", "min", "max", "mean", "median"):
+            nums = [frac(v, f"input value {v!r}") for v in vals]
+            if fn == "sum":
+                value = out_num(sum(nums, Fraction(0)))
+            elif nums and fn == "min":
+                value = out_num(min(nums))
+            elif nums and fn == "max":
+                value = out_num(max(nums))
+            elif nums and fn == "mean":
+                value = out_num(sum(nums, Fraction(0)) / len(nums))
+            elif nums:  # median
+                s = sorted(nums)
+                m = len(s) // 2
+                value = out_num(s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2)
+        elif fn == "topk":
+            k = int_arg(args, "k", 10, 1, 10_000)
+            assert k is not None
+            keyed = [(frac(v, f"input value {v!r}"), i) for i, v in enumerate(vals)]
+            keyed.sort(key=lambda p: (-p[0], p[1]))  # descending, ties by input position
+            rows = [items[i] for _q, i in keyed[:k]]
+            value = len(rows)
+        else:  # filter
+            cmp = str_arg(args, "cmp")
+            if cmp is None or args.get("value") is None:
+                raise SchemaError("compute filter needs cmp and value", field="cmp")
+            cmp = CMP_ALIASES.get(cmp, cmp)
+            if cmp not in CMPS:
+                raise InvalidArgError(f"cmp must be one of {list(CMPS)}", field="cmp", value=cmp)
+            rows = [it for it, v in zip(items, vals, strict=True) if _compare(v, cmp, args["value"])]
+            value = len(rows)
+    elif fn == "interval_relation":
+        x, y = _a_b(args, fn)
+        (a_s, a_e), (b_s, b_e) = _interval(x, "a"), _interval(y, "b")
+        value = allen(a_s, a_e, b_s, b_e)
+    elif fn in PAIRWISE:
+        x, y = _a_b(args, fn)
+        p, q = frac(x, "a"), frac(y, "b")
+        if fn == "diff":
+            value = out_num(p - q)
+        elif q != 0:
+            value = out_num({"ratio": p / q, "percent": 100 * p / q, "pct_change": 100 * (p - q) / q}[fn])
+    else:  # set operations
+        x, y = _a_b(args, fn)
+        if not isinstance(x, list) or not isinstance(y, list):
+            raise SchemaError(f"compute {fn} needs two lists", field="a")
+        left = {_set_key(v, "a"): v for v in _extract(x, field, "a")}
+        right = {_set_key(v, "b"): v for v in _extract(y, field, "b")}
+        if {t for t, _ in left} | {t for t, _ in right} == {0, 1}:
+            raise InvalidArgError(f"compute {fn}: cannot mix strings and numbers", field="a")
+        if fn == "union":
+            keys = set(left) | set(right)
+        elif fn == "intersection":
+            keys = set(left) & set(right)
+        else:
+            keys = set(left) - set(right)
+        rows = [out_num(kv[1]) if kv[0] == 0 else kv[1] for kv in sorted(keys)]
+        value = len(rows)
+    return canonicalize({"value": value, "rows": rows, "rows_total": len(rows)})

@@ -1,0 +1,171 @@
+"""Oracles of the bucketed-statistics family: graph_metric_timeseries, burst_detection.
+
+Buckets are ``[t_a + i*stride, min(t_a + (i+1)*stride, t_b))`` (the last one may be shorter), at most 2,000.
+Arithmetic is exact (``fractions.Fraction``); a non-integral result becomes a float rounded to 9 decimals.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from engine.canonical import canon_float, canonicalize
+from engine.errors import InvalidArgError, SchemaError
+from engine.operators.oracle.store import (
+    OracleStore,
+    as_of_arg,
+    buckets,
+    check_keys,
+    choice_arg,
+    int_arg,
+    is_number,
+    require_known,
+    str_arg,
+    valid_at,
+    window_arg,
+)
+
+METRICS = (
+    "node_count",
+    "active_edge_count",
+    "mean_out_degree",
+    "edge_event_count",
+    "new_node_rate",
+    "reciprocity",
+)
+
+
+def exact(q: Fraction) -> int | float:
+    """An exact rational as a payload number: int when integral, else the canonical float."""
+    if q.denominator == 1:
+        return int(q)
+    return canon_float(float(q))
+
+
+def _ratio(num: int, den: int) -> int | float:
+    return 0 if den == 0 else exact(Fraction(num, den))
+
+
+def oracle_graph_metric_timeseries(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
+    check_keys(args, ["metric", "window", "stride"], [], "graph_metric_timeseries")
+    a = as_of_arg(args)
+    metric = choice_arg(args, "metric", METRICS, None)
+    t_a, t_b = window_arg(args["window"])
+    stride = int_arg(args, "stride", None, 1, None)
+    assert stride is not None
+    grid = buckets(t_a, t_b, stride)
+    nodes, edges = store.believed(a)
+
+    first_seen: dict[str, int] = {}
+    for v in nodes:
+        first_seen[v["uid"]] = min(first_seen.get(v["uid"], v["vt_s"]), v["vt_s"])
+    for e in edges:
+        for u in (e["src"], e["dst"]):
+            first_seen[u] = min(first_seen.get(u, e["vt_s"]), e["vt_s"])
+
+    rows = []
+    for bs, be in grid:
+        n_nodes = len({v["uid"] for v in nodes if valid_at(v, bs)})
+        n_edges = len([e for e in edges if valid_at(e, bs)])
+        in_bucket = [e for e in edges if bs <= e["vt_s"] < be]
+        value: int | float
+        if metric == "node_count":
+            value = n_nodes
+        elif metric == "active_edge_count":
+            value = n_edges
+        elif metric == "mean_out_degree":
+            value = _ratio(n_edges, n_nodes)
+        elif metric == "edge_event_count":
+            value = len(in_bucket)
+        elif metric == "new_node_rate":
+            value = len([u for u, t in first_seen.items() if bs <= t < be])
+        else:  # reciprocity
+            pairs = {(e["src"], e["dst"]) for e in in_bucket if e["src"] != e["dst"]}
+            value = _ratio(len([p for p in pairs if (p[1], p[0]) in pairs]), len(pairs))
+        rows.append({"t_a": bs, "t_b": be, "value": value})
+    return canonicalize({"rows": rows, "rows_total": len(rows), "n_buckets": len(grid)})
+
+
+def _params(method: str, raw: Any) -> tuple[int, Fraction, int]:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise SchemaError("params must be an object {w, threshold, min_history}", field="params")
+    unknown = sorted(set(raw) - {"w", "threshold", "min_history"})
+    if unknown:
+        raise SchemaError(f"unknown params {unknown}", field="params", unknown=unknown)
+    w = int_arg(raw, "w", 7, 2, 1000)
+    assert w is not None
+    min_history = int_arg(raw, "min_history", min(3, w), 2, 1000)
+    assert min_history is not None
+    if min_history > w:
+        raise InvalidArgError("params.min_history must be <= params.w", field="params", w=w, min_history=min_history)
+    thr = raw.get("threshold", 3)
+    if thr is None:
+        thr = 3
+    if not is_number(thr):
+        raise SchemaError("params.threshold must be a number", field="params")
+    thr_c = canon_float(float(thr))
+    if not thr_c > 0:
+        raise InvalidArgError("params.threshold must be > 0", field="params", threshold=thr)
+    return w, Fraction(str(thr_c)), min_history
+
+
+def _median(xs: list[int]) -> Fraction:
+    s = sorted(xs)
+    n = len(s)
+    if n % 2 == 1:
+        return Fraction(s[n // 2])
+    return Fraction(s[n // 2 - 1] + s[n // 2], 2)
+
+
+def _score(method: str, x: int, hist: list[int]) -> tuple[int | float, int | float] | None:
+    """(score, baseline) of x against its history, or None when the bucket cannot be scored."""
+    if method == "zscore":
+        n = len(hist)
+        mu = Fraction(sum(hist), n)
+        var = sum(((h - mu) ** 2 for h in hist), Fraction(0)) / n  # population variance
+        if var == 0:
+            return None  # zero-variance history: not scored, never flagged
+        z2 = (x - mu) ** 2 / var  # exact z², so z = sign·sqrt(z²) is one correctly rounded sqrt
+        z = math.copysign(math.sqrt(float(z2)), float(x - mu)) if x != mu else 0.0
+        return canon_float(z), exact(mu)
+    med = _median(hist)
+    if med == 0:
+        return None  # ratio to a zero median is undefined: not scored
+    return exact(Fraction(x) / med), exact(med)
+
+
+def oracle_burst_detection(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
+    check_keys(args, ["target", "window", "stride"], ["method", "params"], "burst_detection")
+    a = as_of_arg(args)
+    target = str_arg(args, "target")
+    assert target is not None
+    t_a, t_b = window_arg(args["window"])
+    stride = int_arg(args, "stride", None, 1, None)
+    assert stride is not None
+    method = choice_arg(args, "method", ("zscore", "ratio"), "zscore")
+    w, threshold, min_history = _params(method, args.get("params"))
+    if target != "global":
+        require_known([target], store.known_uids(a), "target")
+    grid = buckets(t_a, t_b, stride)
+    edges = store.believed_edges(a)
+    if target != "global":
+        edges = [e for e in edges if target in (e["src"], e["dst"])]
+    series = [len([e for e in edges if bs <= e["vt_s"] < be]) for bs, be in grid]
+
+    rows = []
+    n_scored = 0
+    for i, (bs, be) in enumerate(grid):
+        hist = series[max(0, i - w) : i]
+        if len(hist) < min_history:
+            continue
+        scored = _score(method, series[i], hist)
+        if scored is None:
+            continue
+        n_scored += 1
+        score, baseline = scored
+        if Fraction(str(score)) >= threshold:
+            rows.append({"t_a": bs, "t_b": be, "value": series[i], "score": score, "baseline": baseline})
+    return canonicalize({"rows": rows, "rows_total": len(rows), "n_buckets": len(grid), "n_scored": n_scored})
