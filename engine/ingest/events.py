@@ -207,7 +207,7 @@ def check_event_frame(frame: EventFrame, *, check_props: bool = True) -> TGMSErr
         return err
     for col in ("src", "dst"):
         arr = table.column(col)
-        bad = pc.or_(pc.is_null(arr), pc.equal(pc.binary_length(arr), 0))
+        bad = pc.or_kleene(pc.is_null(arr), pc.equal(pc.binary_length(arr), 0))
         row = _first_true(bad)
         if row is not None:
             return SchemaError(f"{col} must be a non-empty uid string", column=col, row=row)

@@ -181,7 +181,7 @@ def _fetch(url: str, out: BinaryIO, *, timeout: float, dest: Path) -> None:
         raise NotFoundError(
             f"download of {url} failed with HTTP {exc.code}", url=url, status=exc.code, hint=hint
         ) from exc
-    except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as exc:
+    except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise NotFoundError(
             f"cannot download {url} (offline?): {reason}", url=url, reason=str(reason), hint=hint
@@ -356,6 +356,8 @@ def _parse_id(field: str, what: str, file: str, line: int, raw: str) -> int:
         _fail(file, line, raw, f"{what} {field[:40]!r} is not an integer")
     if value < 0:
         _fail(file, line, raw, f"{what} {value} is negative", InvalidArgError)
+    if value >= 2**63:
+        _fail(file, line, raw, f"{what} {field[:40]} is too large", InvalidArgError)
     return value
 
 

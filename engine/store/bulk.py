@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from engine.store.model import EDGE_SCHEMA, NODE_SCHEMA, ScanFilter, edge_eid, node_ident_hash, vids_of
+from engine.store.model import (
+    EDGE_SCHEMA,
+    NODE_SCHEMA,
+    ScanFilter,
+    eids_from_hashes,
+    node_ident_hash,
+    text_hash,
+    vids_of,
+)
 from engine.store.ops import AssertEdge, IngestEvents
 from engine.timeutil import OPEN_END
 
@@ -76,14 +84,13 @@ def plan_ingest(planner: BatchPlanner, op: IngestEvents) -> None:
     rank = _repeat_rank(src, dst, t)
     disc = np.where(rank == 0, "", rank.astype(str)).astype(object)
 
-    # edge ids: one hash per distinct (src, dst, disc) pair
-    key = np.stack([src.astype(np.int64), dst.astype(np.int64), rank], axis=1)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    eids_u = np.empty(len(uniq), dtype=np.int64)
-    for i, (s, d, r) in enumerate(uniq.tolist()):
-        eids_u[i] = edge_eid(planner.uid_of(s), planner.uid_of(d), op.rel_type, "" if r == 0 else str(r))
-    eid = eids_u[inv]
+    # edge ids: one string hash per distinct uid / disc, then vectorized mixing per event
+    node_h = np.zeros(planner.next_nid, dtype=np.int64)
+    for i in np.unique(np.concatenate([src, dst])).tolist():
+        node_h[i] = node_ident_hash(planner.uid_of(i))
+    max_rank = int(rank.max())
+    disc_h = np.array([text_hash("" if r == 0 else str(r)) for r in range(max_rank + 1)], dtype=np.int64)
+    eid = eids_from_hashes(node_h[src], node_h[dst], text_hash(op.rel_type), disc_h[rank])
 
     conflict = _conflicting_eids(planner, eid, t, t_end)
     fast = ~np.isin(eid, conflict) if len(conflict) else np.ones(n, dtype=bool)

@@ -70,6 +70,7 @@ class BatchPlanner:
         self.entities = entities  # uid -> nid, as of before this batch (read only here)
         self.new_entities: dict[str, int] = {}
         self.next_nid = len(entities)
+        self._uid_by_nid: list[str] | None = None  # built on first use
         self.nodes: dict[int, _Identity] = {}
         self.edges: dict[int, _Identity] = {}
         self.node_closes: list[int] = []
@@ -87,15 +88,18 @@ class BatchPlanner:
         nid = self.next_nid
         self.new_entities[uid] = nid
         self.next_nid += 1
+        if self._uid_by_nid is not None:
+            self._uid_by_nid.append(uid)
         return nid
 
     def uid_of(self, nid: int) -> str:
-        if not hasattr(self, "_nid_to_uid"):
-            self._nid_to_uid = {v: k for k, v in self.entities.items()}
-        uid = self._nid_to_uid.get(nid)
-        if uid is None:
-            uid = next(k for k, v in self.new_entities.items() if v == nid)
-        return uid
+        if self._uid_by_nid is None:
+            by_nid = [""] * self.next_nid
+            for mapping in (self.entities, self.new_entities):
+                for uid, n in mapping.items():
+                    by_nid[n] = uid
+            self._uid_by_nid = by_nid
+        return self._uid_by_nid[nid]
 
     def _node(self, nid: int, uid: str) -> _Identity:
         ident = self.nodes.get(nid)
@@ -155,16 +159,19 @@ class BatchPlanner:
                 if v.vid == ref.vid:
                     return ident, v
         flt = ScanFilter(vids=(ref.vid,))  # type: ignore[arg-type]
+        ident = None
         t = self.backend.scan_edges(flt)
         if t.num_rows:
-            v = edge_versions_from(t)[0]
-            ident = self._edge(v.eid)
-            return ident, next(x for x in ident.versions if x.vid == v.vid)
-        t = self.backend.scan_nodes(flt)
-        if t.num_rows:
-            n = node_versions_from(t)[0]
-            ident = self._node(n.nid, n.uid)
-            return ident, next(x for x in ident.versions if x.vid == n.vid)
+            ident = self._edge(edge_versions_from(t)[0].eid)
+        else:
+            t = self.backend.scan_nodes(flt)
+            if t.num_rows:
+                n = node_versions_from(t)[0]
+                ident = self._node(n.nid, n.uid)
+        # the stored version may already have been carved away by an earlier op of this batch
+        found = None if ident is None else next((x for x in ident.versions if x.vid == ref.vid), None)
+        if found is not None:
+            return ident, found  # type: ignore[return-value]
         raise NotFoundError("no currently believed version has this vid", at=where, ref=ref.to_json())
 
     def _edge_ever_existed(self, eid: int) -> bool:
@@ -319,7 +326,8 @@ class BatchPlanner:
         if node_t.num_rows > 1:
             node_t = node_t.sort_by([("nid", "ascending"), ("vt_s", "ascending")])
         for t in (node_t, edge_t):
-            if t.num_rows and len(np.unique(t["vid"].to_numpy())) != t.num_rows:
+            v = np.sort(t["vid"].to_numpy())
+            if len(v) > 1 and bool((v[1:] == v[:-1]).any()):
                 raise InvalidArgError("version id collision inside one batch", seq=self.seq)
         ents = pa.table(
             {"nid": list(self.new_entities.values()), "uid": list(self.new_entities.keys())},

@@ -85,9 +85,7 @@ def oracle_snapshot_subgraph(store: OracleStore, args: dict[str, Any]) -> dict[s
     if rel_types is not None:
         edges = [e for e in edges if e["rel_type"] in rel_types]
     dist = _bfs_hops(seeds, edges, hops)
-    nodes = [
-        {"uid": u, "label": nmap[u]["label"] if u in nmap else None, "hop": h} for u, h in dist.items()
-    ]
+    nodes = [{"uid": u, "label": nmap[u]["label"] if u in nmap else None, "hop": h} for u, h in dist.items()]
     nodes.sort(key=lambda r: (r["hop"], r["uid"]))
     rows = [edge_row(e) for e in edges if e["src"] in dist and e["dst"] in dist]
     rows.sort(key=edge_key)

@@ -87,7 +87,7 @@ def oracle_graph_metric_timeseries(store: OracleStore, args: dict[str, Any]) -> 
     return canonicalize({"rows": rows, "rows_total": len(rows), "n_buckets": len(grid)})
 
 
-def _params(method: str, raw: Any) -> tuple[int, Fraction, int]:
+def _params(raw: Any) -> tuple[int, Fraction, int]:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -100,7 +100,9 @@ def _params(method: str, raw: Any) -> tuple[int, Fraction, int]:
     min_history = int_arg(raw, "min_history", min(3, w), 2, 1000)
     assert min_history is not None
     if min_history > w:
-        raise InvalidArgError("params.min_history must be <= params.w", field="params", w=w, min_history=min_history)
+        raise InvalidArgError(
+            "params.min_history must be <= params.w", field="params", w=w, min_history=min_history
+        )
     thr = raw.get("threshold", 3)
     if thr is None:
         thr = 3
@@ -146,7 +148,7 @@ def oracle_burst_detection(store: OracleStore, args: dict[str, Any]) -> dict[str
     stride = int_arg(args, "stride", None, 1, None)
     assert stride is not None
     method = choice_arg(args, "method", ("zscore", "ratio"), "zscore")
-    w, threshold, min_history = _params(method, args.get("params"))
+    w, threshold, min_history = _params(args.get("params"))
     if target != "global":
         require_known([target], store.known_uids(a), "target")
     grid = buckets(t_a, t_b, stride)

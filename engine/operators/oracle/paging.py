@@ -32,7 +32,9 @@ def _check(limit: int, cursor_offset: int) -> None:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidArgError(f"limit must be an integer in [1, {MAX_LIMIT}]", field="limit", value=limit)
     if isinstance(cursor_offset, bool) or not isinstance(cursor_offset, int) or cursor_offset < 0:
-        raise InvalidArgError("cursor offset must be a non-negative integer", field="cursor", value=cursor_offset)
+        raise InvalidArgError(
+            "cursor offset must be a non-negative integer", field="cursor", value=cursor_offset
+        )
 
 
 def paginate(payload: dict[str, Any], list_name: str, limit: int, cursor_offset: int = 0) -> dict[str, Any]:

@@ -121,7 +121,9 @@ def check_keys(args: dict[str, Any], required: Iterable[str], optional: Iterable
     allowed = set(required) | set(optional) | COMMON_KEYS
     unknown = sorted(set(args) - allowed)
     if unknown:
-        raise SchemaError(f"{op}: unknown argument(s) {unknown}", op=op, unknown=unknown, legal=sorted(allowed))
+        raise SchemaError(
+            f"{op}: unknown argument(s) {unknown}", op=op, unknown=unknown, legal=sorted(allowed)
+        )
     missing = [k for k in required if args.get(k) is None]
     if missing:
         raise SchemaError(f"{op}: missing required argument(s) {missing}", op=op, missing=missing)
@@ -156,7 +158,9 @@ def int_arg(args: dict[str, Any], name: str, default: int | None, lo: int, hi: i
     if not is_int(x):
         raise SchemaError(f"{name} must be an integer", field=name, value=x)
     if x < lo or (hi is not None and x > hi):
-        raise InvalidArgError(f"{name} must lie in [{lo}, {hi if hi is not None else 'inf'}]", field=name, value=x)
+        raise InvalidArgError(
+            f"{name} must lie in [{lo}, {hi if hi is not None else 'inf'}]", field=name, value=x
+        )
     return x
 
 
@@ -173,7 +177,9 @@ def choice_arg(args: dict[str, Any], name: str, choices: Iterable[str], default:
     x = str_arg(args, name, default)
     choices = tuple(choices)
     if x not in choices:
-        raise InvalidArgError(f"{name} must be one of {list(choices)}", field=name, value=x, legal=list(choices))
+        raise InvalidArgError(
+            f"{name} must be one of {list(choices)}", field=name, value=x, legal=list(choices)
+        )
     return x
 
 

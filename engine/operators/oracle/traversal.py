@@ -42,7 +42,9 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
     delta = int_arg(args, "delta_max_wait", None, 0, None)
     direction = choice_arg(args, "direction", ("out", "in", "both"), "out")
     require_known([src], store.known_uids(a), "src")
-    arcs = _oriented(store.believed_edges(a), direction)
+    arcs_from: dict[str, list[dict[str, Any]]] = {}
+    for x, y, e in _oriented(store.believed_edges(a), direction):
+        arcs_from.setdefault(x, []).append({"to": y, "vt_s": e["vt_s"], "vt_e": e["vt_e"]})
 
     # Exact search over labelled states (node, arrival, free). `free` marks the start state: the wait at
     # the source before the first edge is not an intermediate wait and is not limited. Every arrival is
@@ -52,9 +54,8 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
     stack = [start]
     while stack:
         u, alpha, free = stack.pop()
-        for x, y, e in arcs:
-            if x != u:
-                continue
+        for arc in arcs_from.get(u, []):
+            e, y = arc, arc["to"]
             tau = max(alpha, e["vt_s"])
             if not (tau < e["vt_e"] and tau < t_b):
                 continue
@@ -74,7 +75,14 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
 
 
 def _step(e: dict[str, Any], tau: int) -> dict[str, Any]:
-    return {"vid": e["vid"], "eid": e["eid"], "src": e["src"], "dst": e["dst"], "rel_type": e["rel_type"], "t": tau}
+    return {
+        "vid": e["vid"],
+        "eid": e["eid"],
+        "src": e["src"],
+        "dst": e["dst"],
+        "rel_type": e["rel_type"],
+        "t": tau,
+    }
 
 
 def oracle_temporal_paths(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
