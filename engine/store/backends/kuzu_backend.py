@@ -22,8 +22,9 @@ or during ``COMMIT`` leaves the pre-batch state after WAL recovery. What is roll
   made with ``CREATE``; a ``COPY`` into ``EdgeVersion`` that itself fails (say, a missing endpoint).
 - **Not** a successful ``COPY`` into a *non-empty* ``EdgeVersion``: rolling it back (explicit
   ``ROLLBACK`` or Kùzu's automatic one after a later error) deletes **every** row of ``EdgeVersion``,
-  not just the batch's, and that is persisted. (A rollback after a ``COPY`` into an empty rel table is
-  harmless: the table was empty.)
+  not just the batch's, and that is persisted; if the same transaction also ``SET`` a rel property (an
+  edge close), the rollback segfaults most of the time instead. (A rollback after a ``COPY`` into an
+  empty rel table is harmless: the table was empty.)
 
 So edge inserts go last in the transaction, by one of three paths:
 
@@ -31,14 +32,18 @@ So edge inserts go last in the transaction, by one of three paths:
 2. non-empty and fewer than :attr:`KuzuBackend.copy_nonempty_min_rows` rows:
    ``LOAD FROM <Arrow> MATCH (endpoints) CREATE (rel)`` (atomic; about 33k rows/s).
 3. non-empty and at least that many rows: ``COPY`` as the very last statement before ``COMMIT``
-   (about 4x faster). **Failure window**: if ``COMMIT`` of such a batch raises *before* the commit is
-   durable, or a ``KeyboardInterrupt`` lands between the ``COPY`` and the ``COMMIT``, the rollback empties
-   ``EdgeVersion``. Kùzu gives no way to avoid that rollback. ``apply`` detects it (the edge count is
-   compared with the pre-batch count), writes the meta marker ``damaged`` and raises
-   :class:`~engine.errors.CorruptError` (``needs_replay=True``); :meth:`KuzuBackend.open` then refuses the
-   database, and the store must be rebuilt by replaying its event log. Hence ``atomic_apply = False``;
-   setting ``copy_nonempty_min_rows = None`` (a subclass or an instance) disables path 3 and makes every
-   batch atomic, at path 2's speed.
+   (about 4x faster for 10^6 rows). If that ``COPY`` fails, Kùzu rolls back cleanly. Once it has
+   succeeded the batch is complete, so on any later failure (an exception, a ``KeyboardInterrupt``
+   between the two calls) ``apply`` issues ``COMMIT`` again rather than ``ROLLBACK``.
+   **Failure window**: ``COMMIT`` itself failing *before* the transaction is durable (a WAL write
+   error). Kùzu then rolls back internally, which empties ``EdgeVersion`` (or crashes the process; after
+   a crash WAL recovery restores the pre-batch state). We could not provoke such a COMMIT failure
+   (``RLIMIT_FSIZE`` only ever hit the checkpoint after the commit, see below); it is simulated in the
+   tests. ``apply`` detects the loss (row counts against the pre-batch counts), writes the meta marker
+   ``damaged`` and raises :class:`~engine.errors.CorruptError` (``needs_replay=True``);
+   :meth:`KuzuBackend.open` then refuses the database, and the store must be rebuilt by replaying its
+   event log. Hence ``atomic_apply = False``; ``copy_nonempty_min_rows = None`` (on a subclass or an
+   instance) disables path 3 and makes every batch atomic, at path 2's speed.
 
 A ``COMMIT`` can also raise *after* the transaction is durable: an I/O error in the automatic checkpoint
 that follows it (reproduced with ``RLIMIT_FSIZE``). After any failure ``apply`` therefore classifies the

@@ -1,0 +1,95 @@
+"""Argument and output building blocks shared by the operator families.
+
+Args models are strict pydantic models (no coercion: ``"5"`` is not an int, ``true`` is not a number)
+that forbid unknown fields, so a malformed call fails when its args are built. Validation errors map to
+the error tree in :func:`validation_error`: shape problems (missing, unknown, wrong type) are
+``E_SCHEMA``; a well-typed value out of bounds or inconsistent is ``E_INVALID_ARG``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from engine.errors import InvalidArgError, SchemaError, TGMSError
+from engine.timeutil import OPEN_END
+
+MAX_LIMIT = 10_000
+DEFAULT_LIMIT = 100
+MAX_LIST = 10_000
+MAX_BUCKETS = 2_000
+
+Time = Annotated[int, Field(ge=0, lt=OPEN_END, description="epoch microseconds, UTC")]
+TimeEnd = Annotated[int, Field(ge=0, le=OPEN_END, description="epoch microseconds, UTC; 2**62 = open end")]
+Uid = Annotated[str, Field(min_length=1, max_length=1024)]
+UidList = Annotated[list[Uid], Field(max_length=MAX_LIST)]
+
+
+def invalid(message: str) -> PydanticCustomError:
+    """A value error raised inside a validator; maps to ``E_INVALID_ARG``."""
+    return PydanticCustomError("invalid_arg", message)
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Window(Model):
+    t_a: Time
+    t_b: TimeEnd
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Window:
+        if self.t_a >= self.t_b:
+            raise invalid(f"window t_a must be < t_b (got t_a={self.t_a}, t_b={self.t_b})")
+        return self
+
+
+class OpArgs(Model):
+    """Every operator accepts ``as_of_tt`` (null = current belief) and the paging arguments."""
+
+    as_of_tt: Time | None = None
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+    cursor: str | None = None
+
+
+class PagedOutput(Model):
+    """Completeness fields of every list-returning operator."""
+
+    truncated: bool
+    cursor: str | None
+
+
+def dedupe(values: list[str]) -> list[str]:
+    """Drop repeated entries, keeping the first (uid and rel-type list arguments)."""
+    return list(dict.fromkeys(values))
+
+
+_SCHEMA_TYPES = {"missing", "extra_forbidden", "model_type", "model_attributes_type", "dict_type", "list_type"}
+
+
+def validation_error(exc: ValidationError, op: str) -> TGMSError:
+    """Map a pydantic error to E_SCHEMA / E_INVALID_ARG, naming every offending field."""
+    problems = []
+    schema = False
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"])
+        typ = err["type"]
+        is_schema = typ in _SCHEMA_TYPES or typ.endswith("_type")
+        schema = schema or is_schema
+        problems.append({"field": loc, "problem": err["msg"], "kind": typ})
+    first = problems[0]
+    msg = f"{op}: {first['field'] or 'args'}: {first['problem']}"
+    cls = SchemaError if schema else InvalidArgError
+    return cls(msg, op=op, field=first["field"], problems=problems)
+
+
+def parse_args(model: type[BaseModel], raw: Any, op: str) -> Any:
+    if not isinstance(raw, dict):
+        raise SchemaError(f"{op}: args must be a JSON object", op=op)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_error(exc, op) from None

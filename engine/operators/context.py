@@ -1,0 +1,153 @@
+"""What an operator implementation runs against: the store plus cached, derived columnar indexes.
+
+Derived data (sorted numpy arrays of the believed edges, the uid dictionary, per-node adjacency) is cached
+per belief state and invalidated when the store's ``last_seq`` changes (any committed write). Integer nids
+are used inside; uids appear only when a payload is built.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from engine.errors import NotFoundError
+from engine.store.model import ScanFilter
+
+if TYPE_CHECKING:
+    from engine.store.store import Store
+
+_CACHE_SLOTS = 8
+
+
+@dataclass(frozen=True)
+class EdgeArrays:
+    """Believed edge versions at one belief state, sorted by ``(vt_s, eid, vid)`` (the scan order)."""
+
+    table: pa.Table  # EDGE_SCHEMA, tt_e censored
+    vid: np.ndarray
+    eid: np.ndarray
+    src: np.ndarray  # int32 nids
+    dst: np.ndarray
+    vt_s: np.ndarray
+    vt_e: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.vid)
+
+
+class OpContext:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._seq: str | None = None
+
+    # -- cache --------------------------------------------------------------------------------------
+    def _valid_seq(self) -> None:
+        seq = self.store.backend.get_meta().get("last_seq")
+        if seq != self._seq:
+            self._cache.clear()
+            self._seq = seq
+
+    def cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """``build()`` once per key and store state (LRU of a few slots)."""
+        self._valid_seq()
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        value = build()
+        self._cache[key] = value
+        while len(self._cache) > _CACHE_SLOTS:
+            self._cache.popitem(last=False)
+        return value
+
+    # -- dictionary ---------------------------------------------------------------------------------
+    def uids(self) -> list[str]:
+        """uid by nid."""
+        return self.cached(("uids",), lambda: self.store.backend.entities()["uid"].to_pylist())
+
+    def nid_index(self) -> dict[str, int]:
+        return self.cached(("nid_index",), lambda: {u: i for i, u in enumerate(self.uids())})
+
+    def nid(self, uid: str, field: str = "uid") -> int:
+        """nid of a uid known at *some* belief state; unknown -> E_NOT_FOUND."""
+        nid = self.nid_index().get(uid)
+        if nid is None:
+            raise NotFoundError(f"unknown uid {uid!r}", field=field, uids=[uid])
+        return nid
+
+    # -- believed versions --------------------------------------------------------------------------
+    def edges(self, as_of_tt: int | None) -> EdgeArrays:
+        def build() -> EdgeArrays:
+            t = self.store.backend.scan_edges(ScanFilter(as_of_tt=as_of_tt))
+            return EdgeArrays(
+                table=t,
+                vid=t["vid"].to_numpy(),
+                eid=t["eid"].to_numpy(),
+                src=t["src"].to_numpy(),
+                dst=t["dst"].to_numpy(),
+                vt_s=t["vt_s"].to_numpy(),
+                vt_e=t["vt_e"].to_numpy(),
+            )
+
+        return self.cached(("edges", as_of_tt), build)
+
+    def nodes(self, as_of_tt: int | None) -> pa.Table:
+        return self.cached(("nodes", as_of_tt), lambda: self.store.backend.scan_nodes(ScanFilter(as_of_tt=as_of_tt)))
+
+    def known_nids(self, as_of_tt: int | None) -> np.ndarray:
+        """Boolean mask by nid: has a believed node version or is an endpoint of a believed edge."""
+
+        def build() -> np.ndarray:
+            mask = np.zeros(len(self.uids()), dtype=bool)
+            e = self.edges(as_of_tt)
+            mask[e.src] = True
+            mask[e.dst] = True
+            mask[self.nodes(as_of_tt)["nid"].to_numpy()] = True
+            return mask
+
+        return self.cached(("known", as_of_tt), build)
+
+    def require_known(self, uids: list[str], as_of_tt: int | None, field: str) -> list[int]:
+        """nids of uids that must be known at this belief state (else E_NOT_FOUND naming them)."""
+        idx = self.nid_index()
+        known = self.known_nids(as_of_tt)
+        missing = [u for u in uids if u not in idx or not known[idx[u]]]
+        if missing:
+            raise NotFoundError(
+                f"unknown uid{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing[:5]))}",
+                field=field,
+                uids=missing,
+            )
+        return [idx[u] for u in uids]
+
+    # -- row builders (the API edge: ints -> uids, props text -> objects) ----------------------------
+    def edge_rows(self, table: pa.Table) -> list[dict[str, Any]]:
+        uids = self.uids()
+        rows = table.to_pylist()
+        for r in rows:
+            r["src"] = uids[r["src"]]
+            r["dst"] = uids[r["dst"]]
+            r["props"] = json.loads(r["props"]) if r["props"] else {}
+        return rows
+
+    @staticmethod
+    def node_rows(table: pa.Table) -> list[dict[str, Any]]:
+        rows = table.to_pylist()
+        for r in rows:
+            r.pop("nid", None)
+            r["props"] = json.loads(r["props"]) if r["props"] else {}
+        return rows
+
+    def extent(self) -> dict[str, Any]:
+        """The dataset's valid-time extent (envelope metadata; not part of any digest)."""
+        from engine.operators.cost import profile
+
+        p = profile(self)
+        return {"vt_min": p.vt_min, "vt_max": p.vt_max}

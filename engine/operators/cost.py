@@ -1,0 +1,93 @@
+"""The cost guard: estimate an operator call's time *before* running it, refuse it past a budget.
+
+An estimate is ``seconds = base + Σ coefficient × work`` where the work terms (rows scanned, states
+expanded, buckets, candidate triples, ...) come from the operator's cost function and a
+:class:`StoreProfile`. The profile is built from backend counts and one pass over the believed edges'
+``vt_s`` that is cached per store state (so no call scans the store just to price itself). Coefficients
+are measured by ``bench/calibrate_cost.py`` and live in :data:`COEFFICIENTS`.
+
+A refusal is ``E_COST`` with the estimate, the budget and concrete narrowing suggestions with computed
+values (``"use stride >= 86400000000"``), never a silent degradation.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine.errors import CostError
+
+if TYPE_CHECKING:
+    from engine.operators.context import OpContext
+
+DEFAULT_BUDGET_S = float(os.environ.get("TGMS_COST_BUDGET_S", "10"))
+
+#: seconds per unit of work; measured by bench/calibrate_cost.py (2-core VM, DuckDB backend)
+COEFFICIENTS: dict[str, float] = {
+    "base": 2e-4,
+    "scan_row": 2e-7,  # one edge version scanned / filtered in numpy or DuckDB
+    "row_out": 4e-6,  # one row materialized into the payload (uids, props, dicts)
+    "state": 2e-6,  # one (node, arrival) state expanded in a traversal
+    "triple": 5e-8,  # one candidate event triple examined by the motif kernel
+    "bucket_row": 1e-7,  # one (bucket, version) pair touched by a metric series
+}
+
+
+@dataclass(frozen=True)
+class StoreProfile:
+    """Cheap statistics of the believed edges at one belief state."""
+
+    n_edges: int
+    n_nodes: int
+    vt_min: int | None
+    vt_max: int | None
+    vt_sorted: np.ndarray  # sorted vt_s of believed edges (for window-size estimates)
+    max_degree: int
+
+    def events_in(self, t_a: int, t_b: int) -> int:
+        """Believed edge versions with ``t_a <= vt_s < t_b`` (exact, by binary search)."""
+        return int(np.searchsorted(self.vt_sorted, t_b, "left") - np.searchsorted(self.vt_sorted, t_a, "left"))
+
+
+def profile(ctx: OpContext, as_of_tt: int | None = None) -> StoreProfile:
+    def build() -> StoreProfile:
+        e = ctx.edges(as_of_tt)
+        deg = np.bincount(np.concatenate([e.src, e.dst]), minlength=1) if e.n else np.zeros(1, dtype=np.int64)
+        return StoreProfile(
+            n_edges=e.n,
+            n_nodes=len(ctx.uids()),
+            vt_min=int(e.vt_s[0]) if e.n else None,
+            vt_max=int(e.vt_s[-1]) if e.n else None,
+            vt_sorted=e.vt_s,  # the scan is ordered by vt_s
+            max_degree=int(deg.max()) if e.n else 0,
+        )
+
+    return ctx.cached(("profile", as_of_tt), build)
+
+
+@dataclass
+class CostEstimate:
+    work: dict[str, float]
+    suggestions: list[str] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        return COEFFICIENTS["base"] + sum(COEFFICIENTS[k] * v for k, v in self.work.items())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seconds": round(self.seconds, 6), "work": {k: int(v) for k, v in self.work.items()}}
+
+
+def check_budget(op: str, est: CostEstimate, budget_s: float | None) -> None:
+    budget = DEFAULT_BUDGET_S if budget_s is None else budget_s
+    if est.seconds > budget:
+        raise CostError(
+            f"{op}: estimated {est.seconds:.2f} s exceeds the budget of {budget:.2f} s",
+            op=op,
+            estimate=est.to_dict(),
+            budget_s=budget,
+            suggestions=est.suggestions or ["narrow the window or the seeds"],
+        )
