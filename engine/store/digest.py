@@ -74,8 +74,7 @@ def _lines(table: pa.Table, keys: tuple[str, ...], kind: str) -> pa.Array:
         else:
             parts.append(_json_strings(table[k].combine_chunks()))
     parts.append("}\n")
-    n = table.num_rows
-    cols = [pa.array([p] * n, pa.string()) if isinstance(p, str) else p for p in parts]
+    cols = [pa.scalar(p, pa.string()) if isinstance(p, str) else p for p in parts]
     return pc.binary_join_element_wise(*cols, "")
 
 

@@ -33,6 +33,7 @@ from engine.errors import InvalidArgError, SchemaError
 from engine.timeutil import OPEN_END, check_interval, check_time
 
 MAX_STRING = 1024
+_MISSING = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +119,20 @@ def _fields(d: dict[str, Any], op: str, required: set[str], optional: set[str], 
         )
 
 
+def _unicode(text: str, name: str, where: str) -> None:
+    """Refuse text the log cannot hold: a lone surrogate (legal as a JSON escape) is not UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgError(
+            f"{name} is not valid Unicode (lone surrogate)", at=where, field=name, position=exc.start
+        ) from None
+
+
 def _string(value: Any, name: str, where: str, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
         raise SchemaError(f"{name} must be a string", at=where, field=name, value=repr(value)[:80])
+    _unicode(value, name, where)
     if not allow_empty and not value:
         raise InvalidArgError(f"{name} must not be empty", at=where, field=name)
     if len(value) > MAX_STRING:
@@ -138,10 +150,12 @@ def _props(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise SchemaError("props must be a JSON object", at=where, field="props")
     try:
-        return canonicalize(value, "props")
+        props = canonicalize(value, "props")
     except InvalidArgError as exc:
         exc.details["at"] = where
         raise
+    _unicode(dumps_canonical(props), "props", where)
+    return props
 
 
 def _time(value: Any, name: str, where: str, *, open_end: bool = False) -> int:
@@ -257,6 +271,7 @@ def _parse_ingest(d: dict[str, Any], where: str) -> IngestEvents:
     for i, (s, t) in enumerate(zip(cols["src"], cols["dst"], strict=True)):
         if not (isinstance(s, str) and s and isinstance(t, str) and t):
             raise SchemaError("ingest_events src/dst must be non-empty strings", at=where, row=i)
+    _unicode("".join(cols["src"]) + "".join(cols["dst"]), "ingest_events src/dst", where)
     for i, t in enumerate(cols["t"]):
         if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < OPEN_END:
             raise InvalidArgError("ingest_events t must be an int in [0, 2**62)", at=where, row=i, value=t)
@@ -274,7 +289,17 @@ def _parse_ingest(d: dict[str, Any], where: str) -> IngestEvents:
     if props is not None:
         if not isinstance(props, list) or len(props) != n:
             raise SchemaError("ingest_events.props must be null or a list as long as t", at=where)
-        props = tuple(_event_props(p, where, i) for i, p in enumerate(props))
+        memo: dict[str, str | None] = {}  # event props repeat heavily; canonicalize each text once
+        out_props: list[str | None] = []
+        for i, p in enumerate(props):
+            if isinstance(p, str):
+                c = memo.get(p, _MISSING)
+                if c is _MISSING:
+                    c = memo[p] = _event_props(p, where, i)
+                out_props.append(c)  # type: ignore[arg-type]
+            else:
+                out_props.append(_event_props(p, where, i))
+        props = tuple(out_props)
     return IngestEvents(
         rel_type=_string(d["rel_type"], "rel_type", where),
         label=_string(d.get("label", "node"), "label", where),
@@ -300,7 +325,9 @@ def _event_props(p: Any, where: str, row: int) -> str | None:
     if isinstance(p, float) and math.isnan(p) or not isinstance(p, dict):
         raise SchemaError("ingest_events props must be objects or null", at=where, row=row)
     c = canonicalize(p, f"props[{row}]")
-    return dumps_canonical(c) if c else None
+    text = dumps_canonical(c)
+    _unicode(text, f"props[{row}]", where)
+    return text if c else None
 
 
 # -- serializing (the logged form) --------------------------------------------------------------------

@@ -111,6 +111,7 @@ class Store:
             raise CorruptError("store.json is not a TGMS store descriptor", path=str(meta_path))
         bcls = backend_class(str(meta.get("backend")))
         if read_only:
+            read_log(root / LOG_NAME)  # refuse a damaged log (E_CORRUPT); a torn tail is ignored, not trimmed
             return cls(root, bcls.open(root / bcls.db_name, read_only=True), True, None, None, None)
         lock_fd = _lock(root)
         try:

@@ -66,6 +66,7 @@ from typing import Any
 import kuzu
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.errors import BackendError, ConflictError, CorruptError, TGMSError
 from engine.store.backends.base import Backend
@@ -175,6 +176,7 @@ class KuzuBackend(Backend):
         super().__init__(path, read_only)
         self._db: kuzu.Database | None = db
         self._con: kuzu.Connection | None = con
+        self._lut: np.ndarray | None = None  # Entity node offset -> nid, see _nid_lut
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @classmethod
@@ -274,6 +276,7 @@ class KuzuBackend(Backend):
     def apply(self, changes: BatchChanges) -> None:
         if self.read_only:
             raise ConflictError("the store is open read-only", path=str(self.path))
+        self._lut = None
         with _mapped("prepare a batch"):
             entities = changes.new_entities.select(ENTITY_SCHEMA.names).cast(
                 pa.schema([("nid", pa.int64()), ("uid", pa.string())])
@@ -406,8 +409,9 @@ class KuzuBackend(Backend):
         if q.empty:
             return NODE_SCHEMA.empty_table()
         cols = {n: f"n.{n}" for n in NODE_SCHEMA.names}
-        text = q.text("MATCH (n:NodeVersion)", self._returns(cols, q, flt), "nid, vt_s, vid")
-        return self._shape(self._exec(text, q.params, "scan node versions"), NODE_SCHEMA)
+        text = q.text("MATCH (n:NodeVersion)", self._returns(cols, q, flt), None)
+        t = self._shape(self._exec(text, q.params, "scan node versions"), NODE_SCHEMA)
+        return t.sort_by([("nid", "ascending"), ("vt_s", "ascending"), ("vid", "ascending")])
 
     def scan_edges(self, flt: ScanFilter) -> pa.Table:
         q = _Query("r", self.in_list_max)
@@ -424,29 +428,53 @@ class KuzuBackend(Backend):
             q.member("r.vid", flt.vids, pa.int64())
         if q.empty or (flt.nids is not None and not flt.nids):
             return EDGE_SCHEMA.empty_table()
-        cols = {n: f"r.{n}" for n in EDGE_SCHEMA.names} | {"src": "a.nid", "dst": "b.nid"}
-        match = "MATCH (a:Entity)-[r:EdgeVersion]->(b:Entity)"
-        order = "vt_s, eid, vid"
         if flt.nids is None:
-            text = q.text(match, self._returns(cols, q, flt), order)
-            return self._shape(self._exec(text, q.params, "scan edge versions"), EDGE_SCHEMA)
-        if len(flt.nids) <= self.in_list_max or q.load is not None:
+            parts = [self._edge_query(q, flt)]
+        elif len(flt.nids) <= self.in_list_max or q.load is not None:
             p = q.param(list(flt.nids))
             q.clauses.append(f"(a.nid IN {p} OR b.nid IN {p})")
-            text = q.text(match, self._returns(cols, q, flt), order)
-            return self._shape(self._exec(text, q.params, "scan edge versions"), EDGE_SCHEMA)
-        # a long "either endpoint" list: one hash join per endpoint, merged by vid and sorted here
-        parts = []
-        for endpoint in ("a.nid", "b.nid"):
-            qe = _Query("r", self.in_list_max)
-            qe.clauses, qe.params = list(q.clauses), dict(q.params)
-            qe.member(endpoint, flt.nids, pa.int64())
-            text = qe.text(match, self._returns(cols, qe, flt), None)
-            parts.append(self._shape(self._exec(text, qe.params, "scan edge versions"), EDGE_SCHEMA))
-        both = pa.concat_tables(parts)
-        _, first = np.unique(both.column("vid").to_numpy(), return_index=True)
-        both = both.take(pa.array(first))
-        return both.sort_by([("vt_s", "ascending"), ("eid", "ascending"), ("vid", "ascending")])
+            parts = [self._edge_query(q, flt)]
+        else:  # a long "either endpoint" list: one hash join per endpoint, merged by vid
+            parts = []
+            for endpoint in ("a.nid", "b.nid"):
+                qe = _Query("r", self.in_list_max)
+                qe.clauses, qe.params = list(q.clauses), dict(q.params)
+                qe.member(endpoint, flt.nids, pa.int64())
+                parts.append(self._edge_query(qe, flt))
+        t = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        if len(parts) > 1:
+            _, first = np.unique(t.column("vid").to_numpy(), return_index=True)
+            t = t.take(pa.array(first))
+        return t.sort_by([("vt_s", "ascending"), ("eid", "ascending"), ("vid", "ascending")])
+
+    def _edge_query(self, q: _Query, flt: ScanFilter) -> pa.Table:
+        """Run one edge scan; endpoints come back as node offsets (7x cheaper than ``a.nid``), mapped here."""
+        cols = {n: f"r.{n}" for n in EDGE_SCHEMA.names} | {"src": "offset(id(a))", "dst": "offset(id(b))"}
+        text = q.text("MATCH (a:Entity)-[r:EdgeVersion]->(b:Entity)", self._returns(cols, q, flt), None)
+        t = self._exec(text, q.params, "scan edge versions")
+        if t.num_columns == 0 or t.num_rows == 0:
+            return EDGE_SCHEMA.empty_table()
+        src, dst = (t.column(n).to_numpy() for n in ("src", "dst"))
+        lut = self._nid_lut(int(max(src.max(), dst.max())))
+        nid_src, nid_dst = lut[src], lut[dst]
+        if min(nid_src.min(), nid_dst.min()) < 0:  # an offset the cached map lacks: re-read it once
+            self._lut = None
+            lut = self._nid_lut(int(max(src.max(), dst.max())))
+            nid_src, nid_dst = lut[src], lut[dst]
+            if min(nid_src.min(), nid_dst.min()) < 0:
+                raise BackendError("an edge endpoint has no Entity row", driver="kuzu")
+        t = t.set_column(t.schema.get_field_index("src"), "src", pa.array(nid_src))
+        t = t.set_column(t.schema.get_field_index("dst"), "dst", pa.array(nid_dst))
+        return self._shape(t, EDGE_SCHEMA)
+
+    def _nid_lut(self, max_offset: int) -> np.ndarray:
+        """Entity node offset -> nid. Entities are never deleted, so offsets are stable between writes."""
+        if self._lut is None or len(self._lut) <= max_offset:
+            t = self._exec("MATCH (e:Entity) RETURN offset(id(e)) AS o, e.nid AS nid", action="read entities")
+            lut = np.full(max(int(pc.max(t.column("o")).as_py() or 0), max_offset) + 1, -1, np.int64)
+            lut[t.column("o").to_numpy()] = t.column("nid").to_numpy()
+            self._lut = lut
+        return self._lut
 
     @staticmethod
     def _common(q: _Query, flt: ScanFilter) -> None:

@@ -81,8 +81,8 @@ B1 = node("b", 0, 500, T1, None, source="", prov="")  # null props, "" strings
 B2 = node("b", 500, OPEN_END, T1, "", prov="p:1")  # a second fragment of b in the same batch
 C1 = node("c", 10, 20, T1, "{}", label="Q")
 AB1 = edge("a", "b", "KNOWS", "", 10, 50, T1, None)
-BC1 = edge("b", "c", "MSG", "m1", 20, 21, T1, '{"text":"hi"}')
-CA1 = edge("c", "a", "MSG", "m2", 20, 21, T1, "")  # same vt_s as BC1: ordered by eid
+BC1 = edge("b", "c", "MSG", "m3", 20, 21, T1, '{"text":"hi"}')
+CA1 = edge("c", "a", "MSG", "m2", 20, 21, T1, "")  # same vt_s as BC1: ordered by eid (not by vid)
 AC1 = edge("a", "c", "KNOWS", "x", 5, 500, T1, "")
 AA1 = edge("a", "a", "SELF", "", 0, OPEN_END, T1, None)  # a self-loop
 A2 = node("a", 0, 1000, T2, '{"age":31}')
@@ -176,19 +176,23 @@ FILTERS: dict[str, ScanFilter] = {
     "valid-at-600-all": ScanFilter(valid_at=600, all_beliefs=True),
     "vt-overlap": ScanFilter(vt_overlap=(15, 25)),
     "vt-overlap-past": ScanFilter(vt_overlap=(40, 60), as_of_tt=150),
+    "vt-overlap-bounds": ScanFilter(vt_overlap=(21, 300), all_beliefs=True),  # vt_e == 21, vt_s == 300 out
     "vt-start-in": ScanFilter(vt_start_in=(20, 21), all_beliefs=True),
+    "vt-start-in-bounds": ScanFilter(vt_start_in=(0, 20), all_beliefs=True),  # vt_s == 20 out
     "rel-types": ScanFilter(rel_types=("MSG",), all_beliefs=True),
     "rel-types-two": ScanFilter(rel_types=("SELF", "KNOWS")),
     "rel-types-empty": ScanFilter(rel_types=()),
     "nids-a": ScanFilter(nids=(0,), all_beliefs=True),
     "nids-many": ScanFilter(nids=(3, 2, 1)),
     "nids-empty": ScanFilter(nids=()),
+    "nids-duplicates": ScanFilter(nids=(2, 0, 2, 0), all_beliefs=True),
     "src": ScanFilter(src=(0, 3), all_beliefs=True),
     "dst": ScanFilter(dst=(0, 2)),
     "src-and-dst": ScanFilter(src=(0,), dst=(0, 1), all_beliefs=True),
     "node-ids": ScanFilter(ids=(0, 1), all_beliefs=True),
     "edge-ids": ScanFilter(ids=(AB1["eid"], DA2["eid"], 12345), all_beliefs=True),
     "vids": ScanFilter(vids=(A1["vid"], B2["vid"], AB1["vid"], AA1["vid"], 7), as_of_tt=150),
+    "vids-duplicates": ScanFilter(vids=(A1["vid"], A1["vid"], AB1["vid"], AB1["vid"]), all_beliefs=True),
     "combined": ScanFilter(as_of_tt=150, valid_at=20, rel_types=("MSG", "KNOWS"), nids=(0, 1, 2)),
 }
 
@@ -241,7 +245,11 @@ def test_filters_are_not_vacuous() -> None:
     assert sizes["before-any-batch"] == (0, 0) and sizes["nids-empty"] == (0, 0)
     assert sizes["all-beliefs"] == (6, 7)
     assert sizes["current"] == (4, 5)  # B2, C1, A2, D2 / BC1, CA1, AA1, AB2, DA2
-    assert len({v for v in sizes.values()}) > 8
+    assert len(set(sizes.values())) > 8
+    assert sizes["vt-overlap-bounds"][1] == 4 and sizes["vt-start-in-bounds"][1] == 4
+    # ties the ordering tests rely on: equal vt_s with eid order != vid order; equal (nid, vt_s) for nodes
+    assert (BC1["eid"] < CA1["eid"]) != (BC1["vid"] < CA1["vid"])
+    assert (A1["nid"], A1["vt_s"]) == (A2["nid"], A2["vt_s"]) and AB1["vt_s"] == AB2["vt_s"]
 
 
 def test_past_as_of_censors_later_closes(loaded: Backend) -> None:
