@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -116,6 +118,20 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data directory not found: {SHARED_DATA}")
     return SHARED_DATA
+
+
+def _scratch_base() -> str | None:
+    """A tmpfs directory when there is one: tests that fsync thousands of times are IO-bound on disk,
+    and durability against power loss is not something a test can observe anyway."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+@pytest.fixture
+def scratch_dir() -> Iterator[Path]:
+    """A fresh scratch directory, on tmpfs if available (else the system temp dir); removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="tgms-test-", dir=_scratch_base()) as d:
+        yield Path(d)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "digest": "digest",
     "stats": "stats",
     "quickstart": "quickstart",
+    "bench": "bench",
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -62,7 +63,7 @@ def disjointness_violations(store: Store) -> list[str]:
     for a in boundaries:
         for ident, versions in by_ident.items():
             live = sorted((v for v in versions if v["tt_s"] <= a < v["tt_e"]), key=lambda v: v["vt_s"])
-            for prev, nxt in zip(live, live[1:], strict=False):
+            for prev, nxt in itertools.pairwise(live):
                 if nxt["vt_s"] < prev["vt_e"]:
                     bad.append(
                         f"tt={a} {ident}: [{prev['vt_s']},{prev['vt_e']}) overlaps [{nxt['vt_s']},{nxt['vt_e']})"

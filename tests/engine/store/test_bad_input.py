@@ -140,7 +140,9 @@ def test_non_json_props_are_refused(store, props):
 @pytest.mark.parametrize("props", [[1, 2], "text", 5])
 def test_props_that_are_not_an_object_are_schema_errors(store, props):
     _refused(store, [{**NODE, "props": props}], ("E_SCHEMA",))
-    _refused(store, [{"op": "correct", "ref": {"uid": "a"}, "props": props, "vt_s": 0, "vt_e": 5}], ("E_SCHEMA",))
+    _refused(
+        store, [{"op": "correct", "ref": {"uid": "a"}, "props": props, "vt_s": 0, "vt_e": 5}], ("E_SCHEMA",)
+    )
 
 
 @pytest.mark.parametrize(
@@ -179,8 +181,18 @@ def test_floats_are_canonical_in_the_log(store):
         "assert_node",
         None,
     ],
-    ids=["unknown-op", "delete", "op-not-string", "no-op", "op-is-string", "op-null", "empty", "not-a-list",
-         "batch-string", "batch-null"],  # fmt: skip
+    ids=[
+        "unknown-op",
+        "delete",
+        "op-not-string",
+        "no-op",
+        "op-is-string",
+        "op-null",
+        "empty",
+        "not-a-list",
+        "batch-string",
+        "batch-null",
+    ],
 )
 def test_unknown_op_or_malformed_batch_is_schema_error(store, ops):
     _refused(store, ops, ("E_SCHEMA",))
@@ -265,7 +277,14 @@ def test_one_bad_op_refuses_the_whole_batch_before_logging(store):
         {"op": "ingest_events", "rel_type": "M", "src": ["a"], "dst": ["b"], "t": [5], "t_end": [1, 2]},
         {"op": "ingest_events", "rel_type": "M", "src": ["a"], "dst": ["b"], "t": [5], "props": ["{nope"]},
         {"op": "ingest_events", "rel_type": "M", "src": ["a"], "dst": ["b"], "t": [5], "props": [[1]]},
-        {"op": "ingest_events", "rel_type": "M", "src": ["a"], "dst": ["b"], "t": [5], "props": [{"x": float("nan")}]},
+        {
+            "op": "ingest_events",
+            "rel_type": "M",
+            "src": ["a"],
+            "dst": ["b"],
+            "t": [5],
+            "props": [{"x": float("nan")}],
+        },
         {"op": "ingest_events", "rel_type": "M", "src": "a", "dst": ["b"], "t": [5]},
         {"op": "ingest_events", "rel_type": "M", "src": ["a"], "dst": ["b"], "t": [5], "extra": 1},
         {"op": "ingest_events", "src": ["a"], "dst": ["b"], "t": [5]},

@@ -24,7 +24,9 @@ LAST_OPS = [{"op": "retract", "ref": {"uid": "a"}, "t": 5}]  # short, so every c
 
 def _write_first_batches(store: Store) -> None:
     store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in ("a", "b", "c")])
-    store.write([{"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "R", "vt_s": 0, "props": {"p": 1}}])
+    store.write(
+        [{"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "R", "vt_s": 0, "props": {"p": 1}}]
+    )
     store.try_write([{"op": "retract", "ref": {"uid": "nobody"}, "t": 1}])  # a failed batch in the middle
     store.correct(edge_ref("a", "b"), {"p": 2}, 10, 20)
 
@@ -36,7 +38,7 @@ def _copy_store(src, dst):
 
 
 @pytest.fixture
-def snapshots(make_store, fake_clock, tmp_path):
+def snapshots(make_store, fake_clock, tmp_path, scratch_dir):
     """The store just before and just after its last batch (closed copies), and the final log bytes."""
     store = make_store("live")
     _write_first_batches(store)
@@ -63,7 +65,7 @@ def snapshots(make_store, fake_clock, tmp_path):
         "batch_start": batch_start,
         "batch_end": batch_end,
         "seq": result.seq,
-        "work": tmp_path / "work",
+        "work": scratch_dir / "work",  # reopened hundreds of times: on tmpfs when there is one
     }
 
 
@@ -219,7 +221,9 @@ def closed_store(make_store):
     return store.root
 
 
-@pytest.mark.parametrize("line", [1, 2, 3, 6, -2], ids=["header", "batch", "outcome", "failed-outcome", "last-batch"])
+@pytest.mark.parametrize(
+    "line", [1, 2, 3, 6, -2], ids=["header", "batch", "outcome", "failed-outcome", "last-batch"]
+)
 def test_damage_before_the_final_record_refuses_to_open_naming_the_line(closed_store, fake_clock, line):
     log = closed_store / "eventlog.jsonl"
     lines = log_lines(log)
@@ -329,7 +333,9 @@ def test_second_writer_in_another_process_gets_conflict(closed_store):
             "    print(e.code)\n    sys.exit(3)\n"
         )
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *sys.path])}
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+        )
     assert (out.returncode, out.stdout.strip()) == (3, "E_CONFLICT"), out.stderr
 
 

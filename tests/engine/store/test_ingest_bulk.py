@@ -45,12 +45,20 @@ def general_ops(store, events, rel_type="M", label="user"):
     for e in events:
         for u in e[:2]:
             first[u] = min(first.get(u, e[2]), e[2])
-    ops = [{"op": "assert_node", "uid": u, "label": label, "vt_s": t} for u, t in first.items() if u not in known]
+    ops = [
+        {"op": "assert_node", "uid": u, "label": label, "vt_s": t} for u, t in first.items() if u not in known
+    ]
     seen: Counter = Counter()
     for e in events:
         k = seen[e[:3]]
         seen[e[:3]] += 1
-        op = {"op": "assert_edge", "src": e[0], "dst": e[1], "rel_type": rel_type, "disc": "" if k == 0 else str(k)}
+        op = {
+            "op": "assert_edge",
+            "src": e[0],
+            "dst": e[1],
+            "rel_type": rel_type,
+            "disc": "" if k == 0 else str(k),
+        }
         op["vt_s"] = e[2]
         op["vt_e"] = e[3] if len(e) > 3 and e[3] is not None else e[2] + 1
         if len(e) > 4 and e[4]:
@@ -62,9 +70,19 @@ def general_ops(store, events, rel_type="M", label="user"):
 def current_rows(store):
     """Current belief without vids and tt: nodes (uid, label, vt, props), edges (src, dst, rel, disc, vt, props)."""
     nodes, edges = store.public_rows(ScanFilter())
-    n = Counter((r["uid"], r["label"], r["vt_s"], r["vt_e"], json.dumps(r["props"], sort_keys=True)) for r in nodes)
+    n = Counter(
+        (r["uid"], r["label"], r["vt_s"], r["vt_e"], json.dumps(r["props"], sort_keys=True)) for r in nodes
+    )
     e = Counter(
-        (r["src"], r["dst"], r["rel_type"], r["disc"], r["vt_s"], r["vt_e"], json.dumps(r["props"], sort_keys=True))
+        (
+            r["src"],
+            r["dst"],
+            r["rel_type"],
+            r["disc"],
+            r["vt_s"],
+            r["vt_e"],
+            json.dumps(r["props"], sort_keys=True),
+        )
         for r in edges
     )
     return n, e
@@ -105,9 +123,17 @@ def test_bulk_equals_one_general_batch(make_store):
 
 
 def test_bulk_on_top_of_stored_belief_equals_general(make_store):
-    pre = [
-        {"op": "assert_node", "uid": u, "vt_s": 0, "label": "old"} for u in ("a", "b")
-    ] + [{"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "M", "vt_s": 40, "vt_e": 55, "props": {"p": 0}}]
+    pre = [{"op": "assert_node", "uid": u, "vt_s": 0, "label": "old"} for u in ("a", "b")] + [
+        {
+            "op": "assert_edge",
+            "src": "a",
+            "dst": "b",
+            "rel_type": "M",
+            "vt_s": 40,
+            "vt_e": 55,
+            "props": {"p": 0},
+        }
+    ]
     bulk, general = make_store("bulk"), make_store("general")
     for s in (bulk, general):
         s.write(pre)
@@ -128,9 +154,7 @@ def test_bulk_after_general_ops_in_the_same_batch(make_store):
     edge = {"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "M", "vt_s": 0, "vt_e": 100}
     bulk, general = make_store("bulk"), make_store("general")
     bulk.write([*setup, edge, ingest])
-    general.write(
-        [*setup, edge, {**edge, "vt_s": 10, "vt_e": 20}, {**edge, "vt_s": 30, "vt_e": 31}]
-    )
+    general.write([*setup, edge, {**edge, "vt_s": 10, "vt_e": 20}, {**edge, "vt_s": 30, "vt_e": 31}])
     assert current_rows(bulk) == current_rows(general)
     assert sorted(r[4:6] for r in current_rows(bulk)[1]) == [(0, 10), (10, 20), (20, 30), (30, 31), (31, 100)]
 
@@ -150,8 +174,8 @@ event_st = st.tuples(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(events=st.lists(event_st, min_size=1, max_size=12), pre=st.lists(event_st, max_size=4))
-def test_bulk_equals_general_on_random_events(backend, fake_clock, events, pre):
-    with tempfile.TemporaryDirectory() as tmp:
+def test_bulk_equals_general_on_random_events(backend, fake_clock, scratch_dir, events, pre):
+    with tempfile.TemporaryDirectory(dir=scratch_dir) as tmp:
         bulk = Store.create(Path(tmp) / "bulk", backend, now=fake_clock())
         general = Store.create(Path(tmp) / "general", backend, now=fake_clock())
         try:
@@ -206,7 +230,9 @@ def test_reingesting_overlapping_interval_events_carves_stored_belief(make_store
 
 def test_overlapping_interval_events_in_one_op_are_carved(make_store):
     store = make_store()
-    store.ingest_events(frame([("a", "b", 0, 10, {"v": 1}), ("a", "b", 5, 15, {"v": 2}), ("a", "b", 2, 3, {"v": 3})]))
+    store.ingest_events(
+        frame([("a", "b", 0, 10, {"v": 1}), ("a", "b", 5, 15, {"v": 2}), ("a", "b", 2, 3, {"v": 3})])
+    )
     edges = sorted((e["vt_s"], e["vt_e"], e["props"]["v"]) for e in store.public_rows(ScanFilter())[1])
     assert edges == [(0, 2, 1), (2, 3, 3), (3, 5, 1), (5, 15, 2)]
     assert len(store.public_rows(EVERY)[1]) == 4  # same batch: carved versions dropped, not closed
@@ -256,7 +282,9 @@ def test_chunked_ingest_of_distinct_sorted_events_equals_one_op(make_store):
 def test_empty_frame_commits_nothing(make_store):
     store = make_store()
     digest = store.digest()
-    results = store.ingest_events({"columns": {"src": [], "dst": [], "t": pa.array([], pa.int64())}, "rel_type": "M"})
+    results = store.ingest_events(
+        {"columns": {"src": [], "dst": [], "t": pa.array([], pa.int64())}, "rel_type": "M"}
+    )
     assert [r.status for r in results] == ["committed"]
     assert store.digest() == digest
 
@@ -270,7 +298,9 @@ def test_collegemsg_ingests_to_the_published_counts(make_store, shared_data):
         path,
         read_options=pacsv.ReadOptions(column_names=["src", "dst", "t"]),
         parse_options=pacsv.ParseOptions(delimiter=" "),
-        convert_options=pacsv.ConvertOptions(column_types={"src": pa.string(), "dst": pa.string(), "t": pa.int64()}),
+        convert_options=pacsv.ConvertOptions(
+            column_types={"src": pa.string(), "dst": pa.string(), "t": pa.int64()}
+        ),
     )
     columns = {
         "src": pc.binary_join_element_wise("n", raw["src"], ""),

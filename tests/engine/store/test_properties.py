@@ -169,9 +169,21 @@ def store_history(store: Store, flt: ScanFilter = EVERY) -> Counter:
     nodes, edges = store.public_rows(flt)
     out: Counter = Counter()
     for n in nodes:
-        out[(node_identity(n), n["vt_s"], n["vt_e"], _props_text(n["props"]), n["label"], n["tt_s"], n["tt_e"])] += 1
+        out[
+            (
+                node_identity(n),
+                n["vt_s"],
+                n["vt_e"],
+                _props_text(n["props"]),
+                n["label"],
+                n["tt_s"],
+                n["tt_e"],
+            )
+        ] += 1
     for e in edges:
-        out[(edge_identity(e), e["vt_s"], e["vt_e"], _props_text(e["props"]), None, e["tt_s"], e["tt_e"])] += 1
+        out[
+            (edge_identity(e), e["vt_s"], e["vt_e"], _props_text(e["props"]), None, e["tt_s"], e["tt_e"])
+        ] += 1
     return out
 
 
@@ -185,7 +197,9 @@ def vid_keys_of(store: Store) -> dict[int, tuple]:
 
 # -- generators ---------------------------------------------------------------------------------------
 times = st.integers(0, T_MAX - 1)
-props_st = st.dictionaries(st.sampled_from(["p", "q"]), st.integers(0, 3) | st.sampled_from(["x", "y"]), max_size=2)
+props_st = st.dictionaries(
+    st.sampled_from(["p", "q"]), st.integers(0, 3) | st.sampled_from(["x", "y"]), max_size=2
+)
 
 
 @st.composite
@@ -215,16 +229,23 @@ def refs(draw: st.DrawFn, vids: list[int]) -> dict[str, Any]:
 
 @st.composite
 def ops_st(draw: st.DrawFn, vids: list[int]) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["assert_node", "assert_node", "assert_edge", "assert_edge", "retract", "correct"]))
+    kind = draw(
+        st.sampled_from(["assert_node", "assert_node", "assert_edge", "assert_edge", "retract", "correct"])
+    )
     if kind == "assert_node":
         s, e = draw(intervals())
-        op = {"op": kind, "uid": draw(st.sampled_from(UIDS)), "label": draw(st.sampled_from(LABELS)), "vt_s": s}
+        op = {
+            "op": kind,
+            "uid": draw(st.sampled_from(UIDS)),
+            "label": draw(st.sampled_from(LABELS)),
+            "vt_s": s,
+        }
         if e != OPEN_END or draw(st.booleans()):
             op["vt_e"] = e
         op["props"] = draw(props_st)
         return op
     if kind == "assert_edge":
-        src, dst, rel, disc = draw(st.sampled_from(EDGES + [UNKNOWN_EDGE]))
+        src, dst, rel, disc = draw(st.sampled_from([*EDGES, UNKNOWN_EDGE]))
         s, e = draw(intervals())
         return {"op": kind, "src": src, "dst": dst, "rel_type": rel, "disc": disc, "vt_s": s, "vt_e": e,
                 "props": draw(props_st)}  # fmt: skip
@@ -248,11 +269,15 @@ def _malformed(draw: st.DrawFn) -> list[dict[str, Any]]:
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
 )
 @given(data=st.data())
-def test_random_batches_match_model_and_keep_both_invariants(backend, fake_clock, data) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+def test_random_batches_match_model_and_keep_both_invariants(backend, fake_clock, scratch_dir, data) -> None:
+    with tempfile.TemporaryDirectory(dir=scratch_dir) as tmp:
         _run_example(Store.create(Path(tmp) / "s", backend, now=fake_clock()), data)
 
 
@@ -270,7 +295,9 @@ def _run_example(store: Store, data: st.DataObject) -> None:
                 with pytest.raises(TGMSError) as info:
                     store.try_write(ops)
                 assert info.value.code in ("E_INVALID_ARG", "E_SCHEMA")
-                assert (store.digest(), log_lines(store.log_path)) == before, "a malformed batch changed the store"
+                assert (store.digest(), log_lines(store.log_path)) == before, (
+                    "a malformed batch changed the store"
+                )
                 continue
             ops = data.draw(st.lists(ops_st(sorted(keys)), min_size=1, max_size=4), label="ops")
             digest_before = store.digest()
@@ -282,7 +309,11 @@ def _run_example(store: Store, data: st.DataObject) -> None:
             assert got == want, f"store outcome {result.status} {result.error} but model says {want}"
             batch_rec, outcome = log_records(store.log_path)[-2:]
             assert (batch_rec["kind"], batch_rec["seq"], batch_rec["tt"]) == ("batch", result.seq, result.tt)
-            assert (outcome["kind"], outcome["seq"], outcome["status"]) == ("outcome", result.seq, result.status)
+            assert (outcome["kind"], outcome["seq"], outcome["status"]) == (
+                "outcome",
+                result.seq,
+                result.status,
+            )
             if want is not None:
                 assert store.digest() == digest_before, "a failed batch changed the store"
                 assert outcome["error"]["error"] == want

@@ -26,12 +26,27 @@ def write_history(store: Store) -> list:
             [
                 {"op": "assert_node", "uid": "a", "vt_s": 0, "label": "person", "props": {"name": "Ann"}},
                 {"op": "assert_node", "uid": "b", "vt_s": 0, "props": {"w": 0.1 + 0.2, "tags": ["x", "ü"]}},
-                {"op": "assert_node", "uid": "c", "vt_s": 5, "vt_e": 500, "source": "test", "provenance_ref": "p:1"},
+                {
+                    "op": "assert_node",
+                    "uid": "c",
+                    "vt_s": 5,
+                    "vt_e": 500,
+                    "source": "test",
+                    "provenance_ref": "p:1",
+                },
             ]
         ),
         store.write(  # 2: edges
             [
-                {"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "R", "vt_s": 0, "vt_e": 100, "props": {"p": 1}},
+                {
+                    "op": "assert_edge",
+                    "src": "a",
+                    "dst": "b",
+                    "rel_type": "R",
+                    "vt_s": 0,
+                    "vt_e": 100,
+                    "props": {"p": 1},
+                },
                 {"op": "assert_edge", "src": "b", "dst": "c", "rel_type": "R", "vt_s": 10, "vt_e": 20},
                 {"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "R", "disc": "2", "vt_s": 5},
             ]
@@ -66,7 +81,9 @@ def write_history(store: Store) -> list:
             ]
         )
     )
-    results.append(store.try_write([{"op": "correct", "ref": edge_ref("a", "b"), "props": {}, "vt_s": 500, "vt_e": 600}]))
+    results.append(
+        store.try_write([{"op": "correct", "ref": edge_ref("a", "b"), "props": {}, "vt_s": 500, "vt_e": 600}])
+    )
     results.append(store.retract(edge_ref("a", "b", "R", "2"), 50))  # 11
     return results
 
@@ -89,7 +106,7 @@ def test_history_records_failed_batches_with_their_codes(source):
     assert len(outcomes) == 11
     failed = {s: o["error"]["error"] for s, o in outcomes.items() if o["status"] == "failed"}
     assert failed == EXPECTED_FAILURES
-    for s, o in outcomes.items():
+    for _s, o in outcomes.items():
         if o["status"] == "failed":
             assert set(o["error"]) == {"error", "message", "details"}
             assert o["error"]["message"]
@@ -203,7 +220,10 @@ def test_replay_refuses_a_failure_recorded_as_committed(source, backend, tmp_pat
 def test_replay_refuses_a_commit_recorded_as_failed(source, backend, tmp_path):
     log = _tampered(source, tmp_path)
     _rewrite_record(
-        log, 3, "outcome", lambda r: r.update(status="failed", error={"error": "E_NOT_FOUND", "message": "x", "details": {}})
+        log,
+        3,
+        "outcome",
+        lambda r: r.update(status="failed", error={"error": "E_NOT_FOUND", "message": "x", "details": {}}),
     )
     with pytest.raises(CorruptError) as info:
         replay(log, tmp_path / "r", backend)

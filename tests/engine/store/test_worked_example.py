@@ -96,7 +96,9 @@ def test_pinned_tt1_result_unchanged_after_further_writes(example):
     pinned_vt50 = store.scan_edges(ScanFilter(as_of_tt=tt1, valid_at=50)).to_pylist()
     tt3 = store.correct(E, {"p": 3}, 0, 100).tt  # closes all three tt2 versions
     store.retract(E, 80)  # the world changed at 80
-    store.write([{"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "R", "vt_s": 200, "props": {"p": 4}}])
+    store.write(
+        [{"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "R", "vt_s": 200, "props": {"p": 4}}]
+    )
     store.assert_node("c", 5)
     assert store.scan_edges(ScanFilter(as_of_tt=tt1, valid_at=50)).to_pylist() == pinned_vt50
     assert _p_at(store, ScanFilter(as_of_tt=tt1, valid_at=50)) == [1]

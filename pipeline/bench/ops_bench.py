@@ -1,0 +1,154 @@
+"""``tgms bench ops``: operator latency on synthetic stores of several scales (a benchmark, not a test).
+
+For each scale a synthetic store is built once (cached under ``--work``), then every typical call is run
+once to warm up and ``reps`` times timed; p50 and p95 are reported with the target where one applies
+(issue targets on this 2-core machine) and the ratio p50 / target. Peak RSS is that of this process.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.errors import TGMSError
+from engine.operators.context import OpContext
+from engine.operators.envelope import call
+from engine.operators.registry import REGISTRY, load_all
+from engine.store import Store
+
+# p50 targets in ms by (case, scale): the paper's DuckDB p50s (40 threads) and our own goals
+TARGETS: dict[tuple[str, int], float] = {
+    ("snapshot_subgraph/2hop_busy_seed", 10**5): 13,
+    ("snapshot_subgraph/2hop_busy_seed", 10**6): 99,
+    ("snapshot_subgraph/2hop_busy_seed", 10**7): 272,
+    ("diff_snapshots/global", 10**5): 23,
+    ("diff_snapshots/global", 10**6): 163,
+    ("diff_snapshots/global", 10**7): 485,
+    ("graph_metric_timeseries/100_buckets", 10**5): 144,
+    ("graph_metric_timeseries/100_buckets", 10**6): 157,
+    ("graph_metric_timeseries/100_buckets", 10**7): 1127,
+    ("temporal_reachability/10pct_window", 10**6): 100,
+    ("count_temporal_motifs/node_filter", 10**6): 50,
+    ("entity_history/one_node", 10**5): 5,
+    ("entity_history/one_node", 10**6): 5,
+    ("entity_history/one_node", 10**7): 10,
+}
+
+
+def build_store(root: Path, scale: int, progress: Callable[[str], None]) -> Store:
+    if (root / "store.json").exists():
+        return Store.open(root, read_only=True)
+    from engine.ingest.synthetic import generate
+
+    progress(f"building synthetic store of {scale:,} events in {root}")
+    ds = generate(n_nodes=max(1_000, scale // 50), n_events=scale, seed=0)
+    with Store.create(root, "duckdb") as s:
+        for frame in ds.frames:
+            s.ingest_events(frame)
+    return Store.open(root, read_only=True)
+
+
+def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
+    """(op, case, args) for the store: a busy seed, a 10% window in the middle, 100 buckets, ..."""
+    e = ctx.edges(None)
+    uids = ctx.uids()
+    deg = np.bincount(np.concatenate([e.src, e.dst]))
+    busy = uids[int(np.argmax(deg))]
+    lo, hi = int(e.vt_s[0]), int(e.vt_s[-1]) + 1
+    span = hi - lo
+    mid = lo + span // 2
+    w10 = {"t_a": mid - span // 20, "t_b": mid + span // 20}
+    top = [uids[i] for i in np.argsort(-deg)[:50].tolist()]
+    day = 86_400_000_000
+    calls = [
+        ("entity_history", "entity_history/one_node", {"uid": busy}),
+        ("snapshot_subgraph", "snapshot_subgraph/2hop_busy_seed", {"seeds": [busy], "t_valid": mid, "hops": 2}),
+        ("diff_snapshots", "diff_snapshots/global", {"t1": lo + span // 4, "t2": lo + 3 * span // 4}),
+        ("temporal_reachability", "temporal_reachability/10pct_window", {"src": busy, "window": w10}),
+        ("temporal_paths", "temporal_paths/10pct_window", {"src": busy, "dst": top[1], "window": w10}),
+        (
+            "count_temporal_motifs",
+            "count_temporal_motifs/node_filter",
+            {"motif": "M_triangle_cyclic", "delta": day, "window": {"t_a": lo, "t_b": hi}, "node_filter": top},
+        ),
+        (
+            "find_temporal_motif_instances",
+            "find_temporal_motif_instances/10pct_window",
+            {"motif": "M_2node_pingpong", "delta": 3_600_000_000, "window": w10},
+        ),
+        (
+            "graph_metric_timeseries",
+            "graph_metric_timeseries/100_buckets",
+            {"metric": "edge_event_count", "window": {"t_a": lo, "t_b": hi}, "stride": -(-span // 100)},
+        ),
+        (
+            "burst_detection",
+            "burst_detection/100_buckets",
+            {"target": "global", "window": {"t_a": lo, "t_b": hi}, "stride": -(-span // 100)},
+        ),
+        ("neighborhood_evolution", "neighborhood_evolution/busy", {"uid": busy, "t1": mid, "t2": hi}),
+        ("co_active", "co_active/busy_during", {"a_spec": {"src": busy}, "b_spec": {"uid": busy, "window": w10}, "allen_relation": "during"}),
+        ("resolve_entities", "resolve_entities/uid", {"query": busy}),
+        ("compute", "compute/sum_1000", {"fn": "sum", "input": list(range(1000))}),
+    ]
+    return [c for c in calls if c[0] in REGISTRY]
+
+
+def run(scales: list[int], reps: int, work: Path, progress: Callable[[str], None]) -> list[dict[str, Any]]:
+    load_all()
+    records = []
+    for scale in scales:
+        store = build_store(work / f"syn-{scale}", scale, progress)
+        try:
+            ctx = OpContext(store)
+            t0 = time.perf_counter()
+            ctx.edges(None)
+            cold_ms = (time.perf_counter() - t0) * 1e3
+            records.append({"op": "(store)", "case": "cold_load_believed_edges", "scale": scale, "p50_ms": round(cold_ms, 2), "p95_ms": round(cold_ms, 2)})
+            for op, case, args in typical_calls(ctx):
+                progress(f"  {scale:>10,}  {case}")
+                times = []
+                error = None
+                for i in range(reps + 1):
+                    t0 = time.perf_counter()
+                    try:
+                        call(ctx, op, args, check_cost=False)
+                    except TGMSError as exc:
+                        error = exc.code
+                        break
+                    if i:
+                        times.append((time.perf_counter() - t0) * 1e3)
+                rec: dict[str, Any] = {"op": op, "case": case, "scale": scale}
+                if error:
+                    rec["error"] = error
+                else:
+                    rec["p50_ms"] = round(statistics.median(times), 2)
+                    rec["p95_ms"] = round(float(np.percentile(times, 95)), 2)
+                target = TARGETS.get((case, scale))
+                if target is not None:
+                    rec["target_ms"] = target
+                    if "p50_ms" in rec:
+                        rec["ratio"] = round(rec["p50_ms"] / target, 3)
+                records.append(rec)
+        finally:
+            store.close()
+    rss = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    for r in records:
+        r["peak_rss_mb"] = rss
+    return records
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    head = "| scale | case | p50 ms | p95 ms | target ms | p50/target |\n|---:|---|---:|---:|---:|---:|"
+    rows = [
+        f"| {r['scale']:,} | {r['case']} | {r.get('p50_ms', r.get('error', ''))} | {r.get('p95_ms', '')} | "
+        f"{r.get('target_ms', '')} | {r.get('ratio', '')} |"
+        for r in records
+    ]
+    return "\n".join([head, *rows])
