@@ -129,13 +129,18 @@ def table(records: list[dict[str, Any]]) -> str:
         if "error" in r:
             lines.append(f"| {r['case']} | {r['backend']} | error: {r['error']} |")
             continue
-        cells = [f"{r[k]:,}" if isinstance(r[k], int) and not isinstance(r[k], bool) else str(r[k]) for k, _ in COLUMNS]
+        cells = [
+            f"{r[k]:,}" if isinstance(r[k], int) and not isinstance(r[k], bool) else str(r[k])
+            for k, _ in COLUMNS
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def machine() -> str:
-    return f"{platform.node()}: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+    return (
+        f"{platform.node()}: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+    )
 
 
 def update_docs(md: str) -> None:

@@ -51,8 +51,8 @@ def canonicalize(value: Any, path: str = "$") -> Any:
         return out
     if isinstance(value, (list, tuple)):
         return [canonicalize(v, f"{path}[{i}]") for i, v in enumerate(value)]
-    # numpy scalars and the like: accept ints and floats by value
-    if hasattr(value, "item") and callable(value.item):
+    # numpy scalars: accept ints and floats by value (arrays are not JSON values)
+    if type(value).__module__ == "numpy" and getattr(value, "shape", None) == ():
         return canonicalize(value.item(), path)
     raise InvalidArgError(
         f"value of type {type(value).__name__} is not JSON", path=path, type=type(value).__name__

@@ -44,7 +44,7 @@ class TGMSError(Exception):
         return {"error": self.code, "message": self.message, "details": _jsonable(self.details)}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, allow_nan=False)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code}: {self.message!r}, details={self.details!r})"
@@ -118,6 +118,8 @@ def _jsonable(value: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [_jsonable(v) for v in value]
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return repr(value)  # the error itself must stay strict JSON
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return repr(value)

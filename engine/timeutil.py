@@ -20,7 +20,9 @@ def check_time(value: Any, name: str, *, allow_open_end: bool = False) -> int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise InvalidArgError(f"{name} must be an integer number of microseconds", field=name, value=value)
+            raise InvalidArgError(
+                f"{name} must be an integer number of microseconds", field=name, value=value
+            )
     hi = OPEN_END if allow_open_end else OPEN_END - 1
     if not 0 <= value <= hi:
         raise InvalidArgError(

@@ -67,7 +67,14 @@ def dedupe(values: list[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
-_SCHEMA_TYPES = {"missing", "extra_forbidden", "model_type", "model_attributes_type", "dict_type", "list_type"}
+_SCHEMA_TYPES = {
+    "missing",
+    "extra_forbidden",
+    "model_type",
+    "model_attributes_type",
+    "dict_type",
+    "list_type",
+}
 
 
 def validation_error(exc: ValidationError, op: str) -> TGMSError:

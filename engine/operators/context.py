@@ -99,7 +99,9 @@ class OpContext:
         return self.cached(("edges", as_of_tt), build)
 
     def nodes(self, as_of_tt: int | None) -> pa.Table:
-        return self.cached(("nodes", as_of_tt), lambda: self.store.backend.scan_nodes(ScanFilter(as_of_tt=as_of_tt)))
+        return self.cached(
+            ("nodes", as_of_tt), lambda: self.store.backend.scan_nodes(ScanFilter(as_of_tt=as_of_tt))
+        )
 
     def known_nids(self, as_of_tt: int | None) -> np.ndarray:
         """Boolean mask by nid: has a believed node version or is an endpoint of a believed edge."""

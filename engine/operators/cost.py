@@ -49,7 +49,9 @@ class StoreProfile:
 
     def events_in(self, t_a: int, t_b: int) -> int:
         """Believed edge versions with ``t_a <= vt_s < t_b`` (exact, by binary search)."""
-        return int(np.searchsorted(self.vt_sorted, t_b, "left") - np.searchsorted(self.vt_sorted, t_a, "left"))
+        return int(
+            np.searchsorted(self.vt_sorted, t_b, "left") - np.searchsorted(self.vt_sorted, t_a, "left")
+        )
 
 
 def profile(ctx: OpContext, as_of_tt: int | None = None) -> StoreProfile:

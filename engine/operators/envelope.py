@@ -36,12 +36,16 @@ def decode_cursor(cursor: str | None, key: str) -> int:
     off, _, bound = cursor.partition(".")
     if not off.isdigit() or bound != key:
         raise InvalidArgError(
-            "bad cursor: not a cursor returned by this call (with these arguments)", field="cursor", value=cursor
+            "bad cursor: not a cursor returned by this call (with these arguments)",
+            field="cursor",
+            value=cursor,
         )
     return int(off)
 
 
-def page_payload(spec: OperatorSpec, payload: dict[str, Any], limit: int, offset: int, key: str) -> dict[str, Any]:
+def page_payload(
+    spec: OperatorSpec, payload: dict[str, Any], limit: int, offset: int, key: str
+) -> dict[str, Any]:
     out = dict(payload)
     truncated = False
     more = False

@@ -228,7 +228,9 @@ class DiffOut(PagedOutput):
 
 
 def _diff_cost(p: StoreProfile, a: DiffArgs) -> CostEstimate:
-    return CostEstimate({"scan_row": p.n_edges * 4, "row_out": p.n_edges * 0.01}, ["add a scope {seeds, hops}"])
+    return CostEstimate(
+        {"scan_row": p.n_edges * 4, "row_out": p.n_edges * 0.01}, ["add a scope {seeds, hops}"]
+    )
 
 
 def _node_state(ctx: OpContext, a_tt: int | None, t: int) -> dict[int, tuple[str, str | None]]:
@@ -303,8 +305,12 @@ def diff_snapshots(ctx: OpContext, a: DiffArgs) -> dict[str, Any]:
         n1 = {k: v for k, v in n1.items() if in_scope[k]}
         n2 = {k: v for k, v in n2.items() if in_scope[k]}
     uids = ctx.uids()
-    added = sorted(({"uid": uids[k], "label": n2[k][0]} for k in n2.keys() - n1.keys()), key=lambda r: r["uid"])
-    removed = sorted(({"uid": uids[k], "label": n1[k][0]} for k in n1.keys() - n2.keys()), key=lambda r: r["uid"])
+    added = sorted(
+        ({"uid": uids[k], "label": n2[k][0]} for k in n2.keys() - n1.keys()), key=lambda r: r["uid"]
+    )
+    removed = sorted(
+        ({"uid": uids[k], "label": n1[k][0]} for k in n1.keys() - n2.keys()), key=lambda r: r["uid"]
+    )
     e1, e2 = e.eid[i1], e.eid[i2]
     only2 = i2[~np.isin(e2, e1)]
     only1 = i1[~np.isin(e1, e2)]

@@ -81,16 +81,24 @@ def plan_ingest(planner: BatchPlanner, op: IngestEvents) -> None:
         t_end = np.where(t_end < 0, t + 1, t_end)
     known_before = set(planner.new_entities)
     src, dst = _uid_dictionary(planner, src_a, dst_a)
-    rank = _repeat_rank(src, dst, t)
-    disc = np.where(rank == 0, "", rank.astype(str)).astype(object)
+    if op.disc is None:
+        rank = _repeat_rank(src, dst, t)
+        disc = np.where(rank == 0, "", rank.astype(str)).astype(object)
+    else:  # discriminators computed over a whole frame that was logged in several chunks
+        disc = np.array(op.disc, dtype=object)
 
     # edge ids: one string hash per distinct uid / disc, then vectorized mixing per event
     node_h = np.zeros(planner.next_nid, dtype=np.int64)
     for i in np.unique(np.concatenate([src, dst])).tolist():
         node_h[i] = node_ident_hash(planner.uid_of(i))
-    max_rank = int(rank.max())
-    disc_h = np.array([text_hash("" if r == 0 else str(r)) for r in range(max_rank + 1)], dtype=np.int64)
-    eid = eids_from_hashes(node_h[src], node_h[dst], text_hash(op.rel_type), disc_h[rank])
+    disc_enc = pa.array(disc.tolist(), pa.string()).dictionary_encode()
+    disc_h = np.array([text_hash(x) for x in disc_enc.dictionary.to_pylist()], dtype=np.int64)
+    eid = eids_from_hashes(
+        node_h[src],
+        node_h[dst],
+        text_hash(op.rel_type),
+        disc_h[disc_enc.indices.to_numpy(zero_copy_only=False)],
+    )
 
     conflict = _conflicting_eids(planner, eid, t, t_end)
     fast = ~np.isin(eid, conflict) if len(conflict) else np.ones(n, dtype=bool)
@@ -213,4 +221,3 @@ def _add_new_nodes(
             schema=NODE_SCHEMA,
         )
     )
-

@@ -18,7 +18,19 @@ import pyarrow.compute as pc
 
 from engine.canonical import dumps_canonical
 
-NODE_KEYS = ("kind", "label", "props", "provenance_ref", "source", "tt_e", "tt_s", "uid", "vid", "vt_e", "vt_s")
+NODE_KEYS = (
+    "kind",
+    "label",
+    "props",
+    "provenance_ref",
+    "source",
+    "tt_e",
+    "tt_s",
+    "uid",
+    "vid",
+    "vt_e",
+    "vt_s",
+)
 EDGE_KEYS = (
     "disc",
     "dst",
@@ -54,7 +66,9 @@ def _json_strings(arr: pa.Array) -> pa.Array:
     enc = pc.dictionary_encode(arr)
     if isinstance(enc, pa.ChunkedArray):
         enc = enc.combine_chunks()
-    dictionary = pa.array([json.dumps(v, ensure_ascii=False) for v in enc.dictionary.to_pylist()], pa.string())
+    dictionary = pa.array(
+        [json.dumps(v, ensure_ascii=False) for v in enc.dictionary.to_pylist()], pa.string()
+    )
     out = dictionary.take(enc.indices)
     return pc.fill_null(out, "null")
 

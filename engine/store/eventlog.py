@@ -64,7 +64,12 @@ def _head(raw: bytes) -> dict[str, Any] | None:
         t = _BATCH_TAIL.search(raw[-120:])
         if not t:
             return None
-        return {"kind": "batch", "batch_id": json.loads(m.group(1)), "seq": int(t.group(1)), "tt": int(t.group(2))}
+        return {
+            "kind": "batch",
+            "batch_id": json.loads(m.group(1)),
+            "seq": int(t.group(1)),
+            "tt": int(t.group(2)),
+        }
     try:
         rec = json.loads(raw)
     except ValueError:

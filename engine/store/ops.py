@@ -102,6 +102,7 @@ class IngestEvents:
     t_end: tuple[int | None, ...] | None
     props: tuple[str | None, ...] | None  # canonical JSON object text per event
     source: str | None = None
+    disc: tuple[str, ...] | None = None  # explicit discriminators (chunked ingest); None = by repeat rank
 
 
 Op = AssertNode | AssertEdge | Retract | Correct | IngestEvents
@@ -259,7 +260,13 @@ def parse_op(d: Any, where: str = "op") -> Op:
 
 
 def _parse_ingest(d: dict[str, Any], where: str) -> IngestEvents:
-    _fields(d, "ingest_events", {"rel_type", "src", "dst", "t"}, {"label", "t_end", "props", "source"}, where)
+    _fields(
+        d,
+        "ingest_events",
+        {"rel_type", "src", "dst", "t"},
+        {"label", "t_end", "props", "source", "disc"},
+        where,
+    )
     cols = {k: d[k] for k in ("src", "dst", "t")}
     for k, v in cols.items():
         if not isinstance(v, list):
@@ -285,6 +292,11 @@ def _parse_ingest(d: dict[str, Any], where: str) -> IngestEvents:
             if isinstance(te, bool) or not isinstance(te, int) or not t < te <= OPEN_END:
                 raise InvalidArgError("ingest_events t_end must be > t and <= 2**62", at=where, row=i)
         t_end = tuple(t_end)
+    disc = d.get("disc")
+    if disc is not None:
+        if not isinstance(disc, list) or len(disc) != n or not all(isinstance(x, str) for x in disc):
+            raise SchemaError("ingest_events.disc must be null or a list of strings as long as t", at=where)
+        disc = tuple(disc)
     props = d.get("props")
     if props is not None:
         if not isinstance(props, list) or len(props) != n:
@@ -309,6 +321,7 @@ def _parse_ingest(d: dict[str, Any], where: str) -> IngestEvents:
         t_end=t_end,
         props=props,
         source=_opt_string(d.get("source"), "source", where),
+        disc=disc,
     )
 
 
@@ -322,7 +335,7 @@ def _event_props(p: Any, where: str, row: int) -> str | None:
             p = json.loads(p)
         except ValueError as exc:
             raise SchemaError("ingest_events props text is not JSON", at=where, row=row) from exc
-    if isinstance(p, float) and math.isnan(p) or not isinstance(p, dict):
+    if (isinstance(p, float) and math.isnan(p)) or not isinstance(p, dict):
         raise SchemaError("ingest_events props must be objects or null", at=where, row=row)
     c = canonicalize(p, f"props[{row}]")
     text = dumps_canonical(c)
@@ -373,6 +386,7 @@ def op_to_json(op: Op) -> dict[str, Any]:
         "t_end": None if op.t_end is None else list(op.t_end),
         "props": None if op.props is None else list(op.props),
         "source": op.source,
+        **({} if op.disc is None else {"disc": list(op.disc)}),
     }
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.canonical import dumps_canonical
 from engine.errors import ConflictError, CorruptError, SchemaError, TGMSError, error_from_dict
@@ -243,6 +244,13 @@ class Store:
     def ingest_events(self, frame: Any, chunk: int = INGEST_CHUNK) -> list[BatchResult]:
         """Bulk-ingest an event frame (``engine.ingest.events.EventFrame`` or a table/dict of columns)."""
         table, rel_type, label = _frame_parts(frame)
+        disc = None
+        if table.num_rows > chunk:
+            # Several logged batches must believe what one op would: order by time (stable, so repeats
+            # keep their order) so a uid's first event falls in the first chunk that names it, and fix
+            # the repeat discriminators over the whole frame.
+            table = table.take(pc.sort_indices(table, [("t", "ascending")]))
+            disc = _repeat_discs(table)
         out = []
         for start in range(0, max(table.num_rows, 1), chunk):
             part = table.slice(start, chunk)
@@ -258,6 +266,8 @@ class Store:
                 op["t_end"] = part["t_end"].to_pylist()
             if "props" in part.column_names and part["props"].null_count < part.num_rows:
                 op["props"] = part["props"].to_pylist()
+            if disc is not None:
+                op["disc"] = disc[start : start + chunk]
             out.append(self.write([op]))
         return out
 
@@ -305,9 +315,7 @@ class Store:
         return store_stats(self)
 
 
-def replay(
-    log_path: str | os.PathLike[str], root: str | os.PathLike[str], backend: str = "duckdb"
-) -> Store:
+def replay(log_path: str | os.PathLike[str], root: str | os.PathLike[str], backend: str = "duckdb") -> Store:
     """Rebuild a store from an event log: same ``tt`` per batch, recorded failures reproduced and skipped.
 
     The new store gets a byte-identical copy of the log. Replay refuses to continue (``E_CORRUPT``) if a
@@ -316,7 +324,9 @@ def replay(
     log_path = Path(log_path)
     state = read_log(log_path)
     if state.torn_bytes:
-        raise CorruptError("the event log ends in a torn record; open its store once to trim it", path=str(log_path))
+        raise CorruptError(
+            "the event log ends in a torn record; open its store once to trim it", path=str(log_path)
+        )
     store = Store.create(root, backend, now=lambda: 0)
     assert store._log is not None
     for b in state.batches:
@@ -340,6 +350,17 @@ def replay(
             )
     store._clock = HybridLogicalClock(state.last_tt)
     return store
+
+
+def _repeat_discs(table: pa.Table) -> list[str]:
+    """``""`` for the first occurrence of each (src, dst, t), ``"1"``, ``"2"``, ... for exact repeats."""
+    seen: dict[tuple[str, str, int], int] = {}
+    out = []
+    for key in zip(table["src"].to_pylist(), table["dst"].to_pylist(), table["t"].to_pylist(), strict=True):
+        k = seen.get(key, 0)
+        seen[key] = k + 1
+        out.append("" if k == 0 else str(k))
+    return out
 
 
 def _frame_parts(frame: Any) -> tuple[pa.Table, str, str]:

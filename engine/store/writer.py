@@ -38,7 +38,6 @@ from engine.store.model import (
     node_ident_hash,
     node_versions_from,
     vid_of,
-    vids_of,
 )
 from engine.store.ops import AssertEdge, AssertNode, Correct, IngestEvents, Op, Ref, Retract
 from engine.timeutil import OPEN_END
@@ -200,7 +199,13 @@ class BatchPlanner:
 
     def _fragment(self, ident: _Identity, v: Version, s: int, e: int, **changes: Any) -> Version:
         return dataclasses.replace(
-            v, vid=vid_of(ident.ident_hash, self.tt, s), vt_s=s, vt_e=e, tt_s=self.tt, tt_e=OPEN_END, **changes
+            v,
+            vid=vid_of(ident.ident_hash, self.tt, s),
+            vt_s=s,
+            vt_e=e,
+            tt_s=self.tt,
+            tt_e=OPEN_END,
+            **changes,
         )
 
     def _put(self, ident: _Identity, v: Version) -> None:

@@ -68,14 +68,23 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     day = 86_400_000_000
     calls = [
         ("entity_history", "entity_history/one_node", {"uid": busy}),
-        ("snapshot_subgraph", "snapshot_subgraph/2hop_busy_seed", {"seeds": [busy], "t_valid": mid, "hops": 2}),
+        (
+            "snapshot_subgraph",
+            "snapshot_subgraph/2hop_busy_seed",
+            {"seeds": [busy], "t_valid": mid, "hops": 2},
+        ),
         ("diff_snapshots", "diff_snapshots/global", {"t1": lo + span // 4, "t2": lo + 3 * span // 4}),
         ("temporal_reachability", "temporal_reachability/10pct_window", {"src": busy, "window": w10}),
         ("temporal_paths", "temporal_paths/10pct_window", {"src": busy, "dst": top[1], "window": w10}),
         (
             "count_temporal_motifs",
             "count_temporal_motifs/node_filter",
-            {"motif": "M_triangle_cyclic", "delta": day, "window": {"t_a": lo, "t_b": hi}, "node_filter": top},
+            {
+                "motif": "M_triangle_cyclic",
+                "delta": day,
+                "window": {"t_a": lo, "t_b": hi},
+                "node_filter": top,
+            },
         ),
         (
             "find_temporal_motif_instances",
@@ -93,7 +102,11 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             {"target": "global", "window": {"t_a": lo, "t_b": hi}, "stride": -(-span // 100)},
         ),
         ("neighborhood_evolution", "neighborhood_evolution/busy", {"uid": busy, "t1": mid, "t2": hi}),
-        ("co_active", "co_active/busy_during", {"a_spec": {"src": busy}, "b_spec": {"uid": busy, "window": w10}, "allen_relation": "during"}),
+        (
+            "co_active",
+            "co_active/busy_during",
+            {"a_spec": {"src": busy}, "b_spec": {"uid": busy, "window": w10}, "allen_relation": "during"},
+        ),
         ("resolve_entities", "resolve_entities/uid", {"query": busy}),
         ("compute", "compute/sum_1000", {"fn": "sum", "input": list(range(1000))}),
     ]
@@ -110,7 +123,15 @@ def run(scales: list[int], reps: int, work: Path, progress: Callable[[str], None
             t0 = time.perf_counter()
             ctx.edges(None)
             cold_ms = (time.perf_counter() - t0) * 1e3
-            records.append({"op": "(store)", "case": "cold_load_believed_edges", "scale": scale, "p50_ms": round(cold_ms, 2), "p95_ms": round(cold_ms, 2)})
+            records.append(
+                {
+                    "op": "(store)",
+                    "case": "cold_load_believed_edges",
+                    "scale": scale,
+                    "p50_ms": round(cold_ms, 2),
+                    "p95_ms": round(cold_ms, 2),
+                }
+            )
             for op, case, args in typical_calls(ctx):
                 progress(f"  {scale:>10,}  {case}")
                 times = []

@@ -13,7 +13,9 @@ from engine.store.backends import BACKENDS
 def add_store(p: argparse.ArgumentParser, *, backend: bool = False) -> None:
     p.add_argument("--store", required=True, metavar="DIR", help="store directory")
     if backend:
-        p.add_argument("--backend", choices=BACKENDS, default="duckdb", help="storage backend (default duckdb)")
+        p.add_argument(
+            "--backend", choices=BACKENDS, default="duckdb", help="storage backend (default duckdb)"
+        )
 
 
 def print_json(value: Any) -> None:

@@ -19,7 +19,9 @@ BEGIN, END = "<!-- ops-bench:begin -->", "<!-- ops-bench:end -->"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("what", choices=["ops"], help="which benchmark")
-    p.add_argument("--scales", default="1e5,1e6", help="comma-separated edge-version counts (e.g. 1e5,1e6,1e7)")
+    p.add_argument(
+        "--scales", default="1e5,1e6", help="comma-separated edge-version counts (e.g. 1e5,1e6,1e7)"
+    )
     p.add_argument("--reps", type=int, default=7, help="timed repetitions after one warm-up")
     p.add_argument("--work", default="bench-out", help="where synthetic stores are built and kept")
     p.add_argument("--json", metavar="OUT", help="write one JSON record per measured case")
@@ -34,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     records = run_bench(scales, args.reps, Path(args.work), progress)
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     md = (
-        f"Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, Python {platform.python_version()}); "
+        f"Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, "
+        f"Python {platform.python_version()}); "
         f"p50/p95 of {args.reps} reps after one warm-up; peak RSS {records[-1]['peak_rss_mb']} MB.\n\n"
         + table(records)
     )

@@ -12,9 +12,9 @@ import shutil
 import time
 from pathlib import Path
 
+from engine.errors import NotFoundError
 from engine.store import Store, replay
 from engine.store.backends import backend_class
-from engine.errors import NotFoundError
 from pipeline.cli._common import print_json, progress
 
 HELP = "the main job: build CollegeMsg from the packaged copy, replay it, print stats and digests"

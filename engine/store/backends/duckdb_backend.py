@@ -214,7 +214,9 @@ class DuckDBBackend(Backend):
                     clauses.append(self._in(col, list(vals), pa.int32(), params, regs))
         if flt.ids is not None:
             col = "nid" if kind == "node" else "eid"
-            clauses.append(self._in(col, list(flt.ids), pa.int32() if kind == "node" else pa.int64(), params, regs))
+            clauses.append(
+                self._in(col, list(flt.ids), pa.int32() if kind == "node" else pa.int64(), params, regs)
+            )
         if flt.vids is not None:
             clauses.append(self._in("vid", list(flt.vids), pa.int64(), params, regs))
         return (" AND ".join(clauses) or "TRUE"), params, regs

@@ -95,7 +95,9 @@ _COUNT_QUERIES = {
     "edge_versions": "MATCH ()-[r:EdgeVersion]->() RETURN count(*)",
 }
 _LOAD_CREATE_EDGES = (
-    "LOAD FROM $rows MATCH (a:Entity {nid: c_src}), (b:Entity {nid: c_dst}) "
+    # two MATCH clauses: the comma form "MATCH (a ...), (b ...)" is planned as a cross product of Entity
+    # with itself (it exhausts the buffer pool at 10^5 entities); separate clauses are primary-key lookups
+    "LOAD FROM $rows MATCH (a:Entity {nid: c_src}) MATCH (b:Entity {nid: c_dst}) "
     "CREATE (a)-[:EdgeVersion {" + ", ".join(f"{n}: c_{n}" for n in _EDGE_PROPS) + "}]->(b) "
     "RETURN count(*)"
 )
@@ -146,9 +148,8 @@ class _Query:
             return
         if len(values) > self.in_list_max and self.load is None:
             self.load = "tgms_k"
-            keys = np.unique(
-                pa.array(values, typ).to_numpy(zero_copy_only=False)
-            )  # duplicates would repeat rows
+            # unique keys (duplicates would repeat rows), typed like the column (INT64 keeps PK lookups)
+            keys = np.unique(pa.array(values, typ).to_numpy(zero_copy_only=False))
             self.params["tgms_keys"] = pa.table({self.load: pa.array(keys, typ)})
             self.clauses.append(f"{expr} = {self.load}")
         else:
@@ -322,8 +323,12 @@ class KuzuBackend(Backend):
             rows = pa.table(cols + [edges.column(n) for n in _EDGE_PROPS], names=["from", "to", *_EDGE_PROPS])
             self._exec("COPY EdgeVersion FROM $rows", {"rows": rows}, "insert edge versions")
             return existing > 0
-        names = [f"c_{n}" for n in EDGE_SCHEMA.names]
-        rows = edges.rename_columns(names)
+        # src/dst as INT64 like Entity.nid: an INT32 key turns the primary-key lookup into a scan
+        cols = [
+            edges.column(n).cast(pa.int64()) if n in ("src", "dst") else edges.column(n)
+            for n in edges.schema.names
+        ]
+        rows = pa.table(cols, names=[f"c_{n}" for n in edges.schema.names])
         created = self._scalar(_LOAD_CREATE_EDGES, {"rows": rows})
         if created != edges.num_rows:
             raise BackendError(

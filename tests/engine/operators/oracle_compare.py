@@ -42,5 +42,7 @@ def _diff(op: str, args: dict[str, Any], got: Any, want: Any) -> str:
     lines = [f"{op} {args}: payload differs from the oracle"]
     for k in sorted(set(got) | set(want)):
         if got.get(k) != want.get(k):
-            lines.append(f"  {k}: fast={str(got.get(k))[:400]}\n  {' ' * len(k)}  oracle={str(want.get(k))[:400]}")
+            lines.append(
+                f"  {k}: fast={str(got.get(k))[:400]}\n  {' ' * len(k)}  oracle={str(want.get(k))[:400]}"
+            )
     return "\n".join(lines)

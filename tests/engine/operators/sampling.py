@@ -48,7 +48,9 @@ def counter_clock(start: int = 1_000_000, step: int = 1_000):
     return lambda: next(it)
 
 
-def random_store(root: Path, backend: str, seed: int, n_uids: int = 8, n_batches: int = 6) -> tuple[Store, list[int]]:
+def random_store(
+    root: Path, backend: str, seed: int, n_uids: int = 8, n_batches: int = 6
+) -> tuple[Store, list[int]]:
     """A store with random history; returns it and the tt of every committed batch."""
     rng = random.Random(seed)
     store = Store.create(root, backend, now=counter_clock())
@@ -104,13 +106,23 @@ def random_store(root: Path, backend: str, seed: int, n_uids: int = 8, n_batches
                 tts.append(r.tt)
         if edges and rng.random() < 0.3:
             s, d, rel = rng.choice(edges)
-            r = store.try_write([{"op": "retract", "ref": {"src": s, "dst": d, "rel_type": rel}, "t": rng.randint(0, T_MAX)}])
+            r = store.try_write(
+                [{"op": "retract", "ref": {"src": s, "dst": d, "rel_type": rel}, "t": rng.randint(0, T_MAX)}]
+            )
             if r.status == "committed":
                 tts.append(r.tt)
         if rng.random() < 0.3:
             u = rng.choice(uids)
             r = store.try_write(
-                [{"op": "correct", "ref": {"uid": u}, "props": {"name": f"Renamed {u}"}, "vt_s": rng.randint(0, T_MAX), "vt_e": T_MAX * 2}]
+                [
+                    {
+                        "op": "correct",
+                        "ref": {"uid": u},
+                        "props": {"name": f"Renamed {u}"},
+                        "vt_s": rng.randint(0, T_MAX),
+                        "vt_e": T_MAX * 2,
+                    }
+                ]
             )
             if r.status == "committed":
                 tts.append(r.tt)
@@ -129,7 +141,11 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
     if op == "entity_history":
         args = {"uid": u, "include_edges": rng.random() < 0.7}
     elif op == "snapshot_subgraph":
-        args = {"seeds": rng.sample(uids, rng.randint(1, 2)), "t_valid": rng.randint(0, T_MAX), "hops": rng.randint(0, 3)}
+        args = {
+            "seeds": rng.sample(uids, rng.randint(1, 2)),
+            "t_valid": rng.randint(0, T_MAX),
+            "hops": rng.randint(0, 3),
+        }
         if rng.random() < 0.3:
             args["rel_types"] = [rng.choice(["msg", "follows"])]
     elif op == "diff_snapshots":
@@ -143,7 +159,13 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             args["delta_max_wait"] = rng.randint(0, 40)
     elif op == "temporal_paths":
         s, d = rng.sample(uids, 2)
-        args = {"src": s, "dst": d, "window": _window(rng), "k": rng.randint(1, 6), "max_hops": rng.randint(1, 4)}
+        args = {
+            "src": s,
+            "dst": d,
+            "window": _window(rng),
+            "k": rng.randint(1, 6),
+            "max_hops": rng.randint(1, 4),
+        }
     elif op in ("count_temporal_motifs", "find_temporal_motif_instances"):
         args = {"motif": rng.choice(MOTIFS), "delta": rng.randint(0, 80), "window": _window(rng)}
         if rng.random() < 0.3:

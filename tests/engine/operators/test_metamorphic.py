@@ -47,10 +47,22 @@ def test_pinned_results_are_immutable(tmp_path, op):
                 args["as_of_tt"] = rng.choice(tts)
             pinned.append((args, _try(OpContext(store), op, args)))
         # later beliefs: corrections, retractions, new facts over the same identities
-        store.write([{"op": "assert_edge", "src": "u1", "dst": "u2", "rel_type": "msg", "vt_s": 5, "vt_e": 6}])
-        store.try_write([{"op": "correct", "ref": {"uid": "u3"}, "props": {"name": "Later"}, "vt_s": 0, "vt_e": T_MAX}])
+        store.write(
+            [{"op": "assert_edge", "src": "u1", "dst": "u2", "rel_type": "msg", "vt_s": 5, "vt_e": 6}]
+        )
         store.try_write(
-            [{"op": "correct", "ref": {"src": "u1", "dst": "u2", "rel_type": "msg"}, "props": {"w": 99}, "vt_s": 0, "vt_e": T_MAX}]
+            [{"op": "correct", "ref": {"uid": "u3"}, "props": {"name": "Later"}, "vt_s": 0, "vt_e": T_MAX}]
+        )
+        store.try_write(
+            [
+                {
+                    "op": "correct",
+                    "ref": {"src": "u1", "dst": "u2", "rel_type": "msg"},
+                    "props": {"w": 99},
+                    "vt_s": 0,
+                    "vt_e": T_MAX,
+                }
+            ]
         )
         ctx = OpContext(store)
         for args, before in pinned:
@@ -123,7 +135,11 @@ def test_a_cursor_from_another_query_is_refused(tmp_path):
         page = call(ctx, "entity_history", {"uid": "u1", "include_edges": True, "limit": 1})["payload"]
         assert page["cursor"] is not None
         with pytest.raises(TGMSError) as err:
-            call(ctx, "entity_history", {"uid": "u2", "include_edges": True, "limit": 1, "cursor": page["cursor"]})
+            call(
+                ctx,
+                "entity_history",
+                {"uid": "u2", "include_edges": True, "limit": 1, "cursor": page["cursor"]},
+            )
         assert err.value.code == "E_INVALID_ARG"
     finally:
         store.close()

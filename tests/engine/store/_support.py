@@ -65,9 +65,8 @@ def disjointness_violations(store: Store) -> list[str]:
             live = sorted((v for v in versions if v["tt_s"] <= a < v["tt_e"]), key=lambda v: v["vt_s"])
             for prev, nxt in itertools.pairwise(live):
                 if nxt["vt_s"] < prev["vt_e"]:
-                    bad.append(
-                        f"tt={a} {ident}: [{prev['vt_s']},{prev['vt_e']}) overlaps [{nxt['vt_s']},{nxt['vt_e']})"
-                    )
+                    a_iv, b_iv = (prev["vt_s"], prev["vt_e"]), (nxt["vt_s"], nxt["vt_e"])
+                    bad.append(f"tt={a} {ident}: {a_iv} overlaps {b_iv}")
     return bad
 
 

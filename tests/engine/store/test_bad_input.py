@@ -374,7 +374,7 @@ def test_vid_closed_earlier_in_the_same_batch_is_not_found(store):
         "null",
         "42",
         '{"op": "nope"}',
-        '[{"op": "assert_node", "uid": "a", "vt_s": 0}, {"op": "assert_node", "uid": "b", "vt_s": 0, "vt_e": 0}]',
+        json.dumps([{**NODE, "uid": "ok"}, {**NODE, "uid": "bad", "vt_s": 1, "vt_e": 1}]),
         '{"op": "assert_node", "uid": "a", "vt_s": NaN}',
         '{"op": "assert_node", "uid": "a", "vt_s": 0, "props": {"x": Infinity}}',
         '{"op": "assert_node", "uid": "\\ud800", "vt_s": 0}',

@@ -68,7 +68,10 @@ def general_ops(store, events, rel_type="M", label="user"):
 
 
 def current_rows(store):
-    """Current belief without vids and tt: nodes (uid, label, vt, props), edges (src, dst, rel, disc, vt, props)."""
+    """Current belief without vids and tt.
+
+    Nodes as (uid, label, vt_s, vt_e, props), edges as (src, dst, rel_type, disc, vt_s, vt_e, props).
+    """
     nodes, edges = store.public_rows(ScanFilter())
     n = Counter(
         (r["uid"], r["label"], r["vt_s"], r["vt_e"], json.dumps(r["props"], sort_keys=True)) for r in nodes
@@ -148,8 +151,10 @@ def test_bulk_on_top_of_stored_belief_equals_general(make_store):
 
 def test_bulk_after_general_ops_in_the_same_batch(make_store):
     """An ingest op after an assert of the same identity in one batch carves it, as the general path does."""
-    ingest = {"op": "ingest_events", "rel_type": "M", "label": "user", "src": ["a", "a"], "dst": ["b", "b"],
-              "t": [10, 30], "t_end": [20, None]}  # fmt: skip
+    ingest = {
+        **{"op": "ingest_events", "rel_type": "M", "label": "user", "src": ["a", "a"], "dst": ["b", "b"]},
+        **{"t": [10, 30], "t_end": [20, None]},
+    }
     setup = [{"op": "assert_node", "uid": u, "vt_s": 0} for u in ("a", "b")]
     edge = {"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "M", "vt_s": 0, "vt_e": 100}
     bulk, general = make_store("bulk"), make_store("general")

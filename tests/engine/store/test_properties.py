@@ -247,8 +247,9 @@ def ops_st(draw: st.DrawFn, vids: list[int]) -> dict[str, Any]:
     if kind == "assert_edge":
         src, dst, rel, disc = draw(st.sampled_from([*EDGES, UNKNOWN_EDGE]))
         s, e = draw(intervals())
-        return {"op": kind, "src": src, "dst": dst, "rel_type": rel, "disc": disc, "vt_s": s, "vt_e": e,
-                "props": draw(props_st)}  # fmt: skip
+        op = {"op": kind, "src": src, "dst": dst, "rel_type": rel, "disc": disc, "vt_s": s, "vt_e": e}
+        op["props"] = draw(props_st)
+        return op
     ref = draw(refs(vids))
     if kind == "retract":
         return {"op": kind, "ref": ref, "t": draw(times)}
