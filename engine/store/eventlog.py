@@ -139,7 +139,8 @@ def read_log(path: Path) -> LogState:
             lineno += 1
             rec = _head(raw) if _check_seal(raw) else None
             if rec is None:
-                if not fh.read(1):  # the final line: a torn append
+                # A torn append leaves a final line without its newline; a complete but bad line is damage.
+                if not fh.read(1) and not raw.endswith(b"\n"):
                     state.torn_bytes = len(raw)
                     break
                 raise CorruptError(

@@ -183,6 +183,11 @@ class Store:
             outcome = {"status": "failed", "error": exc.to_dict()}
             self._log.append_outcome(batch, outcome)
             return BatchResult(batch.seq, batch.batch_id, batch.tt, "failed", {}, exc.to_dict())
+        except Exception as exc:
+            # A bug while planning: record the batch as failed (so the store still opens) and surface it.
+            err = {"error": "E_INTERNAL", "message": f"{type(exc).__name__}: {exc}", "details": {}}
+            self._log.append_outcome(batch, {"status": "failed", "error": err})
+            raise
         self.backend.apply(changes)
         self._entities = None
         self._uids = None

@@ -30,9 +30,13 @@ So edge inserts go last in the transaction, by one of three paths:
 
 1. ``EdgeVersion`` empty at batch start: ``COPY`` (fast, atomic).
 2. non-empty and fewer than :attr:`KuzuBackend.copy_nonempty_min_rows` rows:
-   ``LOAD FROM <Arrow> MATCH (endpoints) CREATE (rel)`` (atomic; about 33k rows/s).
+   ``LOAD FROM <Arrow> MATCH (a) MATCH (b) CREATE (rel)`` (atomic; ~55k rows/s for 10^5 rows, ~20-25k
+   rows/s for 10^6 rows into a 10^6-row table). Two pitfalls, each costing 1000x: the comma form
+   ``MATCH (a ...), (b ...)`` is planned as a cross product, and an INT32 key (EDGE_SCHEMA's src/dst)
+   against the INT64 primary key scans instead of looking up; both are avoided here.
 3. non-empty and at least that many rows: ``COPY`` as the very last statement before ``COMMIT``
-   (about 4x faster for 10^6 rows). If that ``COPY`` fails, Kùzu rolls back cleanly. Once it has
+   (~100-120k rows/s for 10^5 rows, ~130-155k rows/s for 10^6: 5-6x faster than path 2 at that size).
+   If that ``COPY`` fails, Kùzu rolls back cleanly. Once it has
    succeeded the batch is complete, so on any later failure (an exception, a ``KeyboardInterrupt``
    between the two calls) ``apply`` issues ``COMMIT`` again rather than ``ROLLBACK``.
    **Failure window**: ``COMMIT`` itself failing *before* the transaction is durable (a WAL write
@@ -49,6 +53,10 @@ A ``COMMIT`` can also raise *after* the transaction is durable: an I/O error in 
 that follows it (reproduced with ``RLIMIT_FSIZE``). After any failure ``apply`` therefore classifies the
 outcome from row counts and the batch's meta entries: the pre-batch state raises ``BackendError``, the
 complete post-batch state is reported as applied (with a warning logged), anything else is damage as above.
+
+Measured on 2 cores with 10^5 entities (the machine shared; ranges over runs); ``COPY`` into an empty
+``EdgeVersion`` runs at ~170-290k rows/s. Scans return endpoints as ``offset(id(a))`` mapped to nids
+through a cached Entity offset map (7x cheaper than reading ``a.nid``) and sort in Arrow.
 
 Driver quirk: kuzu scans a Python object (an Arrow table parameter) via ``importlib.util`` without
 importing it, so this module imports ``importlib.util``.
