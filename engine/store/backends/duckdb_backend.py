@@ -227,6 +227,12 @@ class DuckDBBackend(Backend):
         if len(values) <= _IN_LIST_MAX:
             params.extend(values)
             return f"{col} IN ({', '.join('?' * len(values))})"
-        name = self._register(pa.table({"v": pa.array(values, typ)}))
+        if pa.types.is_integer(typ):
+            typ = pa.int64()  # an out-of-range id simply matches nothing
+        try:
+            arr = pa.array(values, typ)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+            raise BackendError(f"bad values for a {col} filter", detail=str(exc)) from exc
+        name = self._register(pa.table({"v": arr}))
         regs.append(name)
         return f"{col} IN (SELECT v FROM {name})"
