@@ -19,9 +19,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.operators.context import OpContext  # noqa: E402
-from engine.operators.envelope import call  # noqa: E402
-from engine.store import Store  # noqa: E402
+from engine.operators.context import OpContext
+from engine.operators.envelope import call
+from engine.store import Store
 
 
 def build_store(root: Path, n_events: int) -> Store:
@@ -50,7 +50,11 @@ def cases(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     hour = 3_600_000_000
     return [
         ("temporal_reachability", "reach out 10% window", {"src": top[0], "window": w10}),
-        ("temporal_reachability", "reach both 10% window", {"src": top[0], "window": w10, "direction": "both"}),
+        (
+            "temporal_reachability",
+            "reach both 10% window",
+            {"src": top[0], "window": w10, "direction": "both"},
+        ),
         ("temporal_reachability", "reach out full span", {"src": top[0], "window": {"t_a": lo, "t_b": hi}}),
         (
             "temporal_reachability",
@@ -83,7 +87,7 @@ def main() -> None:
         t0 = time.perf_counter()
         n = ctx.edges(None).n
         print(f"{n:,} believed edge versions; cold load {1e3 * (time.perf_counter() - t0):.0f} ms")
-        print(f"| case | rows | warm-up ms | p50 ms | p95 ms | estimate s |\n|---|---:|---:|---:|---:|---:|")
+        print("| case | rows | warm-up ms | p50 ms | p95 ms | estimate s |\n|---|---:|---:|---:|---:|---:|")
         for op, name, args in cases(ctx):
             t0 = time.perf_counter()
             env = call(ctx, op, args, check_cost=False)

@@ -20,6 +20,9 @@ COMMANDS: dict[str, str] = {
     "replay": "replay",
     "digest": "digest",
     "stats": "stats",
+    "ops": "ops",
+    "schema": "schema",
+    "call": "call",
     "quickstart": "quickstart",
     "bench": "bench",
 }

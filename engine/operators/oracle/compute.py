@@ -14,7 +14,7 @@ from typing import Any
 from engine.canonical import canon_float, canonicalize, dumps
 from engine.errors import InvalidArgError, SchemaError
 from engine.operators.oracle.evolution import allen
-from engine.operators.oracle.store import check_keys, int_arg, is_int, is_number, str_arg
+from engine.operators.oracle.store import as_of_arg, check_keys, int_arg, is_int, is_number, str_arg
 
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 PAIRWISE = ("ratio", "diff", "percent", "pct_change")
@@ -199,4 +199,5 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
             keys = set(left) - set(right)
         rows = [out_num(kv[1]) if kv[0] == 0 else kv[1] for kv in sorted(keys)]
         value = len(rows)
+    as_of_arg(args)  # accepted and checked like every operator's (docs/operators.md §1), though unused
     return canonicalize({"value": value, "rows": rows, "rows_total": len(rows)})

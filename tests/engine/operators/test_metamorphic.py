@@ -30,7 +30,10 @@ UIDS = [f"u{i}" for i in range(8)]
 def _try(ctx: OpContext, op: str, args: dict[str, Any]) -> str:
     """Canonical bytes of the envelope, or the error code."""
     try:
-        return json.dumps(call(ctx, op, dict(args), check_cost=False), sort_keys=True)
+        env = call(ctx, op, dict(args), check_cost=False)
+        if op == "compute":  # reads no store and takes no belief state: only its result is pinned
+            env.pop("dataset_extent")
+        return json.dumps(env, sort_keys=True)
     except TGMSError as exc:
         return exc.code
 

@@ -1,0 +1,53 @@
+"""Call one operator on a store (opened read-only) and print its result envelope as JSON:
+``{op, args_echo, dataset_extent, payload, result_digest}``. Bad arguments, unknown operators and cost
+refusals exit non-zero with the structured error ``{error, message, details}`` on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from engine.canonical import dumps_canonical
+from engine.errors import SchemaError
+from engine.operators.context import OpContext
+from engine.operators.envelope import call
+from engine.operators.registry import get_operator
+from engine.store import Store
+from pipeline.cli._common import add_store, print_json
+
+HELP = "call an operator: `tgms call OP 'JSON-ARGS' --store DIR` (result envelope as JSON)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("op", metavar="OP", help="operator name (see `tgms ops`)")
+    p.add_argument(
+        "json_args", metavar="JSON-ARGS", nargs="?", default="{}", help="arguments as a JSON object"
+    )
+    add_store(p)
+    p.add_argument("--budget-s", type=float, default=None, metavar="S", help="cost budget in seconds")
+    p.add_argument("--compact", action="store_true", help="print canonical one-line JSON")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json_args(text: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise SchemaError(f"JSON-ARGS is not valid JSON: {exc}", field="args") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    get_operator(args.op)  # an unknown operator is E_NOT_FOUND before the store is opened
+    raw = parse_json_args(args.json_args)
+    with Store.open(args.store, read_only=True) as store:
+        envelope = call(OpContext(store), args.op, raw, budget_s=args.budget_s)
+    if args.compact:
+        sys.stdout.write(dumps_canonical(envelope) + "\n")
+    else:
+        print_json(envelope)
+    return 0
