@@ -1,24 +1,17 @@
-"""Temporal traversal (O4–O5): temporal_reachability, temporal_paths.
+"""Temporal traversal (O4–O5): temporal_reachability, temporal_paths (``docs/operators.md`` §5–§6).
 
-Fast path: one cached adjacency per belief state and direction holds every arc ``from → to`` sorted by
-``(from, rank)``, where ``rank`` is the edge version's position in the context's ``(vt_s, eid, vid)``
-scan order; so "the arcs of node u that start in ``[α, t)``" is one binary search per end on the
-composite key ``from·(n+1) + rank`` — vectorized over a whole frontier of nodes at once. Interval arcs
-(``vt_e > vt_s + 1``) also sit in a second, smaller index: they are the only arcs that can be entered
-after they start (``vt_s < α < vt_e``, traversed at τ = α).
+One cached adjacency per belief state and direction holds every arc sorted by ``(from, rank)``, ``rank``
+being the edge version's position in the ``(vt_s, eid, vid)`` scan order: "the arcs of u starting in
+``[α, t)``" is a binary search per end on the key ``from·(n+1) + rank``, vectorized over a frontier.
+Interval arcs (``vt_e > vt_s + 1``), the only ones that can be entered after they start (τ = α), also
+sit in a second, smaller index.
 
-- Earliest arrival (no wait limit, or a limit no wait in the window can exceed): frontier
-  label-correcting relaxation — every round relaxes the arcs of the nodes whose arrival improved in the
-  last round, with numpy, until nothing improves. Exact for interval arcs; round ``k`` has settled every
-  node whose earliest arrival is realised within ``k`` hops.
-- ``delta_max_wait``: the same frontier search over ``(node, arrival)`` states, exploring *all* reachable
-  states (a later arrival may leave within the wait limit where the earliest cannot), deduplicated by a
-  canonical time id; the wait at ``src`` before the first arc is not limited.
-- Paths: best-first search over node-simple prefixes ordered by a lower bound of the contract's row key
-  ``(arrival, hops, nodes)``, pruned by per-hop latest-departure times towards ``dst``; stops after ``k``
-  complete paths pop (they pop in row order).
-
-Semantics: ``docs/operators.md`` §5–§6; reference: ``engine/operators/oracle/traversal.py``.
+- Earliest arrival without a wait limit: frontier label-correcting rounds in numpy (relax the arcs of
+  the nodes whose arrival improved) until nothing improves; exact for interval arcs.
+- ``delta_max_wait``: the frontier search over *all* reachable ``(node, arrival)`` states (a later
+  arrival may leave within the limit where the earliest cannot), settled in time buckets.
+- Paths: best-first over node-simple prefixes keyed by a lower bound of the row key, pruned by per-hop
+  latest-departure bounds towards ``dst``; the first k complete paths popped are the answer.
 """
 
 from __future__ import annotations
@@ -30,7 +23,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from engine.errors import CostError, InvalidArgError
 from engine.operators.base import Model, OpArgs, PagedOutput, Uid, Window, invalid
@@ -41,19 +34,14 @@ from engine.operators.rows import Step
 
 INF = np.iinfo(np.int64).max
 DIRECTIONS = ("out", "in", "both")
-#: run-time stops (deterministic counts, ~20 s of work) for inputs the estimate cannot see coming: an
-#: adversarial graph with far more path prefixes or (node, arrival) states than the cost model expects
+#: run-time stops (deterministic counts, ~20 s of work) for graphs far beyond what the cost model expects
 _MAX_EXPANSIONS = 200_000
 _MAX_STATES = 60_000_000
 
 
 def _stopped(op: str, what: str, n: int, suggestions: list[str]) -> CostError:
-    return CostError(
-        f"{op}: stopped after {n:,} {what} (the run-time limit); narrow the query",
-        op=op,
-        limit=n,
-        suggestions=suggestions,
-    )
+    msg = f"{op}: stopped after {n:,} {what} (the run-time limit); narrow the query"
+    return CostError(msg, op=op, limit=n, suggestions=suggestions)
 
 
 # -- adjacency --------------------------------------------------------------------------------------
@@ -110,20 +98,8 @@ def _build_adjacency(ctx: OpContext, as_of_tt: int | None, direction: str) -> Ad
         starts = np.flatnonzero(np.r_[True, vt_s[1:] != vt_s[:-1]])
         first = np.repeat(starts, np.diff(np.r_[starts, n]))
     inter = np.flatnonzero(vt_e[rk] > vt_s[rk] + 1)
-    return Adjacency(
-        edges=e,
-        n_nodes=len(ctx.uids()),
-        vt_s=vt_s,
-        key=key,
-        to=to,
-        a_vs=vt_s[rk],
-        a_tid=2 * first[rk] + 1,
-        rank=rk,
-        ikey=key[inter],
-        ito=to[inter],
-        ive=vt_e[rk[inter]],
-        irank=rk[inter],
-    )
+    ends = (key[inter], to[inter], vt_e[rk[inter]], rk[inter])
+    return Adjacency(e, len(ctx.uids()), vt_s, key, to, vt_s[rk], 2 * first[rk] + 1, rk, *ends)
 
 
 def adjacency(ctx: OpContext, as_of_tt: int | None, direction: str) -> Adjacency:
@@ -283,9 +259,8 @@ def earliest_arrival_waiting(sc: Scope, src: int, delta: int) -> np.ndarray:
         b = np.searchsorted(bounds, tid, "right")
         order = np.argsort(b, kind="stable")
         b, to, tau, tid = b[order], to[order], tau[order], tid[order]
-        cuts = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
-        for i, c in enumerate(cuts.tolist()):
-            e = int(cuts[i + 1]) if i + 1 < len(cuts) else len(b)
+        cuts = np.flatnonzero(np.r_[True, b[1:] != b[:-1]]).tolist()
+        for c, e in zip(cuts, [*cuts[1:], len(b)], strict=True):
             pending[int(b[c])].append((to[c:e], tau[c:e], tid[c:e]))
 
     # the start state may wait any time for its first arc
@@ -311,12 +286,8 @@ def earliest_arrival_waiting(sc: Scope, src: int, delta: int) -> np.ndarray:
             node, alpha, tid = to[pos], tau[pos], ctid[pos]
             n_states += len(pos)
             if n_states > _MAX_STATES:
-                raise _stopped(
-                    "temporal_reachability",
-                    "(node, arrival) states",
-                    _MAX_STATES,
-                    ["use a narrower window", "use a smaller delta_max_wait or none (one label per node)"],
-                )
+                sugg = ["use a narrower window", "use a smaller delta_max_wait, or none"]
+                raise _stopped("temporal_reachability", "(node, arrival) states", _MAX_STATES, sugg)
             np.minimum.at(arr, node, alpha)
             # a non-start state leaves only by arcs starting within delta of its arrival
             exact = (tid & 1).astype(bool)
@@ -338,10 +309,10 @@ def earliest_arrival_waiting(sc: Scope, src: int, delta: int) -> np.ndarray:
 # -- temporal_reachability --------------------------------------------------------------------------
 
 
-def _direction(v: str) -> str:
-    if v not in DIRECTIONS:
-        raise invalid(f"direction must be one of {list(DIRECTIONS)} (got {v!r})")
-    return v
+@classmethod
+def _null_is_default(cls: type[OpArgs], v: Any, info: ValidationInfo) -> Any:
+    """An optional argument given as null takes its default (as in the oracle's argument checks)."""
+    return cls.model_fields[str(info.field_name)].default if v is None else v
 
 
 class ReachabilityArgs(OpArgs):
@@ -350,10 +321,14 @@ class ReachabilityArgs(OpArgs):
     delta_max_wait: Annotated[int, Field(ge=0)] | None = None
     direction: Annotated[str, Field(json_schema_extra={"enum": list(DIRECTIONS)})] = "out"
 
+    _null = field_validator("direction", mode="before")(_null_is_default)
+
     @field_validator("direction")
     @classmethod
     def _check_direction(cls, v: str) -> str:
-        return _direction(v)
+        if v not in DIRECTIONS:
+            raise invalid(f"direction must be one of {list(DIRECTIONS)} (got {v!r})")
+        return v
 
 
 class ReachRow(Model):
@@ -397,7 +372,8 @@ def _reachability_work(p: StoreProfile, a: ReachabilityArgs, t_b: int) -> dict[s
     # label correcting: ~0.3 scan per arc, a couple of binary searches and one row per reached node
     work = {"scan_row": 0.3 * arcs, "state": reached, "row_out": 0.25 * reached}
     if a.delta_max_wait is not None and a.delta_max_wait < t_b - t_a - 1:
-        states = min(arcs * _wait_states_per_arc(a.delta_max_wait, t_b - t_a), p.n_nodes * (arcs + 1))
+        per_arc = _wait_states_per_arc(a.delta_max_wait, t_b - t_a) * (2.5 if a.direction == "both" else 1.0)
+        states = min(arcs * per_arc, p.n_nodes * (arcs + 1))  # "both": interval edges pass either way
         work["scan_row"] += 1.5 * states  # ~0.3 µs per state (expand, dedupe)
     return work
 
@@ -423,12 +399,12 @@ def _reachability_cost(p: StoreProfile, a: ReachabilityArgs) -> CostEstimate:
     output=ReachabilityOut,
     cost=_reachability_cost,
     manual=(
-        "Returns every node reachable from `src` by a time-respecting path inside `window` (start at src "
-        "at t_a; an edge valid [s, e) entered at arrival a is used at max(a, s) if that is < e and < t_b), "
-        "with its earliest arrival time, as `rows` {uid, earliest_arrival} ordered by (earliest_arrival, "
-        "uid); src itself is not listed. direction 'in' walks edges backwards (time still runs forward), "
-        "'both' uses either orientation. delta_max_wait bounds every intermediate wait (not the wait at "
-        "src before the first edge); the search then explores every (node, arrival) state exactly."
+        "Returns every node reachable from `src` by a time-respecting path inside `window`, with its "
+        "earliest arrival, as `rows` {uid, earliest_arrival} ordered by (earliest_arrival, uid); src itself "
+        "is not listed. The traveller is at src at t_a; an edge valid [s, e) reached at time a is used at "
+        "max(a, s) if that is < e and < t_b, arriving then. direction 'in' walks edges backwards (time still "
+        "runs forward), 'both' uses either orientation. delta_max_wait bounds every intermediate wait (not "
+        "the wait at src before the first edge); the search then explores every (node, arrival) state."
     ),
     example={
         "args": {"src": "n9", "window": {"t_a": 1082000000000000, "t_b": 1083000000000000}, "limit": 50},
@@ -467,6 +443,8 @@ class PathsArgs(OpArgs):
     k: Annotated[int, Field(ge=1, le=20)] = 5
     max_hops: Annotated[int, Field(ge=1, le=6)] = 4
 
+    _null = field_validator("k", "max_hops", mode="before")(_null_is_default)
+
 
 class PathRow(Model):
     arrival: int
@@ -500,18 +478,13 @@ def _path_bounds(sc: Scope, dst: int, max_hops: int) -> tuple[list[np.ndarray], 
     enter = np.maximum(vs, t_a)  # earliest time the arc can be entered
     ok = enter <= last
     frm, to, vs, last, enter = frm[ok], to[ok], vs[ok], last[ok], enter[ok]
-    late0 = np.full(sc.g.n_nodes, -1, dtype=np.int64)
-    late0[dst] = t_b - 1
-    soon0 = np.full(sc.g.n_nodes, INF, dtype=np.int64)
-    soon0[dst] = t_a
-    late, soon = [late0], [soon0]
+    late, soon = [np.full(sc.g.n_nodes, -1, dtype=np.int64)], [np.full(sc.g.n_nodes, INF, dtype=np.int64)]
+    late[0][dst], soon[0][dst] = t_b - 1, t_a
     for _ in range(max_hops):
-        prev_l, prev_s = late[-1], soon[-1]
-        lt, st = prev_l.copy(), prev_s.copy()
-        y = prev_l[to]
-        m = vs <= y
+        lt, st = late[-1].copy(), soon[-1].copy()
+        y, z = late[-1][to], soon[-1][to]
+        m = vs <= y  # enter x->y by min(last, late[y]) and still leave y in time
         np.maximum.at(lt, frm[m], np.minimum(last[m], y[m]))
-        z = prev_s[to]
         m = z < INF
         np.minimum.at(st, frm[m], np.maximum(enter[m], z[m]))
         late.append(lt)
@@ -617,13 +590,7 @@ def _paths_cost(p: StoreProfile, a: PathsArgs) -> CostEstimate:
         "each edge a step {vid, eid, src, dst, rel_type, t} with t the traversal time."
     ),
     example={
-        "args": {
-            "src": "n9",
-            "dst": "n17",
-            "window": {"t_a": 1082000000000000, "t_b": 1083000000000000},
-            "k": 3,
-            "max_hops": 3,
-        },
+        "args": {"src": "n9", "dst": "n17", "window": {"t_a": 1082000000000000, "t_b": 1083000000000000}},
         "outputs": ["rows", "rows_total"],
         "note": "S->A at 1, A->D at 2, S->D at 9: rows [S,A,D] (arrival 2, hops 2) then [S,D] (arrival 9).",
     },
@@ -637,20 +604,13 @@ def temporal_paths(ctx: OpContext, a: PathsArgs) -> dict[str, Any]:
     found = find_paths(sc, src, dst, a.k, a.max_hops, uids)
     e = sc.g.edges
     rel = e.table["rel_type"]
-    rows = []
-    for arrival, path, steps in found:
-        edges = [
-            {
-                "vid": int(e.vid[r]),
-                "eid": int(e.eid[r]),
-                "src": uids[int(e.src[r])],
-                "dst": uids[int(e.dst[r])],
-                "rel_type": rel[r].as_py(),
-                "t": t,
-            }
-            for r, t in steps
-        ]
-        rows.append(
-            {"arrival": arrival, "hops": len(steps), "nodes": [uids[n] for n in path], "edges": edges}
-        )
+
+    def step(r: int, t: int) -> dict[str, Any]:
+        ends = {"src": uids[int(e.src[r])], "dst": uids[int(e.dst[r])], "rel_type": rel[r].as_py()}
+        return {"vid": int(e.vid[r]), "eid": int(e.eid[r]), **ends, "t": t}
+
+    rows = [
+        {"arrival": t, "hops": len(st), "nodes": [uids[n] for n in path], "edges": [step(*x) for x in st]}
+        for t, path, st in found
+    ]
     return {"rows": rows, "rows_total": len(rows)}

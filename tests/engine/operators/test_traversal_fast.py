@@ -40,7 +40,7 @@ def random_store(root: Path, backend: str, seed: int) -> tuple[Store, list[int],
     store = Store.create(root, backend, now=counter_clock())
     uids = [f"v{i}" for i in range(n_uids)]
     tts = [store.write([{"op": "assert_node", "uid": u, "vt_s": rng.randint(0, t_max)} for u in uids]).tt]
-    idents: list[dict[str, Any]] = []
+    facts: list[tuple[dict[str, Any], int, int]] = []  # (ref, vt_s, vt_e) of every asserted edge
     for b in range(n_batches):
         ops = []
         for i in range(rng.randint(4, 12)):
@@ -53,17 +53,18 @@ def random_store(root: Path, backend: str, seed: int) -> tuple[Store, list[int],
                 rel, disc, end = "msg", "", t + 1
             ops.append({"op": "assert_edge", "src": s, "dst": d, "rel_type": rel, "disc": disc,
                         "props": {"w": rng.randint(1, 4)}, "vt_s": t, "vt_e": end})  # fmt: skip
-            idents.append({"src": s, "dst": d, "rel_type": rel, "disc": disc})
+            facts.append(({"src": s, "dst": d, "rel_type": rel, "disc": disc}, t, end))
         r = store.try_write(ops)
         if r.status == "committed":
             tts.append(r.tt)
-        for _ in range(rng.randint(0, 2)):
-            a = rng.randint(0, t_max)
+        for _ in range(rng.randint(1, 3)):  # corrections (split intervals, new props) and retractions
+            ref, vs, ve = rng.choice(facts)
+            a = rng.randint(vs, min(ve, vs + t_max) - 1)
             fix = (
-                {"op": "correct", "ref": rng.choice(idents), "props": {"w": rng.randint(5, 9)},
-                 "vt_s": a, "vt_e": a + rng.randint(1, t_max // 3 + 1)}
-                if rng.random() < 0.6
-                else {"op": "retract", "ref": rng.choice(idents), "t": a}
+                {"op": "correct", "ref": ref, "props": {"w": rng.randint(5, 9)}, "vt_s": a,
+                 "vt_e": min(ve, a + rng.randint(1, t_max // 3 + 1))}
+                if rng.random() < 0.6 or ve == vs + 1
+                else {"op": "retract", "ref": ref, "t": a + 1}
             )  # fmt: skip
             r = store.try_write([fix])
             if r.status == "committed":
@@ -269,7 +270,7 @@ def test_paging_follows_the_cursor(tmp_path: Path, backend: str) -> None:
         store.close()
 
 
-def test_errors_match_the_oracle(tmp_path: Path, backend: str) -> None:
+def test_errors_and_nulls_match_the_oracle(tmp_path: Path, backend: str) -> None:
     s = edge_store(tmp_path, backend, [("S", "A", 1, 2), ("A", "D", 2, 3)])
     try:
         ctx, oracle = OpContext(s), OracleStore(*s.public_rows())
@@ -289,6 +290,9 @@ def test_errors_match_the_oracle(tmp_path: Path, backend: str) -> None:
             ("temporal_paths", {"src": "S", "dst": "D", "window": W, "max_hops": 0}, "E_INVALID_ARG"),
             ("temporal_paths", {"src": "S", "dst": "D", "window": W, "k": True}, "E_SCHEMA"),
             ("temporal_paths", {"src": "S", "dst": "D", "window": W, "hops": 2}, "E_SCHEMA"),
+            # an optional argument given as null takes its default, as in the oracle
+            ("temporal_reachability", {"src": "S", "window": W, "direction": None}, "ok"),
+            ("temporal_paths", {"src": "S", "dst": "D", "window": W, "k": None, "max_hops": None}, "ok"),
         ]
         for op, args, code in cases:
             assert compare(ctx, oracle, op, args) == code, (op, args)
@@ -332,3 +336,25 @@ def test_cost_grows_with_the_window_and_suggests_narrowing() -> None:
     fewer = _estimate("temporal_paths", p, src="x", dst="y", window={"t_a": 0, "t_b": 40_000_000}, max_hops=3)
     assert fewer.seconds < paths.seconds
     assert "use max_hops <= 3" in paths.suggestions
+
+
+def test_run_time_stops_are_structured_cost_errors(
+    tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = edge_store(
+        tmp_path, backend, [("S", "A", 1, 2), ("A", "B", 2, 3), ("B", "D", 3, 4), ("A", "D", 5, 6)]
+    )
+    try:
+        ctx = OpContext(s)
+        monkeypatch.setattr(traversal, "_MAX_STATES", 2)
+        monkeypatch.setattr(traversal, "_MAX_EXPANSIONS", 1)
+        for op, args in (
+            ("temporal_reachability", {"src": "S", "window": W, "delta_max_wait": 5}),
+            ("temporal_paths", {"src": "S", "dst": "D", "window": W}),
+        ):
+            with pytest.raises(CostError) as exc:
+                call(ctx, op, args, check_cost=False)
+            assert exc.value.details["suggestions"], exc.value.details
+        assert len(call(ctx, "temporal_reachability", {"src": "S", "window": W})["payload"]["rows"]) == 3
+    finally:
+        s.close()
