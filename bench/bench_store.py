@@ -23,7 +23,6 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- store-bench:begin -->", "<!-- store-bench:end -->"
 
 
 def _dir_bytes(path: Path) -> int:
@@ -144,14 +143,9 @@ def machine() -> str:
 
 
 def update_docs(md: str) -> None:
-    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n"
-    block = f"{BEGIN}\n{md}\n{END}"
-    if BEGIN in text:
-        pre, rest = text.split(BEGIN, 1)
-        text = pre + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n## Store: ingest, replay, size, open\n\n" + block + "\n"
-    DOCS.write_text(text)
+    from pipeline.bench.docs import update_section
+
+    update_section(DOCS, "store-bench", "Store: ingest, replay, size, open", md)
 
 
 def main() -> int:

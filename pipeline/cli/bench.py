@@ -14,7 +14,6 @@ from pathlib import Path
 from pipeline.cli._common import progress
 
 HELP = "benchmarks: `tgms bench ops --scales 1e5,1e6,1e7`"
-BEGIN, END = "<!-- ops-bench:begin -->", "<!-- ops-bench:end -->"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,13 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
     if args.docs:
-        docs = Path(args.docs)
-        text = docs.read_text() if docs.exists() else "# Benchmarks\n"
-        block = f"{BEGIN}\n{md}\n{END}"
-        if BEGIN in text:
-            pre, rest = text.split(BEGIN, 1)
-            text = pre + block + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip() + "\n\n## Operators: `tgms bench ops`\n\n" + block + "\n"
-        docs.write_text(text)
+        from pipeline.bench.docs import update_section
+
+        update_section(Path(args.docs), "ops-bench", "Operators: `tgms bench ops`", md)
     return 0

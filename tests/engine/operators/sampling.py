@@ -13,33 +13,14 @@ import random
 from pathlib import Path
 from typing import Any
 
+from engine.operators.oracle.evolution import ALLEN_RELATIONS
+from engine.operators.oracle.metrics import METRICS as ORACLE_METRICS
 from engine.store import Store
 
 N_CASES = int(os.environ.get("TGMS_ORACLE_CASES", "50"))
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
-METRICS = (
-    "node_count",
-    "active_edge_count",
-    "mean_out_degree",
-    "edge_event_count",
-    "new_node_rate",
-    "reciprocity",
-)
-ALLEN = (
-    "before",
-    "after",
-    "meets",
-    "met_by",
-    "overlaps",
-    "overlapped_by",
-    "starts",
-    "started_by",
-    "during",
-    "contains",
-    "finishes",
-    "finished_by",
-    "equals",
-)
+METRICS = ORACLE_METRICS
+ALLEN = ALLEN_RELATIONS
 T_MAX = 200
 
 
