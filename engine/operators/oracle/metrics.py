@@ -20,6 +20,7 @@ from engine.operators.oracle.store import (
     choice_arg,
     int_arg,
     is_number,
+    overlaps,
     require_known,
     str_arg,
     valid_at,
@@ -75,7 +76,9 @@ def oracle_graph_metric_timeseries(store: OracleStore, args: dict[str, Any]) -> 
         elif metric == "active_edge_count":
             value = n_edges
         elif metric == "mean_out_degree":
-            value = _ratio(n_edges, n_nodes)
+            # directed non-loop pairs of versions overlapping the bucket, over the uids they connect
+            active = {(e["src"], e["dst"]) for e in edges if e["src"] != e["dst"] and overlaps(e, bs, be)}
+            value = _ratio(len(active), len({u for pair in active for u in pair}))
         elif metric == "edge_event_count":
             value = len(in_bucket)
         elif metric == "new_node_rate":

@@ -337,7 +337,9 @@ def metric_store() -> OracleStore:
     [
         ("node_count", [2, 2, 3]),  # valid at 0, 10, 20 (c from 15)
         ("active_edge_count", [1, 1, 1]),  # only the interval edge is valid at a bucket start
-        ("mean_out_degree", [0.5, 0.5, 0.333333333]),  # 1/2, 1/2, 1/3
+        # pairs overlapping the bucket / their endpoints: {ab,ba}/{a,b}; {ab,ac,ca,bc}/{a,b,c};
+        # {ab,da}/{a,b,d} (the interval edge a->b overlaps every bucket; the loop a->a is not a pair)
+        ("mean_out_degree", [1, 1.333333333, 0.666666667]),
         ("edge_event_count", [3, 3, 2]),  # vt_s in bucket: {0,3,4}, {16,17,18}, {26,27}
         ("new_node_rate", [2, 1, 1]),  # first seen a 0, b 0, c 15, d 25
         ("reciprocity", [1, 0.666666667, 0]),  # {ab,ba}: 2/2; {ac,ca,bc}: 2/3; {da} (aa is a loop): 0/1

@@ -1,0 +1,194 @@
+"""neighborhood_evolution, co_active: fast path == brute-force oracle on random bi-temporal stores.
+
+Uses the stores of :mod:`tests.engine.operators.test_metrics_fast` (events on coarse clocks, interval and
+open-ended edges, parallel edges, self-loops, corrections, retractions). co_active cycles through all 13
+Allen relations with random selections; the interval join itself is also checked against the oracle's
+``allen`` on large random interval sets. Cases per operator: ``TGMS_ORACLE_CASES`` (default 50).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine.errors import CostError
+from engine.operators import evolution
+from engine.operators.context import EdgeArrays
+from engine.operators.cost import StoreProfile
+from engine.operators.envelope import call
+from engine.operators.evolution import CoActiveArgs, _co_active_cost, allen_join
+from engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
+from engine.timeutil import OPEN_END
+from tests.engine.operators.oracle_compare import compare
+from tests.engine.operators.sampling import N_CASES
+from tests.engine.operators.test_metrics_fast import STORES, T_MAX, common, one, stores, window
+
+__all__ = ["one"]  # the fixture, re-exported for pytest
+
+
+def evolution_args(rng: random.Random, i: int, tts: list[int], uids: list[str]) -> dict[str, Any]:
+    t1 = rng.choice([0, 1, rng.randint(0, T_MAX)])
+    t2 = t1 + rng.choice([1, rng.randint(1, T_MAX), T_MAX * 3])
+    args: dict[str, Any] = {"uid": rng.choice(uids), "t1": t1, "t2": t2}
+    if rng.random() < 0.6:
+        args["stride"] = rng.choice([1, rng.randint(1, 40), t2 - t1 + 3])
+    return common(rng, args, tts)
+
+
+def _spec(rng: random.Random, uids: list[str]) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    for key in ("src", "dst", "uid"):
+        if rng.random() < 0.2:
+            n = 0 if rng.random() < 0.05 else rng.randint(1, 4)
+            spec[key] = rng.choice(uids) if rng.random() < 0.4 else rng.sample(uids, n)
+    if rng.random() < 0.2:
+        spec["rel_types"] = (
+            ["other"] if rng.random() < 0.1 else rng.sample(["msg", "follows"], rng.randint(1, 2))
+        )
+    if rng.random() < 0.3:
+        spec["window"] = window(rng)
+    return spec
+
+
+def co_active_args(rng: random.Random, i: int, tts: list[int], uids: list[str]) -> dict[str, Any]:
+    rel = ALLEN_RELATIONS[i % len(ALLEN_RELATIONS)]
+    return common(rng, {"a_spec": _spec(rng, uids), "b_spec": _spec(rng, uids), "allen_relation": rel}, tts)
+
+
+def _run(tmp_path: Path, backend: str, op: str, sampler, n_cases: int) -> Counter[str]:
+    outcomes: Counter[str] = Counter()
+    per_store = -(-n_cases // STORES)
+    for k, (ctx, oracle, tts, uids) in enumerate(stores(tmp_path, backend)):
+        rng = random.Random(2000 * k + len(op))
+        for i in range(per_store):
+            outcomes[compare(ctx, oracle, op, sampler(rng, i, tts, uids))] += 1
+    return outcomes
+
+
+def test_neighborhood_evolution_matches_oracle(tmp_path, backend):
+    outcomes = _run(tmp_path, backend, "neighborhood_evolution", evolution_args, N_CASES)
+    assert sum(outcomes.values()) >= N_CASES and outcomes["ok"] >= N_CASES // 2, outcomes
+
+
+def test_co_active_matches_oracle(tmp_path, backend):
+    n = max(N_CASES, 2 * len(ALLEN_RELATIONS) * STORES)  # every relation on every store, twice
+    outcomes = _run(tmp_path, backend, "co_active", co_active_args, n)
+    assert outcomes["ok"] >= n // 2, outcomes
+
+
+def test_every_relation_full_selections(one):
+    ctx, oracle, tts, uids = one
+    for a in (None, tts[len(tts) // 2]):
+        for rel in ALLEN_RELATIONS:
+            for a_spec, b_spec in (({}, {}), ({"rel_types": ["follows"]}, {"uid": uids[:4]})):
+                args = {"a_spec": a_spec, "b_spec": b_spec, "allen_relation": rel, "as_of_tt": a, "limit": 7}
+                assert compare(ctx, oracle, "co_active", args) == "ok"
+
+
+def test_errors_match_oracle(one):
+    ctx, oracle, _, uids = one
+    cases = [
+        ("neighborhood_evolution", {"uid": "nobody", "t1": 1, "t2": 9}),
+        ("neighborhood_evolution", {"uid": uids[0], "t1": 9, "t2": 9}),
+        ("neighborhood_evolution", {"uid": uids[0], "t1": 0, "t2": 2001, "stride": 1}),
+        ("neighborhood_evolution", {"uid": uids[0], "t1": 0, "t2": 9, "stride": 0}),
+        ("neighborhood_evolution", {"uid": uids[0], "t1": 0, "t2": 9, "stride": None}),
+        ("co_active", {"a_spec": {"src": "nobody"}, "b_spec": {}, "allen_relation": "meets"}),
+        ("co_active", {"a_spec": {}, "b_spec": {"uid": [uids[0], "nobody"]}, "allen_relation": "meets"}),
+        ("co_active", {"a_spec": {}, "b_spec": {}, "allen_relation": "near"}),
+        ("co_active", {"a_spec": {"who": 1}, "b_spec": {}, "allen_relation": "meets"}),
+        ("co_active", {"a_spec": {"rel_types": "msg"}, "b_spec": {}, "allen_relation": "meets"}),
+        ("co_active", {"a_spec": {"window": {"t_a": 5, "t_b": 1}}, "b_spec": {}, "allen_relation": "meets"}),
+        ("co_active", {"a_spec": None, "b_spec": {}, "allen_relation": "meets"}),
+        ("co_active", {"a_spec": {"src": None, "window": None}, "b_spec": {}, "allen_relation": "equals"}),
+    ]
+    codes = [compare(ctx, oracle, op, args) for op, args in cases]
+    nf, inv, sch = "E_NOT_FOUND", "E_INVALID_ARG", "E_SCHEMA"
+    assert codes == [nf, inv, inv, inv, "ok", nf, nf, inv, sch, sch, inv, sch, "ok"]
+
+
+def test_cursor_reads_every_pair(one):
+    ctx = one[0]
+    args: dict[str, Any] = {"a_spec": {}, "b_spec": {}, "allen_relation": "before", "limit": 50}
+    seen = []
+    while True:
+        page = call(ctx, "co_active", args)["payload"]
+        seen += page["rows"]
+        if page["cursor"] is None:
+            break
+        args["cursor"] = page["cursor"]
+    full = call(ctx, "co_active", {**args, "limit": 10_000, "cursor": None})["payload"]
+    assert seen == full["rows"] and len(seen) == full["rows_total"] > 100
+
+
+def _intervals(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    vs = np.sort(rng.integers(0, 60, n))
+    length = rng.choice([1, 1, 1, 2, 3, 5, 20, 70], n)
+    ve = vs + length
+    ve[rng.random(n) < 0.05] = OPEN_END
+    return vs.astype(np.int64), ve.astype(np.int64)
+
+
+@pytest.mark.parametrize("rel", ALLEN_RELATIONS)
+def test_allen_join_matches_pairwise_allen(rel):
+    rng = np.random.default_rng(len(rel))
+    vs, ve = _intervals(rng, 400)
+    e = EdgeArrays(table=None, vid=np.arange(400), eid=np.arange(400), src=None, dst=None, vt_s=vs, vt_e=ve)  # type: ignore[arg-type]
+    for _ in range(3):
+        ia = np.sort(rng.choice(400, rng.integers(1, 200), replace=False))
+        ib = np.sort(rng.choice(400, rng.integers(1, 400), replace=False))
+        got_a, got_b = allen_join(e, rel, ia, ib)
+        want = [(x, y) for x in ia.tolist() for y in ib.tolist()
+                if x != y and allen(int(vs[x]), int(ve[x]), int(vs[y]), int(ve[y])) == rel]  # fmt: skip
+        assert list(zip(got_a.tolist(), got_b.tolist(), strict=True)) == want
+
+
+def _profile(n: int) -> StoreProfile:
+    vt = np.arange(n, dtype=np.int64) * 1_000_000
+    return StoreProfile(
+        n_edges=n, n_nodes=n // 50, vt_min=0, vt_max=int(vt[-1]), vt_sorted=vt, max_degree=2000
+    )
+
+
+def test_co_active_cost_refuses_huge_joins_with_suggestions(one):
+    p = _profile(10**6)
+    huge = CoActiveArgs.model_validate({"a_spec": {}, "b_spec": {}, "allen_relation": "before"})
+    est = _co_active_cost(p, huge)
+    assert est.seconds > 1000
+    text = " ".join(est.suggestions)
+    assert "add a window" in text and "restrict a_spec.src" in text and "narrow the selections" in text
+    small = CoActiveArgs.model_validate(
+        {
+            "a_spec": {"src": "x"},
+            "b_spec": {"uid": "x", "window": {"t_a": 0, "t_b": 10**10}},
+            "allen_relation": "during",
+        }
+    )
+    assert _co_active_cost(p, small).seconds < 2
+    ctx = one[0]
+    with pytest.raises(CostError) as exc:
+        call(ctx, "co_active", {"a_spec": {}, "b_spec": {}, "allen_relation": "before"}, budget_s=1e-6)
+    assert exc.value.details["suggestions"]
+
+
+def test_run_time_stop_and_lazy_rows(one, monkeypatch):
+    ctx = one[0]
+    args = {"a_spec": {}, "b_spec": {}, "allen_relation": "after"}
+    full = call(ctx, "co_active", {**args, "limit": 10_000})["payload"]
+    monkeypatch.setattr(evolution, "_MAX_CANDIDATES", 10)
+    with pytest.raises(CostError) as exc:
+        call(ctx, "co_active", args, check_cost=False)
+    assert exc.value.details["limit"] == 10 and exc.value.details["suggestions"]
+    monkeypatch.undo()
+    e = ctx.edges(None)
+    pos_a, pos_b = allen_join(e, "after", np.arange(e.n), np.arange(e.n))
+    rows = evolution.PairRows(ctx, e, pos_a, pos_b)
+    assert len(rows) == full["rows_total"] > 3
+    assert rows[0] == full["rows"][0] and rows[-1] == full["rows"][-1] and rows[1:3] == full["rows"][1:3]
+    with pytest.raises(IndexError):
+        rows[len(rows)]
