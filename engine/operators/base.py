@@ -4,10 +4,17 @@ Args models are strict pydantic models (no coercion: ``"5"`` is not an int, ``tr
 that forbid unknown fields, so a malformed call fails when its args are built. Validation errors map to
 the error tree in :func:`validation_error`: shape problems (missing, unknown, wrong type) are
 ``E_SCHEMA``; a well-typed value out of bounds or inconsistent is ``E_INVALID_ARG``.
+
+An explicit ``null`` for an argument that has a default means "use the default" (as if absent), at the
+top level and inside nested argument objects (``window``, ``scope``, ``params``, ...): planners that fill
+every field of a strict tool schema send ``null`` for what they leave out. A ``null`` for a required
+argument is a missing argument (``E_SCHEMA``).
 """
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -23,7 +30,8 @@ MAX_BUCKETS = 2_000
 
 Time = Annotated[int, Field(ge=0, lt=OPEN_END, description="epoch microseconds, UTC")]
 TimeEnd = Annotated[int, Field(ge=0, le=OPEN_END, description="epoch microseconds, UTC; 2**62 = open end")]
-Uid = Annotated[str, Field(min_length=1, max_length=1024)]
+# No length bounds: a uid is only ever looked up, so "" or a long string is simply unknown (E_NOT_FOUND).
+Uid = str
 UidList = Annotated[list[Uid], Field(max_length=MAX_LIST)]
 
 
@@ -93,10 +101,36 @@ def validation_error(exc: ValidationError, op: str) -> TGMSError:
     return cls(msg, op=op, field=first["field"], problems=problems)
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The argument-object models an annotation admits (``Window | None`` -> ``[Window]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType or origin is Annotated:
+        return [m for a in typing.get_args(annotation) for m in _models_in(a)]
+    return []
+
+
+def drop_null_defaults(model: type[BaseModel], raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` without the ``null`` values of defaulted fields, recursing into nested argument objects."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            out[key] = value  # unknown: left for validation to refuse
+        elif value is None and not field.is_required():
+            continue
+        elif isinstance(value, dict) and len(sub := _models_in(field.annotation)) == 1:
+            out[key] = drop_null_defaults(sub[0], value)
+        else:
+            out[key] = value
+    return out
+
+
 def parse_args(model: type[BaseModel], raw: Any, op: str) -> Any:
     if not isinstance(raw, dict):
         raise SchemaError(f"{op}: args must be a JSON object", op=op)
     try:
-        return model.model_validate(raw)
+        return model.model_validate(drop_null_defaults(model, raw))
     except ValidationError as exc:
         raise validation_error(exc, op) from None

@@ -62,7 +62,7 @@ ALLEN_RELATIONS = (
 
 
 class NeighborhoodArgs(OpArgs):
-    uid: Annotated[str, Field(min_length=1)]
+    uid: str
     t1: Time
     t2: Time
     stride: Annotated[int, Field(ge=1, description="default t2 - t1 (one bucket)")] | None = None

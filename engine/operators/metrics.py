@@ -466,7 +466,7 @@ class BurstParams(Model):
 
 
 class BurstArgs(OpArgs):
-    target: Annotated[str, Field(min_length=1, description='"global" or a uid')]
+    target: Annotated[str, Field(description='"global" or a uid')]
     window: Window
     stride: Annotated[int, Field(ge=1)]
     method: Annotated[str, Field(json_schema_extra={"enum": list(METHODS)})] = "zscore"

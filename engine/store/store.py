@@ -73,6 +73,8 @@ class Store:
         self._clock = clock
         self._lock_fd = lock_fd
         self._entities: dict[str, int] | None = None
+        #: bumped by every applied batch; readers key derived caches on it (cheaper than reading meta)
+        self.generation = 0
         self._uids: pa.Array | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------
@@ -189,6 +191,7 @@ class Store:
             self._log.append_outcome(batch, {"status": "failed", "error": err})
             raise
         self.backend.apply(changes)
+        self.generation += 1
         self._entities = None
         self._uids = None
         outcome = {"status": "committed", "error": None, "stats": planner.stats}

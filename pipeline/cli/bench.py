@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     md = (
         f"Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, "
         f"Python {platform.python_version()}); "
-        f"p50/p95 of {args.reps} reps after one warm-up; peak RSS {records[-1]['peak_rss_mb']} MB.\n\n"
+        f"p50/p95 of {args.reps} reps after one warm-up; peak RSS of the process that ran each scale.\n\n"
         + table(records)
     )
     print(md)

@@ -42,7 +42,12 @@ def frac(x: Any, what: str) -> Fraction:
 
 
 def out_num(q: Fraction) -> int | float:
-    return int(q) if q.denominator == 1 else canon_float(float(q))
+    if q.denominator == 1:
+        return int(q)
+    try:
+        return canon_float(float(q))
+    except OverflowError:
+        raise InvalidArgError("result is too large for a JSON number", field="value") from None
 
 
 def _items(args: dict[str, Any], name: str = "input") -> list[Any]:

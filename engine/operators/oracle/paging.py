@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import InvalidArgError
+from engine.errors import InvalidArgError, SchemaError
 
 MAX_LIMIT = 10_000
 DEFAULT_LIMIT = 100
@@ -29,7 +29,9 @@ def list_names(payload: dict[str, Any]) -> list[str]:
 
 
 def _check(limit: int, cursor_offset: int) -> None:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise SchemaError("limit must be an integer", field="limit", value=limit)
+    if not 1 <= limit <= MAX_LIMIT:
         raise InvalidArgError(f"limit must be an integer in [1, {MAX_LIMIT}]", field="limit", value=limit)
     if isinstance(cursor_offset, bool) or not isinstance(cursor_offset, int) or cursor_offset < 0:
         raise InvalidArgError(

@@ -18,10 +18,14 @@ def _strip_cursor(payload: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _limit(args: dict[str, Any]) -> Any:
+    return 100 if args.get("limit") is None else args["limit"]  # null = the default, as for every arg
+
+
 def compare(ctx: OpContext, oracle_store: OracleStore, op: str, args: dict[str, Any]) -> str:
     """Assert agreement; return "ok" or the shared error code."""
     try:
-        want = canonicalize(page(ORACLES[op](oracle_store, dict(args)), args.get("limit", 100), 0))
+        want = canonicalize(page(ORACLES[op](oracle_store, dict(args)), _limit(args), 0))
         want_err = None
     except TGMSError as exc:
         want, want_err = None, exc.code

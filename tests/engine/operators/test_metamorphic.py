@@ -174,3 +174,20 @@ def test_diff_snapshots_composes(tmp_path):
             }
     finally:
         store.close()
+
+
+def test_one_context_sees_every_later_write(tmp_path, backend):
+    """Derived caches are keyed on the store's batch generation: a write is visible to the next call."""
+    store, _ = random_store(tmp_path / "s", backend, seed=17)
+    try:
+        ctx = OpContext(store)
+        before = call(ctx, "entity_history", {"uid": "u1", "include_edges": True})
+        n_edges = ctx.edges(None).n
+        store.write(
+            [{"op": "assert_edge", "src": "u1", "dst": "u2", "rel_type": "msg", "vt_s": 7, "vt_e": 8}]
+        )
+        after = call(ctx, "entity_history", {"uid": "u1", "include_edges": True})
+        assert after["result_digest"] != before["result_digest"]
+        assert ctx.edges(None).n == n_edges + 1
+    finally:
+        store.close()

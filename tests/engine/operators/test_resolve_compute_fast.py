@@ -519,6 +519,8 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"fn": "sum", "input": [1], "limit": 0}, "E_INVALID_ARG"),
     ({"fn": "sum", "input": [1], "as_of_tt": -1}, "E_INVALID_ARG"),  # checked though compute ignores it
     ({"fn": "sum", "input": [1], "as_of_tt": "now"}, "E_SCHEMA"),
+    ({"fn": "mean", "input": [10**400, 1]}, "E_INVALID_ARG"),  # exact, but no JSON number holds it
+    ({"fn": "ratio", "a": 10**400, "b": 3}, "E_INVALID_ARG"),
 ]
 
 

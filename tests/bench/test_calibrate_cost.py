@@ -1,0 +1,100 @@
+"""bench/calibrate_cost.py: the NNLS fit recovers known coefficients, the literal rewrite keeps the layout,
+and a tiny end-to-end run reports every operator."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from engine.operators.cost import COEFFICIENTS
+from engine.operators.registry import OPERATOR_ORDER
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "calibrate_cost.py"
+
+
+@pytest.fixture(scope="module")
+def calib() -> ModuleType:
+    # bench/ is a directory of scripts, not a package: load the file as a module
+    spec = importlib.util.spec_from_file_location("calibrate_cost", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_nnls_matches_unconstrained_solution_when_it_is_nonnegative(calib: ModuleType) -> None:
+    rng = np.random.default_rng(1)
+    a = rng.random((40, 4))
+    x = np.array([0.5, 2.0, 0.0, 1.0])
+    assert np.allclose(calib.nnls(a, a @ x), x, atol=1e-9)
+
+
+def test_nnls_clamps_a_negative_coefficient(calib: ModuleType) -> None:
+    rng = np.random.default_rng(2)
+    a = rng.random((50, 3))
+    b = a @ np.array([1.0, -0.5, 2.0])
+    x = calib.nnls(a, b)
+    assert (x >= 0).all() and x[1] == 0
+    # optimality (KKT): zero gradient on the free variables, non-positive on the clamped one
+    grad = a.T @ (b - a @ x)
+    assert np.allclose(grad[x > 0], 0, atol=1e-9) and (grad[x == 0] <= 1e-9).all()
+
+
+def test_fit_recovers_known_coefficients(calib: ModuleType) -> None:
+    rng = np.random.default_rng(3)
+    truth = {
+        "base": 3e-4,
+        "scan_row": 1.5e-7,
+        "row_out": 5e-6,
+        "state": 2e-6,
+        "triple": 4e-8,
+        "bucket_row": 9e-8,
+    }
+    work, measured = [], []
+    for _ in range(300):
+        # sparse rows with magnitudes over several decades, like real calls (times from 0.3 ms to ~10 s)
+        terms = rng.choice([t for t in truth if t != "base"], int(rng.integers(1, 4)), replace=False)
+        w = {str(t): float(10 ** rng.uniform(1, 7.5)) for t in terms}
+        t_true = truth["base"] + sum(truth[k] * v for k, v in w.items())
+        work.append(w)
+        measured.append(t_true * (1 + rng.normal(0, 0.01)))  # 1% timing noise
+    got = calib.fit(work, measured)
+    for k, v in truth.items():
+        assert got[k] == pytest.approx(v, rel=0.05), k
+
+
+def test_fit_keeps_a_coefficient_no_call_uses(calib: ModuleType) -> None:
+    work = [{"scan_row": 1e5}, {"scan_row": 1e6}, {"row_out": 100.0}]
+    measured = [0.02, 0.2, 4e-4]
+    assert calib.fit(work, measured)["triple"] == COEFFICIENTS["triple"]
+
+
+def test_rewrite_coefficients_keeps_comments(calib: ModuleType) -> None:
+    text = calib.COST_PY.read_text(encoding="utf-8")
+    new = {k: v * 1.2345 for k, v in COEFFICIENTS.items()}
+    out = calib.rewrite_coefficients(text, new)
+    assert out.count("\n") == text.count("\n")
+    assert '"scan_row": ' + calib.fmt_coef(new["scan_row"]) + ",  # one edge version scanned" in out
+    assert calib.fmt_coef(2.4690e-7) == "2.5e-7" and calib.fmt_coef(2e-4) == "2e-4"
+    ns: dict[str, object] = {}
+    block = out[out.index("{", out.index("COEFFICIENTS:")) : out.index("\n}", out.index("COEFFICIENTS:")) + 2]
+    exec("c = " + block, ns)
+    assert ns["c"] == {k: float(calib.fmt_coef(v)) for k, v in new.items()}
+
+
+def test_end_to_end_tiny_store(calib: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cost_py = calib.COST_PY.read_text(encoding="utf-8")
+    out_json = tmp_path / "calib.json"
+    argv = ["--scales", "2000", "--reps", "1", "--calls-per-op", "3", "--work", str(tmp_path)]
+    assert calib.main([*argv, "--json", str(out_json)]) == 0
+    report = capsys.readouterr().out
+    for op in OPERATOR_ORDER:
+        assert f"| {op} |" in report, op
+    assert "false admissions" in report and out_json.exists()
+    assert calib.COST_PY.read_text(encoding="utf-8") == cost_py  # without --write nothing is rewritten
