@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import statistics
 import sys
@@ -329,32 +330,39 @@ def _design(work: Sequence[dict[str, float]]) -> np.ndarray:
     return np.array([[1.0 if t == "base" else w.get(t, 0.0) for t in TERMS] for w in work])
 
 
-def fit(work: Sequence[dict[str, float]], measured: Sequence[float], iters: int = 200) -> dict[str, float]:
-    """Coefficients minimizing Σ(log estimate - log measured)²: a 10x over- and a 10x underestimate cost
-    the same, which is what a guard needs (false refusals and false admissions are both defects).
+def fit(
+    work: Sequence[dict[str, float]], measured: Sequence[float], iters: int = 200, ridge: float = 0.05
+) -> dict[str, float]:
+    """Coefficients minimizing Σ(log estimate - log measured)² + ridge·n·Σ(log c - log c_current)²: a 10x
+    over- and a 10x underestimate cost the same, which is what a guard needs (false refusals and false
+    admissions are both defects).
 
+    The ridge keeps a term the calls barely identify near its current value instead of letting another,
+    correlated term absorb it (without it ``state`` fell to 1e-26 while ``index_row`` took its share).
     Positivity by parametrizing c = exp(θ); Gauss-Newton with step halving, started from the current
     coefficients. A term no call uses keeps its current value."""
     a = _design(work)
     ly = np.log(np.asarray(measured, dtype=float))
     used = (a > 0).any(axis=0)
-    theta = np.log(np.array([COEFFICIENTS[t] for t in TERMS]))
+    theta0 = np.log(np.array([COEFFICIENTS[t] for t in TERMS]))
+    lam = math.sqrt(ridge * len(ly))
 
-    def loss(th: np.ndarray) -> float:
-        return float(np.sum((np.log(a @ np.exp(th)) - ly) ** 2))
+    def residuals(th: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.log(a @ np.exp(th)) - ly, lam * (th - theta0)[used]])
 
-    cur = loss(theta)
+    theta = theta0.copy()
+    cur = float(np.sum(residuals(theta) ** 2))
     for _ in range(iters):
         c = np.exp(theta)
         est = a @ c
-        r = np.log(est) - ly
         jac = (a * c) / est[:, None]  # d log(est_i) / d θ_j
         jac[:, ~used] = 0.0
-        step = np.linalg.lstsq(jac, -r, rcond=None)[0]
+        jac = np.vstack([jac, lam * np.eye(len(TERMS))[used]])
+        step = np.linalg.lstsq(jac, -residuals(theta), rcond=None)[0]
         t = 1.0
         while t > 1e-6:
             cand = np.clip(theta + t * step, -60.0, 5.0)  # 1e-26 .. 150 s per unit: keep exp finite
-            new = loss(cand)
+            new = float(np.sum(residuals(cand) ** 2))
             if new < cur:
                 break
             t /= 2

@@ -27,12 +27,13 @@ DEFAULT_BUDGET_S = float(os.environ.get("TGMS_COST_BUDGET_S", "10"))
 
 #: seconds per unit of work; measured by bench/calibrate_cost.py (2-core VM, DuckDB backend)
 COEFFICIENTS: dict[str, float] = {
-    "base": 2e-4,
-    "scan_row": 2e-7,  # one edge version scanned / filtered in numpy or DuckDB
-    "row_out": 4e-6,  # one row materialized into the payload (uids, props, dicts)
-    "state": 2e-6,  # one (node, arrival) state expanded in a traversal
-    "triple": 5e-8,  # one candidate event triple examined by the motif kernel
-    "bucket_row": 1e-7,  # one (bucket, version) pair touched by a metric series
+    "base": 4.4e-4,
+    "scan_row": 3.6e-8,  # one edge version scanned / filtered in numpy or DuckDB
+    "row_out": 1e-6,  # one row materialized into the payload (uids, props, dicts)
+    "state": 4.4e-7,  # one (node, arrival) state expanded in a traversal
+    "triple": 5.3e-8,  # one candidate event triple examined by the motif kernel
+    "bucket_row": 5.7e-8,  # one (bucket, version) pair touched by a metric series
+    "index_row": 1.3e-7,  # one believed version sorted into a derived per-store index (adjacency)
 }
 
 

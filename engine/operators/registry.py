@@ -114,7 +114,7 @@ OPERATOR_ORDER = (
     "resolve_entities",
     "compute",
 )
-FAMILY_MODULES = ("history", "traversal", "motifs", "metrics", "evolution", "resolve", "compute")
+FAMILY_MODULES = ("history", "traversal", "motifs", "metrics", "burst", "evolution", "resolve", "compute")
 
 
 def load_all() -> None:

@@ -37,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
     md = (
         f"Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, "
         f"Python {platform.python_version()}); "
-        f"p50/p95 of {args.reps} reps after one warm-up; peak RSS of the process that ran each scale.\n\n"
+        f"p50/p95 of {args.reps} reps after one warm-up (the warm-up, the first call on the store, "
+        "builds the operator's cached indexes and is shown as *first call*; the store-wide believed-edge "
+        "arrays are loaded before, in *cold_load*); peak RSS of the process that ran each scale.\n\n"
         + table(records)
     )
     print(md)

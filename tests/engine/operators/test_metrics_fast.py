@@ -327,7 +327,7 @@ def _big_profile(n: int) -> StoreProfile:
 
 
 def test_cost_estimates_scale_and_refuse_with_suggestions(one):
-    small, huge = _big_profile(10**5), _big_profile(3 * 10**7)
+    small, huge = _big_profile(10**5), _big_profile(10**8)
     args = MetricArgs.model_validate(
         {"metric": "mean_out_degree", "window": {"t_a": 0, "t_b": 10**9}, "stride": 10**7}
     )
