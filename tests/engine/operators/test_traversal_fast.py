@@ -326,13 +326,24 @@ def test_cost_grows_with_the_window_and_suggests_narrowing() -> None:
     # a small window costs little beyond the (cold) adjacency build, priced at every call
     index_only = COEFFICIENTS["base"] + COEFFICIENTS["index_row"] * p.n_edges
     assert small.seconds < index_only + 0.01 < big.seconds < both.seconds and big.seconds < wait.seconds
+    over = _estimate(  # past the default budget: the suggestions are computed against it
+        "temporal_reachability",
+        p,
+        src="x",
+        window={"t_a": 0, "t_b": 40_000_000},
+        delta_max_wait=5,
+        direction="both",
+    )
+    assert over.seconds > 10.0
     with pytest.raises(CostError) as exc:
-        check_budget("temporal_reachability", wait, 1.0)
+        check_budget("temporal_reachability", over, None)
     sugg = exc.value.details["suggestions"]
     width = [s for s in sugg if s.startswith("use a window of at most")]
     assert width, sugg
     n = int(width[0].split()[6])  # the computed width fits the default budget
-    fits = _estimate("temporal_reachability", p, src="x", window={"t_a": 0, "t_b": n}, delta_max_wait=5)
+    fits = _estimate(
+        "temporal_reachability", p, src="x", window={"t_a": 0, "t_b": n}, delta_max_wait=5, direction="both"
+    )
     assert fits.seconds <= 10.0 + 1e-9
     paths = _estimate("temporal_paths", p, src="x", dst="y", window={"t_a": 0, "t_b": 40_000_000}, max_hops=6)
     fewer = _estimate("temporal_paths", p, src="x", dst="y", window={"t_a": 0, "t_b": 40_000_000}, max_hops=3)
