@@ -36,7 +36,7 @@ from engine.operators.base import (
     dedupe,
     invalid,
 )
-from engine.operators.context import EdgeArrays, OpContext
+from engine.operators.context import EdgeArrays, OpContext, take_rows
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.metrics import check_buckets, coverage, grid, n_buckets
 from engine.operators.registry import operator
@@ -415,7 +415,7 @@ class PairRows(Sequence[dict[str, Any]]):
         keep = np.ones(len(both), bool)
         keep[1:] = both[1:] != both[:-1]
         pos = both[keep]
-        refs = self._e.table.select(list(_REF_COLS)).take(pa.array(pos, pa.int64())).to_pylist()
+        refs = take_rows(self._e.table.select(list(_REF_COLS)), pos).to_pylist()
         uids = self._ctx.uids()
         for r in refs:
             r["src"], r["dst"] = uids[r["src"]], uids[r["dst"]]

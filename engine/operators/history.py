@@ -8,14 +8,16 @@ rows that leave in the payload. Semantics: ``docs/operators.md`` §2–§4.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import Annotated, Any, overload
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
 from engine.operators.base import Model, OpArgs, PagedOutput, Time, Uid, UidList, dedupe, invalid
-from engine.operators.context import EdgeArrays, OpContext
+from engine.operators.context import EdgeArrays, OpContext, take_rows
 from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeVersionRow, NodeVersionRow
@@ -170,7 +172,7 @@ def snapshot_subgraph(ctx: OpContext, a: SnapshotArgs) -> dict[str, Any]:
         key=lambda r: (r["hop"], r["uid"]),
     )
     keep = idx[(dist[src] >= 0) & (dist[dst] >= 0)]
-    rows = ctx.edge_rows(e.table.take(pa.array(keep, pa.int64())))
+    rows = ctx.edge_rows(take_rows(e.table, keep))
     return {"rows": rows, "rows_total": len(rows), "nodes": nodes, "nodes_total": len(nodes)}
 
 
@@ -233,19 +235,65 @@ def _diff_cost(p: StoreProfile, a: DiffArgs) -> CostEstimate:
     )
 
 
-def _node_state(ctx: OpContext, a_tt: int | None, t: int) -> dict[int, tuple[str, str | None]]:
-    """nid -> (label, props text) of node versions valid at t."""
+def _node_state(ctx: OpContext, a_tt: int | None, t: int) -> tuple[np.ndarray, np.ndarray, pa.Table]:
+    """Node versions valid at t: their nids (sorted), the row of each in ``ctx.nodes``, and the table."""
     nodes = ctx.nodes(a_tt)
     vs, ve = nodes["vt_s"].to_numpy(), nodes["vt_e"].to_numpy()
-    ok = np.nonzero((vs <= t) & (ve > t))[0]
-    sub = nodes.take(pa.array(ok, pa.int64()))
-    return dict(
-        zip(
-            sub["nid"].to_pylist(),
-            zip(sub["label"].to_pylist(), sub["props"].to_pylist(), strict=True),
-            strict=True,
-        )
+    ok = np.flatnonzero((vs <= t) & (ve > t))
+    nid = nodes["nid"].to_numpy()[ok]
+    order = np.argsort(nid, kind="stable")  # one valid version per uid at t (invariant 1)
+    return nid[order], ok[order], nodes
+
+
+class EdgeVersionRows(Sequence[dict[str, Any]]):
+    """Edge-version rows given as scan positions, built (uids, props objects) only for the slice that is
+    read: a global diff has ~10^5 added edges, of which the envelope returns one page."""
+
+    def __init__(self, ctx: OpContext, e: EdgeArrays, pos: np.ndarray) -> None:
+        self._ctx, self._e, self._pos = ctx, e, pos
+
+    def __len__(self) -> int:
+        return len(self._pos)
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if not isinstance(i, slice):
+            j = range(len(self))[i]  # bounds and negative indices as a list has them
+            return self[j : j + 1][0]
+        pos = self._pos[i]
+        if not len(pos):
+            return []
+        return self._ctx.edge_rows(take_rows(self._e.table, pos))
+
+
+def _node_refs(uids: list[str], labels: pa.ChunkedArray, rows: np.ndarray, nids: np.ndarray) -> list:
+    lab = labels.take(pa.array(rows, pa.int64())).to_pylist()
+    return sorted(
+        ({"uid": uids[k], "label": x} for k, x in zip(nids.tolist(), lab, strict=True)),
+        key=lambda r: r["uid"],
     )
+
+
+def _differing(
+    p1: pa.ChunkedArray, r1: np.ndarray, p2: pa.ChunkedArray, r2: np.ndarray, keys: np.ndarray
+) -> list[tuple[int, str | None, str | None]]:
+    """(key, props1, props2) of the aligned rows whose props texts differ (texts are canonical JSON, so
+    equal text = equal props; a differing text may still compare equal key by key, _props_diff decides)."""
+    if not len(keys):
+        return []
+    a = p1.take(pa.array(r1, pa.int64()))
+    b = p2.take(pa.array(r2, pa.int64()))
+    same = pc.fill_null(pc.equal(a, b), False)
+    both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+    diff = np.flatnonzero(~pc.or_(same, both_null).to_numpy(zero_copy_only=False))
+    if not len(diff):
+        return []
+    idx = pa.array(diff, pa.int64())
+    return list(zip(keys[diff].tolist(), a.take(idx).to_pylist(), b.take(idx).to_pylist(), strict=True))
 
 
 def _props_diff(kind: str, ident: Any, before: str | None, after: str | None) -> list[dict[str, Any]]:
@@ -300,32 +348,33 @@ def diff_snapshots(ctx: OpContext, a: DiffArgs) -> dict[str, Any]:
         in_scope = (d1 >= 0) | (d2 >= 0)
         i1 = i1[in_scope[e.src[i1]] & in_scope[e.dst[i1]]]
         i2 = i2[in_scope[e.src[i2]] & in_scope[e.dst[i2]]]
-    n1, n2 = _node_state(ctx, a.as_of_tt, a.t1), _node_state(ctx, a.as_of_tt, a.t2)
-    if in_scope is not None:
-        n1 = {k: v for k, v in n1.items() if in_scope[k]}
-        n2 = {k: v for k, v in n2.items() if in_scope[k]}
     uids = ctx.uids()
-    added = sorted(
-        ({"uid": uids[k], "label": n2[k][0]} for k in n2.keys() - n1.keys()), key=lambda r: r["uid"]
-    )
-    removed = sorted(
-        ({"uid": uids[k], "label": n1[k][0]} for k in n1.keys() - n2.keys()), key=lambda r: r["uid"]
-    )
+    (k1, r1, nodes), (k2, r2, _) = _node_state(ctx, a.as_of_tt, a.t1), _node_state(ctx, a.as_of_tt, a.t2)
+    if in_scope is not None:
+        keep1, keep2 = in_scope[k1], in_scope[k2]
+        k1, r1, k2, r2 = k1[keep1], r1[keep1], k2[keep2], r2[keep2]
+    labels = nodes["label"]
+    added = _node_refs(uids, labels, r2[~np.isin(k2, k1)], k2[~np.isin(k2, k1)])
+    removed = _node_refs(uids, labels, r1[~np.isin(k1, k2)], k1[~np.isin(k1, k2)])
+    changes = []
+    # nodes in both: compare the (canonical) props texts in bulk, diff key by key only where they differ
+    c1, c2 = np.isin(k1, k2), np.isin(k2, k1)  # both sorted by nid: the common ones align
+    both_k, both_r1, both_r2 = k1[c1], r1[c1], r2[c2]
+    props = nodes["props"]
+    for k, b, c in sorted(_differing(props, both_r1, props, both_r2, both_k), key=lambda x: uids[x[0]]):
+        changes += _props_diff("node", uids[k], b, c)
+    # edges in both snapshots: pair by eid (one version per eid at a time, invariant 1)
     e1, e2 = e.eid[i1], e.eid[i2]
     only2 = i2[~np.isin(e2, e1)]
     only1 = i1[~np.isin(e1, e2)]
-    changes = []
-    for k in sorted(n1.keys() & n2.keys(), key=lambda k: uids[k]):
-        changes += _props_diff("node", uids[k], n1[k][1], n2[k][1])
-    # edges in both snapshots: pair by eid (one version per eid at a time, invariant 1)
-    common = np.intersect1d(e1, e2)
-    if len(common):
-        p1 = dict(zip(e1.tolist(), e.table["props"].take(pa.array(i1)).to_pylist(), strict=True))
-        p2 = dict(zip(e2.tolist(), e.table["props"].take(pa.array(i2)).to_pylist(), strict=True))
-        for eid in np.sort(common).tolist():
-            changes += _props_diff("edge", eid, p1[eid], p2[eid])
-    ea = ctx.edge_rows(e.table.take(pa.array(only2, pa.int64())))
-    er = ctx.edge_rows(e.table.take(pa.array(only1, pa.int64())))
+    o1, o2 = np.argsort(e1, kind="stable"), np.argsort(e2, kind="stable")
+    s1, s2 = e1[o1], e2[o2]
+    m1, m2 = np.isin(s1, s2), np.isin(s2, s1)
+    eprops = e.table["props"]
+    for eid, b, c in _differing(eprops, i1[o1][m1], eprops, i2[o2][m2], s1[m1]):
+        changes += _props_diff("edge", eid, b, c)
+    ea = EdgeVersionRows(ctx, e, only2)
+    er = EdgeVersionRows(ctx, e, only1)
     return {
         "nodes_added": added,
         "nodes_added_total": len(added),

@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, overload
 
 import numpy as np
-import pyarrow as pa
 from pydantic import Field, field_validator
 
 from engine.operators.base import Model, OpArgs, PagedOutput, UidList, Window, dedupe, invalid
-from engine.operators.context import OpContext
+from engine.operators.context import OpContext, take_rows
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.motif_kernels import (
     MOTIF_NAMES,
@@ -188,7 +187,7 @@ def instance_rows(ctx: OpContext, a: MotifArgs, sel: Selection, pos: np.ndarray)
     uids = ctx.uids()
     vid, eid, t = e.vid[flat].tolist(), e.eid[flat].tolist(), e.vt_s[flat].tolist()
     src, dst = e.src[flat].tolist(), e.dst[flat].tolist()
-    rel = e.table["rel_type"].take(pa.array(flat, pa.int64())).to_pylist()
+    rel = take_rows(e.table["rel_type"], flat).to_pylist()
     steps = [
         {
             "vid": vid[x],
