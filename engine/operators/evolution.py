@@ -16,8 +16,7 @@ Fast path: the believed edges come from the context's ``(vt_s, eid, vid)``-sorte
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Annotated, Any, overload
+from typing import Annotated, Any
 
 import numpy as np
 import pyarrow as pa
@@ -36,7 +35,7 @@ from engine.operators.base import (
     dedupe,
     invalid,
 )
-from engine.operators.context import EdgeArrays, OpContext, take_rows
+from engine.operators.context import EdgeArrays, LazyRows, OpContext, take_rows
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.metrics import check_buckets, coverage, grid, n_buckets
 from engine.operators.registry import operator
@@ -389,28 +388,16 @@ def allen_join(e: EdgeArrays, rel: str, ia: np.ndarray, ib: np.ndarray) -> tuple
 _REF_COLS = ("vid", "eid", "src", "dst", "rel_type", "vt_s", "vt_e")
 
 
-class PairRows(Sequence[dict[str, Any]]):
+class PairRows(LazyRows):
     """The rows ``{a, b}`` of a join as scan-position arrays; a row (its two edge refs, with uids) is built
     only when read. The payload is the full list, but the envelope reads just the page it returns."""
 
     def __init__(self, ctx: OpContext, e: EdgeArrays, pos_a: np.ndarray, pos_b: np.ndarray) -> None:
+        super().__init__(np.arange(len(pos_a)))
         self._ctx, self._e, self._a, self._b = ctx, e, pos_a, pos_b
 
-    def __len__(self) -> int:
-        return len(self._a)
-
-    @overload
-    def __getitem__(self, i: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if not isinstance(i, slice):
-            j = range(len(self))[i]  # bounds and negative indices as a list has them
-            return self[j : j + 1][0]
-        pa_, pb_ = self._a[i], self._b[i]
-        if not len(pa_):
-            return []
+    def _build(self, idx: np.ndarray) -> list[dict[str, Any]]:
+        pa_, pb_ = self._a[idx], self._b[idx]
         both = np.sort(np.concatenate([pa_, pb_]))
         keep = np.ones(len(both), bool)
         keep[1:] = both[1:] != both[:-1]

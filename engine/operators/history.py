@@ -8,8 +8,7 @@ rows that leave in the payload. Semantics: ``docs/operators.md`` §2–§4.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Annotated, Any, overload
+from typing import Annotated, Any
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +16,7 @@ import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
 from engine.operators.base import Model, OpArgs, PagedOutput, Time, Uid, UidList, dedupe, invalid
-from engine.operators.context import EdgeArrays, OpContext, take_rows
+from engine.operators.context import EdgeArrays, LazyRows, OpContext, take_rows
 from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeVersionRow, NodeVersionRow
@@ -247,28 +246,15 @@ def _node_state(ctx: OpContext, a_tt: int | None, t: int) -> tuple[np.ndarray, n
     return nid[order], ok[order], nodes
 
 
-class EdgeVersionRows(Sequence[dict[str, Any]]):
+class EdgeVersionRows(LazyRows):
     """Edge-version rows given as scan positions, built (uids, props objects) only for the slice that is
     read: a global diff has ~10^5 added edges, of which the envelope returns one page."""
 
     def __init__(self, ctx: OpContext, e: EdgeArrays, pos: np.ndarray) -> None:
-        self._ctx, self._e, self._pos = ctx, e, pos
+        super().__init__(pos)
+        self._ctx, self._e = ctx, e
 
-    def __len__(self) -> int:
-        return len(self._pos)
-
-    @overload
-    def __getitem__(self, i: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if not isinstance(i, slice):
-            j = range(len(self))[i]  # bounds and negative indices as a list has them
-            return self[j : j + 1][0]
-        pos = self._pos[i]
-        if not len(pos):
-            return []
+    def _build(self, pos: np.ndarray) -> list[dict[str, Any]]:
         return self._ctx.edge_rows(take_rows(self._e.table, pos))
 
 
