@@ -26,22 +26,15 @@ from engine.operators.context import OpContext
 from engine.operators.envelope import call
 from engine.operators.metrics import METRICS
 from engine.store import Store
+from pipeline.bench.ops_bench import build_store as ops_build_store
 
 #: p50 targets (ms) of the 100-bucket case (pipeline/bench/ops_bench.py, edge_event_count)
 TARGETS = {10**5: 144, 10**6: 157, 10**7: 1127}
 
 
 def build_store(root: Path, n_events: int) -> Store:
-    if not (root / "store.json").exists():
-        from engine.ingest.synthetic import generate
-
-        t0 = time.perf_counter()
-        ds = generate(n_nodes=max(1_000, n_events // 50), n_events=n_events, seed=0)
-        with Store.create(root, "duckdb") as s:
-            for frame in ds.frames:
-                s.ingest_events(frame)
-        print(f"built {n_events:,}-event store in {time.perf_counter() - t0:.1f} s ({root})", flush=True)
-    return Store.open(root, read_only=True)
+    """The synthetic store of ``tgms bench ops`` (built once under ``root``, then reused)."""
+    return ops_build_store(root, n_events, lambda m: print(m, flush=True))
 
 
 def timed(ctx: OpContext, op: str, args: dict[str, Any], reps: int) -> tuple[float, float, float]:

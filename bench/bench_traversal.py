@@ -22,19 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.operators.context import OpContext
 from engine.operators.envelope import call
 from engine.store import Store
+from pipeline.bench.ops_bench import build_store as ops_build_store
 
 
 def build_store(root: Path, n_events: int) -> Store:
-    if not (root / "store.json").exists():
-        from engine.ingest.synthetic import generate
-
-        t0 = time.perf_counter()
-        ds = generate(n_nodes=max(1_000, n_events // 50), n_events=n_events, seed=0)
-        with Store.create(root, "duckdb") as s:
-            for frame in ds.frames:
-                s.ingest_events(frame)
-        print(f"built {n_events:,}-event store in {time.perf_counter() - t0:.1f} s ({root})")
-    return Store.open(root, read_only=True)
+    """The synthetic store of ``tgms bench ops`` (built once under ``root``, then reused)."""
+    return ops_build_store(root, n_events, lambda m: print(m, flush=True))
 
 
 def cases(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:

@@ -258,7 +258,9 @@ class EdgeVersionRows(LazyRows):
         return self._ctx.edge_rows(take_rows(self._e.table, pos))
 
 
-def _node_refs(uids: list[str], labels: pa.ChunkedArray, rows: np.ndarray, nids: np.ndarray) -> list:
+def _node_refs(
+    uids: list[str], labels: pa.ChunkedArray, rows: np.ndarray, nids: np.ndarray
+) -> list[dict[str, Any]]:
     lab = labels.take(pa.array(rows, pa.int64())).to_pylist()
     return sorted(
         ({"uid": uids[k], "label": x} for k, x in zip(nids.tolist(), lab, strict=True)),

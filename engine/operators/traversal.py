@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, field_validator
 
 from engine.errors import CostError, InvalidArgError
 from engine.operators.base import Model, OpArgs, PagedOutput, Uid, Window, invalid
@@ -309,19 +309,11 @@ def earliest_arrival_waiting(sc: Scope, src: int, delta: int) -> np.ndarray:
 # -- temporal_reachability --------------------------------------------------------------------------
 
 
-@classmethod
-def _null_is_default(cls: type[OpArgs], v: Any, info: ValidationInfo) -> Any:
-    """An optional argument given as null takes its default (as in the oracle's argument checks)."""
-    return cls.model_fields[str(info.field_name)].default if v is None else v
-
-
 class ReachabilityArgs(OpArgs):
     src: Uid
     window: Window
     delta_max_wait: Annotated[int, Field(ge=0)] | None = None
     direction: Annotated[str, Field(json_schema_extra={"enum": list(DIRECTIONS)})] = "out"
-
-    _null = field_validator("direction", mode="before")(_null_is_default)
 
     @field_validator("direction")
     @classmethod
@@ -445,8 +437,6 @@ class PathsArgs(OpArgs):
     window: Window
     k: Annotated[int, Field(ge=1, le=20)] = 5
     max_hops: Annotated[int, Field(ge=1, le=6)] = 4
-
-    _null = field_validator("k", "max_hops", mode="before")(_null_is_default)
 
 
 class PathRow(Model):
