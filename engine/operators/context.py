@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pyarrow as pa
 
 from engine.errors import NotFoundError
-from engine.store.model import ScanFilter
+from engine.store.model import EDGE_SCHEMA, ScanFilter
 
 if TYPE_CHECKING:
     from engine.store.store import Store
@@ -26,6 +25,8 @@ _CACHE_SLOTS = 8
 
 
 _SLICE_TAKE_MAX = 4096
+_DIRECT_ROWS_MAX = 4096  # rows a direct fetch by row id may read
+_DIRECT_FETCHES_MAX = 3  # direct fetches before the whole rest is loaded
 
 
 def take_rows(table: Any, pos: np.ndarray) -> Any:
@@ -76,21 +77,93 @@ class LazyRows(Sequence[dict[str, Any]]):
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
-class EdgeArrays:
-    """Believed edge versions at one belief state, sorted by ``(vt_s, eid, vid)`` (the scan order)."""
+KEY_COLUMNS = ("vid", "eid", "src", "dst", "vt_s", "vt_e")
 
-    table: pa.Table  # EDGE_SCHEMA, tt_e censored
-    vid: np.ndarray
-    eid: np.ndarray
-    src: np.ndarray  # int32 nids
-    dst: np.ndarray
-    vt_s: np.ndarray
-    vt_e: np.ndarray
+
+class EdgeArrays:
+    """Believed edge versions at one belief state, sorted by ``(vt_s, eid, vid)`` (the scan order).
+
+    The key columns are numpy arrays, loaded eagerly (the kernels need only them). The other columns
+    (rel_type, props, tt, provenance) are read through :meth:`rows` / :meth:`col_at` at scan positions.
+    When the backend can hand over its row ids (DuckDB), those columns are loaded lazily, on first use,
+    by an *unordered* scan and mapped by row id: sorting the whole table with its strings in the database
+    cost 2.1 s at 10^7 versus 0.7 s for the keys alone plus 0.4 s for the unordered rest."""
+
+    def __init__(
+        self,
+        keys: pa.Table,
+        load_rest: Callable[[np.ndarray | None], pa.Table] | None = None,
+    ) -> None:
+        self.vid: np.ndarray = keys["vid"].to_numpy()
+        self.eid: np.ndarray = keys["eid"].to_numpy()
+        self.src: np.ndarray = keys["src"].to_numpy()  # int32 nids
+        self.dst: np.ndarray = keys["dst"].to_numpy()
+        self.vt_s: np.ndarray = keys["vt_s"].to_numpy()
+        self.vt_e: np.ndarray = keys["vt_e"].to_numpy()
+        if "rid" in keys.column_names:
+            if load_rest is None:
+                raise ValueError("row ids without a loader for the other columns")
+            self._rid: np.ndarray | None = keys["rid"].to_numpy()
+            self._rest: pa.Table | None = None
+        else:  # the keys table is the whole sorted table
+            self._rid, self._rest = None, keys
+        self._load_rest = load_rest
+        self._rest_rid: np.ndarray | None = None
+        self._columns: dict[str, Any] = {}
+        self._direct_fetches = 0
 
     @property
     def n(self) -> int:
         return len(self.vid)
+
+    def _rest_at(self, pos: np.ndarray) -> tuple[pa.Table, np.ndarray]:
+        """(a table of the non-key columns, positions of ``pos``'s rows in it)."""
+        if self._rid is None:
+            assert self._rest is not None
+            return self._rest, pos
+        assert self._load_rest is not None
+        if self._rest is None and len(pos) <= _DIRECT_ROWS_MAX and self._direct_fetches < _DIRECT_FETCHES_MAX:
+            # The first few small reads (a cold store's first queries) fetch just their rows by row id
+            # (~10 ms at 10^7) instead of loading the whole rest (~0.9 s); later ones load it once.
+            self._direct_fetches += 1
+            rids = self._rid[pos]
+            part = self._load_rest(np.unique(rids))
+            return part, np.searchsorted(part["rid"].to_numpy(), rids)
+        if self._rest is None:
+            self._rest = self._load_rest(None)  # every non-key column plus rid, in rid order
+            self._rest_rid = self._rest["rid"].to_numpy()
+        return self._rest, np.searchsorted(self._rest_rid, self._rid[pos])  # type: ignore[arg-type]
+
+    def col_at(self, name: str, pos: np.ndarray) -> Any:
+        """Column ``name`` at scan positions ``pos`` (an Arrow array, in ``pos`` order)."""
+        pos = np.asarray(pos, dtype=np.int64)
+        if name in KEY_COLUMNS:
+            return pa.array(getattr(self, name)[pos])
+        rest, rpos = self._rest_at(pos)
+        return take_rows(rest[name], rpos)
+
+    def column(self, name: str) -> Any:
+        """The whole column in scan order (cached; the first call for a non-key column maps every row)."""
+        if name not in self._columns:
+            self._columns[name] = self.col_at(name, np.arange(self.n, dtype=np.int64))
+        return self._columns[name]
+
+    def rows(self, pos: np.ndarray, columns: Sequence[str] | None = None) -> pa.Table:
+        """Rows at scan positions ``pos`` with the given columns (default: ``EDGE_SCHEMA``)."""
+        pos = np.asarray(pos, dtype=np.int64)
+        names = list(columns) if columns is not None else EDGE_SCHEMA.names
+        other = [c for c in names if c not in KEY_COLUMNS]
+        taken = None
+        if other:
+            rest, rpos = self._rest_at(pos)
+            taken = take_rows(rest.select(other), rpos)
+        cols = [
+            pa.array(getattr(self, c)[pos], EDGE_SCHEMA.field(c).type)
+            if taken is None or c in KEY_COLUMNS
+            else taken[c]
+            for c in names
+        ]
+        return pa.table(cols, schema=pa.schema([EDGE_SCHEMA.field(c) for c in names]))
 
 
 class OpContext:
@@ -143,16 +216,8 @@ class OpContext:
     # -- believed versions --------------------------------------------------------------------------
     def edges(self, as_of_tt: int | None) -> EdgeArrays:
         def build() -> EdgeArrays:
-            t = self.store.backend.scan_edges(ScanFilter(as_of_tt=as_of_tt))
-            return EdgeArrays(
-                table=t,
-                vid=t["vid"].to_numpy(),
-                eid=t["eid"].to_numpy(),
-                src=t["src"].to_numpy(),
-                dst=t["dst"].to_numpy(),
-                vt_s=t["vt_s"].to_numpy(),
-                vt_e=t["vt_e"].to_numpy(),
-            )
+            backend, flt = self.store.backend, ScanFilter(as_of_tt=as_of_tt)
+            return EdgeArrays(backend.scan_edge_keys(flt), lambda rids: backend.scan_edges_by_rid(flt, rids))
 
         return self.cached(("edges", as_of_tt), build)
 

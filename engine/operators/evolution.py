@@ -35,7 +35,7 @@ from engine.operators.base import (
     dedupe,
     invalid,
 )
-from engine.operators.context import EdgeArrays, LazyRows, OpContext, take_rows
+from engine.operators.context import EdgeArrays, LazyRows, OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.metrics import check_buckets, coverage, grid, n_buckets
 from engine.operators.registry import operator
@@ -271,7 +271,7 @@ def select(ctx: OpContext, as_of_tt: int | None, spec: EdgeSpec, name: str) -> n
         else:
             idx = idx[m[e.src[idx]] | m[e.dst[idx]]]
     if spec.rel_types is not None and len(idx):
-        rel = e.table["rel_type"].take(pa.array(idx, pa.int64()))
+        rel = e.col_at("rel_type", idx)
         keep = pc.is_in(rel, value_set=pa.array(dedupe(spec.rel_types), pa.string()))
         idx = idx[np.asarray(keep.to_numpy(zero_copy_only=False), bool)]
     return idx
@@ -402,7 +402,7 @@ class PairRows(LazyRows):
         keep = np.ones(len(both), bool)
         keep[1:] = both[1:] != both[:-1]
         pos = both[keep]
-        refs = take_rows(self._e.table.select(list(_REF_COLS)), pos).to_pylist()
+        refs = self._e.rows(pos, _REF_COLS).to_pylist()
         uids = self._ctx.uids()
         for r in refs:
             r["src"], r["dst"] = uids[r["src"]], uids[r["dst"]]

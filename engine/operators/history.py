@@ -101,7 +101,7 @@ def _valid_at(e: EdgeArrays, t: int, rel_types: list[str] | None) -> np.ndarray:
     hi = int(np.searchsorted(e.vt_s, t, "right"))
     idx = np.nonzero(e.vt_e[:hi] > t)[0]
     if rel_types is not None and len(idx):
-        rel = e.table["rel_type"].take(pa.array(idx)).to_numpy(zero_copy_only=False)
+        rel = e.col_at("rel_type", idx).to_numpy(zero_copy_only=False)
         idx = idx[np.isin(rel, np.array(rel_types, dtype=object))]
     return idx
 
@@ -171,7 +171,7 @@ def snapshot_subgraph(ctx: OpContext, a: SnapshotArgs) -> dict[str, Any]:
         key=lambda r: (r["hop"], r["uid"]),
     )
     keep = idx[(dist[src] >= 0) & (dist[dst] >= 0)]
-    rows = ctx.edge_rows(take_rows(e.table, keep))
+    rows = ctx.edge_rows(e.rows(keep))
     return {"rows": rows, "rows_total": len(rows), "nodes": nodes, "nodes_total": len(nodes)}
 
 
@@ -255,7 +255,7 @@ class EdgeVersionRows(LazyRows):
         self._ctx, self._e = ctx, e
 
     def _build(self, pos: np.ndarray) -> list[dict[str, Any]]:
-        return self._ctx.edge_rows(take_rows(self._e.table, pos))
+        return self._ctx.edge_rows(self._e.rows(pos))
 
 
 def _node_refs(
@@ -268,15 +268,11 @@ def _node_refs(
     )
 
 
-def _differing(
-    p1: pa.ChunkedArray, r1: np.ndarray, p2: pa.ChunkedArray, r2: np.ndarray, keys: np.ndarray
-) -> list[tuple[int, str | None, str | None]]:
+def _differing(a: Any, b: Any, keys: np.ndarray) -> list[tuple[int, str | None, str | None]]:
     """(key, props1, props2) of the aligned rows whose props texts differ (texts are canonical JSON, so
     equal text = equal props; a differing text may still compare equal key by key, _props_diff decides)."""
     if not len(keys):
         return []
-    a = p1.take(pa.array(r1, pa.int64()))
-    b = p2.take(pa.array(r2, pa.int64()))
     same = pc.fill_null(pc.equal(a, b), False)
     both_null = pc.and_(pc.is_null(a), pc.is_null(b))
     diff = np.flatnonzero(~pc.or_(same, both_null).to_numpy(zero_copy_only=False))
@@ -351,7 +347,8 @@ def diff_snapshots(ctx: OpContext, a: DiffArgs) -> dict[str, Any]:
     c1, c2 = np.isin(k1, k2), np.isin(k2, k1)  # both sorted by nid: the common ones align
     both_k, both_r1, both_r2 = k1[c1], r1[c1], r2[c2]
     props = nodes["props"]
-    for k, b, c in sorted(_differing(props, both_r1, props, both_r2, both_k), key=lambda x: uids[x[0]]):
+    node_changes = _differing(take_rows(props, both_r1), take_rows(props, both_r2), both_k)
+    for k, b, c in sorted(node_changes, key=lambda x: uids[x[0]]):
         changes += _props_diff("node", uids[k], b, c)
     # edges in both snapshots: pair by eid (one version per eid at a time, invariant 1)
     e1, e2 = e.eid[i1], e.eid[i2]
@@ -360,8 +357,8 @@ def diff_snapshots(ctx: OpContext, a: DiffArgs) -> dict[str, Any]:
     o1, o2 = np.argsort(e1, kind="stable"), np.argsort(e2, kind="stable")
     s1, s2 = e1[o1], e2[o2]
     m1, m2 = np.isin(s1, s2), np.isin(s2, s1)
-    eprops = e.table["props"]
-    for eid, b, c in _differing(eprops, i1[o1][m1], eprops, i2[o2][m2], s1[m1]):
+    both1, both2 = e.col_at("props", i1[o1][m1]), e.col_at("props", i2[o2][m2])
+    for eid, b, c in _differing(both1, both2, s1[m1]):
         changes += _props_diff("edge", eid, b, c)
     ea = EdgeVersionRows(ctx, e, only2)
     er = EdgeVersionRows(ctx, e, only1)

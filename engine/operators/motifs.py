@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from engine.operators.base import Model, OpArgs, PagedOutput, UidList, Window, dedupe, invalid
-from engine.operators.context import OpContext, take_rows
+from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.motif_kernels import (
     MOTIF_NAMES,
@@ -187,7 +187,7 @@ def instance_rows(ctx: OpContext, a: MotifArgs, sel: Selection, pos: np.ndarray)
     uids = ctx.uids()
     vid, eid, t = e.vid[flat].tolist(), e.eid[flat].tolist(), e.vt_s[flat].tolist()
     src, dst = e.src[flat].tolist(), e.dst[flat].tolist()
-    rel = take_rows(e.table["rel_type"], flat).to_pylist()
+    rel = e.col_at("rel_type", flat).to_pylist()
     steps = [
         {
             "vid": vid[x],

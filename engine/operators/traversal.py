@@ -597,10 +597,11 @@ def temporal_paths(ctx: OpContext, a: PathsArgs) -> dict[str, Any]:
     uids = ctx.uids()
     found = find_paths(sc, src, dst, a.k, a.max_hops, uids)
     e = sc.g.edges
-    rel = e.table["rel_type"]
+    used = np.unique(np.array([r for _, _, st in found for r, _ in st], dtype=np.int64))
+    rel = dict(zip(used.tolist(), e.col_at("rel_type", used).to_pylist(), strict=True))
 
     def step(r: int, t: int) -> dict[str, Any]:
-        ends = {"src": uids[int(e.src[r])], "dst": uids[int(e.dst[r])], "rel_type": rel[r].as_py()}
+        ends = {"src": uids[int(e.src[r])], "dst": uids[int(e.dst[r])], "rel_type": rel[r]}
         return {"vid": int(e.vid[r]), "eid": int(e.eid[r]), **ends, "t": t}
 
     rows = [

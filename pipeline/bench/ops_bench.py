@@ -41,8 +41,20 @@ TARGETS: dict[tuple[str, int], float] = {
 }
 
 
-def build_store(root: Path, scale: int, progress: Callable[[str], None]) -> Store:
+#: a scale token that is a real dataset, not a synthetic size
+DATASETS = ("collegemsg",)
+TEMPLATE_TARGET_MS = 20.0  # every call the task templates make, on CollegeMsg
+
+
+def build_store(root: Path, scale: int | str, progress: Callable[[str], None]) -> Store:
     if (root / "store.json").exists():
+        return Store.open(root, read_only=True)
+    if isinstance(scale, str):
+        from engine.ingest.snap import load_dataset
+
+        progress(f"loading {scale} into {root}")
+        with Store.create(root, "duckdb") as s:
+            s.ingest_events(load_dataset(scale))
         return Store.open(root, read_only=True)
     from engine.ingest.synthetic import generate
 
@@ -113,11 +125,17 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     return [c for c in calls if c[0] in REGISTRY]
 
 
-def run_scale(scale: int, reps: int, work: Path, progress: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Every typical call on one store; the records carry this process's peak RSS."""
+def store_dir(work: Path, scale: int | str) -> Path:
+    return work / (scale if isinstance(scale, str) else f"syn-{scale}")
+
+
+def run_scale(
+    scale: int | str, reps: int, work: Path, progress: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """Every typical call on one store (the template calls on a dataset); records carry peak RSS."""
     load_all()
     records = []
-    store = build_store(work / f"syn-{scale}", scale, progress)
+    store = build_store(store_dir(work, scale), scale, progress)
     try:
         ctx = OpContext(store)
         t0 = time.perf_counter()
@@ -132,8 +150,14 @@ def run_scale(scale: int, reps: int, work: Path, progress: Callable[[str], None]
                 "p95_ms": round(cold_ms, 2),
             }
         )
-        for op, case, args in typical_calls(ctx):
-            progress(f"  {scale:>10,}  {case}")
+        if isinstance(scale, str):
+            from pipeline.bench.template_calls import template_calls
+
+            calls = template_calls(ctx)
+        else:
+            calls = typical_calls(ctx)
+        for op, case, args in calls:
+            progress(f"  {scale:>10}  {case}")
             records.append(_time_case(ctx, op, case, args, scale, reps))
     finally:
         store.close()
@@ -143,7 +167,9 @@ def run_scale(scale: int, reps: int, work: Path, progress: Callable[[str], None]
     return records
 
 
-def _time_case(ctx: OpContext, op: str, case: str, args: dict[str, Any], scale: int, reps: int) -> dict:
+def _time_case(
+    ctx: OpContext, op: str, case: str, args: dict[str, Any], scale: int | str, reps: int
+) -> dict[str, Any]:
     times = []
     error = None
     for _ in range(reps + 1):
@@ -162,7 +188,7 @@ def _time_case(ctx: OpContext, op: str, case: str, args: dict[str, Any], scale: 
         rec["first_ms"] = round(times.pop(0), 2)
         rec["p50_ms"] = round(statistics.median(times), 2)
         rec["p95_ms"] = round(float(np.percentile(times, 95)), 2)
-    target = TARGETS.get((case, scale))
+    target = TEMPLATE_TARGET_MS if isinstance(scale, str) else TARGETS.get((case, scale))
     if target is not None:
         rec["target_ms"] = target
         if "p50_ms" in rec:
@@ -170,32 +196,55 @@ def _time_case(ctx: OpContext, op: str, case: str, args: dict[str, Any], scale: 
     return rec
 
 
-def _child(scale: int, reps: int, work: Path) -> list[dict[str, Any]]:
+def _child(scale: int | str, reps: int, work: Path) -> list[dict[str, Any]]:
     import sys
 
     return run_scale(scale, reps, work, lambda m: print(m, file=sys.stderr, flush=True))
 
 
-def _build_child(scale: int, work: Path) -> None:
+def _build_child(scale: int | str, work: Path) -> None:
     import sys
 
-    build_store(work / f"syn-{scale}", scale, lambda m: print(m, file=sys.stderr, flush=True)).close()
+    build_store(store_dir(work, scale), scale, lambda m: print(m, file=sys.stderr, flush=True)).close()
 
 
-def run(scales: list[int], reps: int, work: Path, progress: Callable[[str], None]) -> list[dict[str, Any]]:
+def run(
+    scales: list[int | str], reps: int, work: Path, progress: Callable[[str], None]
+) -> list[dict[str, Any]]:
     """One fresh process per scale (after another that builds its store if not cached), so each scale's
     peak RSS is that of querying it alone."""
     import multiprocessing as mp
 
     records: list[dict[str, Any]] = []
     for scale in scales:
-        progress(f"scale {scale:,}")
-        if not (work / f"syn-{scale}" / "store.json").exists():
+        progress(f"scale {scale:,}" if isinstance(scale, int) else f"dataset {scale}")
+        if not (store_dir(work, scale) / "store.json").exists():
             with mp.get_context("spawn").Pool(1) as pool:
                 pool.apply(_build_child, (scale, work))
         with mp.get_context("spawn").Pool(1) as pool:
             records += pool.apply(_child, (scale, reps, work))
     return records
+
+
+def _scale(scale: int | str) -> str:
+    return f"{scale:,}" if isinstance(scale, int) else scale
+
+
+def template_summary(records: list[dict[str, Any]]) -> str:
+    """One line per dataset: how many template calls were timed and the slowest p50 against 20 ms."""
+    lines = []
+    for ds in sorted({r["scale"] for r in records if isinstance(r["scale"], str)}):
+        rs = [r for r in records if r["scale"] == ds and r["op"] != "(store)"]
+        timed = [r for r in rs if "p50_ms" in r]
+        if not timed:
+            continue
+        worst = max(timed, key=lambda r: r["p50_ms"])
+        over = [r for r in timed if r["p50_ms"] > TEMPLATE_TARGET_MS]
+        lines.append(
+            f"{ds}: {len(timed)} template calls timed ({len(rs) - len(timed)} errors); slowest p50 "
+            f"{worst['p50_ms']} ms ({worst['case']}); {len(over)} over {TEMPLATE_TARGET_MS:g} ms"
+        )
+    return "\n".join(lines)
 
 
 def table(records: list[dict[str, Any]]) -> str:
@@ -204,7 +253,8 @@ def table(records: list[dict[str, Any]]) -> str:
         "|---:|---|---:|---:|---:|---:|---:|---:|"
     )
     rows = [
-        f"| {r['scale']:,} | {r['case']} | {r.get('first_ms', '')} | {r.get('p50_ms', r.get('error', ''))} | "
+        f"| {_scale(r['scale'])} | {r['case']} | {r.get('first_ms', '')} | "
+        f"{r.get('p50_ms', r.get('error', ''))} | "
         f"{r.get('p95_ms', '')} | "
         f"{r.get('target_ms', '')} | {r.get('ratio', '')} | "
         f"{r['peak_rss_mb'] if r['op'] == '(store)' else ''} |"

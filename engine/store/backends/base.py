@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from engine.store.model import BatchChanges, ScanFilter
@@ -66,6 +67,18 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def scan_edges(self, flt: ScanFilter) -> pa.Table:
         """Edge versions matching ``flt`` (``EDGE_SCHEMA``), ordered by ``(vt_s, eid, vid)``."""
+
+    def scan_edge_keys(self, flt: ScanFilter) -> pa.Table:
+        """The key columns (vid, eid, src, dst, vt_s, vt_e) of :meth:`scan_edges`, same order; a backend
+        may add ``rid`` (a row id) and then serves the other columns by :meth:`scan_edges_by_rid`.
+        Default: the whole sorted table (no ``rid``)."""
+        return self.scan_edges(flt)
+
+    def scan_edges_by_rid(self, flt: ScanFilter, rids: np.ndarray | None = None) -> pa.Table:
+        """Every non-key column of :meth:`scan_edges` plus ``rid``, ordered by ``rid``, for all its rows or
+        only those with the given (sorted, unique) row ids (only for backends whose
+        :meth:`scan_edge_keys` returns ``rid``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not serve edge rows by row id")
 
     @abc.abstractmethod
     def counts(self) -> dict[str, int]:

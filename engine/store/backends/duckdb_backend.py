@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from engine.errors import BackendError, ConflictError
@@ -46,6 +47,11 @@ def _mapped(action: str) -> Iterator[None]:
         yield
     except duckdb.Error as exc:
         raise BackendError(f"duckdb failed to {action}", driver="duckdb", detail=str(exc)) from exc
+
+
+_EDGE_KEYS = ("vid", "eid", "src", "dst", "vt_s", "vt_e")
+_EDGE_KEY_SCHEMA = pa.schema([*(EDGE_SCHEMA.field(n) for n in _EDGE_KEYS), ("rid", pa.int64())])
+_EDGE_REST_SCHEMA = pa.schema([*(f for f in EDGE_SCHEMA if f.name not in _EDGE_KEYS), ("rid", pa.int64())])
 
 
 class DuckDBBackend(Backend):
@@ -162,10 +168,33 @@ class DuckDBBackend(Backend):
         sql = f"SELECT {cols} FROM edge_versions WHERE {where} ORDER BY vt_s, eid, vid"
         return self._query(sql, params, regs, EDGE_SCHEMA)
 
-    def _query(self, sql: str, params: list[Any], regs: list[str], schema: pa.Schema) -> pa.Table:
+    def scan_edge_keys(self, flt: ScanFilter) -> pa.Table:
+        # Sorting only the integer keys costs a third of sorting the rows with their strings (10^7:
+        # 0.7 s vs 2.1 s); the other columns come unordered, by row id, when first needed.
+        where, params, regs = self._where(flt, kind="edge")
+        sql = (
+            f"SELECT {', '.join(_EDGE_KEYS)}, rowid AS rid FROM edge_versions WHERE {where} "
+            "ORDER BY vt_s, eid, vid"
+        )
+        return self._query(sql, params, regs, _EDGE_KEY_SCHEMA, batch_size=1 << 24)
+
+    def scan_edges_by_rid(self, flt: ScanFilter, rids: np.ndarray | None = None) -> pa.Table:
+        where, params, regs = self._where(flt, kind="edge")
+        cols = [c for c in self._columns(EDGE_SCHEMA, flt).split(", ") if c.split()[-1] not in _EDGE_KEYS]
+        join = ""
+        if rids is not None:  # a semi join on rowid reads only the row groups that hold them
+            name = self._register(pa.table({"r": pa.array(rids, pa.int64())}))
+            regs.append(name)
+            join = f" SEMI JOIN {name} ON edge_versions.rowid = {name}.r"
+        sql = f"SELECT {', '.join(cols)}, rowid AS rid FROM edge_versions{join} WHERE {where} ORDER BY rowid"
+        return self._query(sql, params, regs, _EDGE_REST_SCHEMA)
+
+    def _query(
+        self, sql: str, params: list[Any], regs: list[str], schema: pa.Schema, batch_size: int = 131072
+    ) -> pa.Table:
         try:
             with _mapped("scan"):
-                t = self.con.sql(sql, params=params or None).to_arrow_table()
+                t = self.con.sql(sql, params=params or None).to_arrow_table(batch_size)
         finally:
             for name in regs:
                 self.con.unregister(name)

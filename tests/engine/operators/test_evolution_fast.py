@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from engine.errors import CostError
@@ -138,7 +139,10 @@ def _intervals(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray
 def test_allen_join_matches_pairwise_allen(rel):
     rng = np.random.default_rng(len(rel))
     vs, ve = _intervals(rng, 400)
-    e = EdgeArrays(table=None, vid=np.arange(400), eid=np.arange(400), src=None, dst=None, vt_s=vs, vt_e=ve)  # type: ignore[arg-type]
+    n32 = pa.array(np.zeros(400, np.int32))
+    ids = np.arange(400)
+    keys = pa.table({"vid": ids, "eid": ids, "src": n32, "dst": n32, "vt_s": vs, "vt_e": ve})
+    e = EdgeArrays(keys)
     for _ in range(3):
         ia = np.sort(rng.choice(400, rng.integers(1, 200), replace=False))
         ib = np.sort(rng.choice(400, rng.integers(1, 400), replace=False))
