@@ -62,7 +62,7 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
             ("burst_detection", "T1.burst/node_daily", {"target": u, "window": whole, "stride": DAY}),
             (
                 "co_active",
-                "T1.co_active/overlaps",
+                "T1.co_active/before",
                 {"a_spec": {"uid": u}, "b_spec": {"uid": w}, "allen_relation": "before", "limit": 100},
             ),
             ("resolve_entities", "T1.resolve/uid", {"query": v}),

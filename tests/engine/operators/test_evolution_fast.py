@@ -22,7 +22,13 @@ from engine.operators import evolution
 from engine.operators.context import EdgeArrays
 from engine.operators.cost import StoreProfile
 from engine.operators.envelope import call
-from engine.operators.evolution import CoActiveArgs, _co_active_cost, allen_join
+from engine.operators.evolution import (
+    CoActiveArgs,
+    RunPairs,
+    _co_active_cost,
+    allen_join,
+    allen_pairs,
+)
 from engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
 from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
@@ -150,6 +156,27 @@ def test_allen_join_matches_pairwise_allen(rel):
         want = [(x, y) for x in ia.tolist() for y in ib.tolist()
                 if x != y and allen(int(vs[x]), int(ve[x]), int(vs[y]), int(ve[y])) == rel]  # fmt: skip
         assert list(zip(got_a.tolist(), got_b.tolist(), strict=True)) == want
+        # a page read from the (possibly lazy) pairs is the same slice of the full list
+        pairs = allen_pairs(e, rel, ia, ib)
+        assert len(pairs) == len(want)
+        if want:
+            idx = np.sort(rng.choice(len(want), min(len(want), 17), replace=False))
+            pa_, pb_ = pairs.at(idx)
+            assert list(zip(pa_.tolist(), pb_.tolist(), strict=True)) == [want[i] for i in idx.tolist()]
+
+
+def test_before_and_meets_joins_are_lazy_and_skip_self_pairs():
+    vs = np.array([0, 1, 2, 5, 9], np.int64)
+    ve = vs + 1
+    ids = np.arange(5)
+    n32 = pa.array(np.zeros(5, np.int32))
+    e = EdgeArrays(pa.table({"vid": ids, "eid": ids, "src": n32, "dst": n32, "vt_s": vs, "vt_e": ve}))
+    pairs = allen_pairs(e, "meets", ids, ids)  # [0,1) meets [1,2) meets [2,3); [5,6), [9,10) meet nothing
+    assert isinstance(pairs, RunPairs)
+    assert pairs.at(np.arange(len(pairs)))[0].tolist() == [0, 1]
+    assert pairs.at(np.arange(len(pairs)))[1].tolist() == [1, 2]
+    before = allen_pairs(e, "before", ids, ids)
+    assert isinstance(before, RunPairs) and len(before) == 4 + 3 + 2 + 1 - 2  # minus the two meets
 
 
 def _profile(n: int) -> StoreProfile:
@@ -190,8 +217,7 @@ def test_run_time_stop_and_lazy_rows(one, monkeypatch):
     assert exc.value.details["limit"] == 10 and exc.value.details["suggestions"]
     monkeypatch.undo()
     e = ctx.edges(None)
-    pos_a, pos_b = allen_join(e, "after", np.arange(e.n), np.arange(e.n))
-    rows = evolution.PairRows(ctx, e, pos_a, pos_b)
+    rows = evolution.PairRows(ctx, e, allen_pairs(e, "after", np.arange(e.n), np.arange(e.n)))
     assert len(rows) == full["rows_total"] > 3
     assert rows[0] == full["rows"][0] and rows[-1] == full["rows"][-1] and rows[1:3] == full["rows"][1:3]
     with pytest.raises(IndexError):
