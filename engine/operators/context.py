@@ -94,31 +94,52 @@ class EdgeArrays:
         keys: pa.Table,
         load_rest: Callable[[np.ndarray | None], pa.Table] | None = None,
     ) -> None:
-        self.vid: np.ndarray = keys["vid"].to_numpy()
-        self.eid: np.ndarray = keys["eid"].to_numpy()
+        # src, dst, vt_s, vt_e feed every kernel: numpy now. vid, eid and rid are mostly read a page at a
+        # time: kept as Arrow until a whole-column use (at 10^7 each copy is 80 MB of fresh pages).
+        self._keys = keys
         self.src: np.ndarray = keys["src"].to_numpy()  # int32 nids
         self.dst: np.ndarray = keys["dst"].to_numpy()
         self.vt_s: np.ndarray = keys["vt_s"].to_numpy()
         self.vt_e: np.ndarray = keys["vt_e"].to_numpy()
+        self._lazy: dict[str, np.ndarray] = {}
         if "rid" in keys.column_names:
             if load_rest is None:
                 raise ValueError("row ids without a loader for the other columns")
-            self._rid: np.ndarray | None = keys["rid"].to_numpy()
             self._rest: pa.Table | None = None
         else:  # the keys table is the whole sorted table
-            self._rid, self._rest = None, keys
+            self._rest = keys
         self._load_rest = load_rest
         self._rest_rid: np.ndarray | None = None
         self._columns: dict[str, Any] = {}
         self._direct_fetches = 0
 
+    def _whole(self, name: str) -> np.ndarray:
+        if name not in self._lazy:
+            self._lazy[name] = self._keys[name].to_numpy()
+        return self._lazy[name]
+
+    @property
+    def vid(self) -> np.ndarray:
+        return self._whole("vid")
+
+    @property
+    def eid(self) -> np.ndarray:
+        return self._whole("eid")
+
+    def key_at(self, name: str, pos: np.ndarray) -> np.ndarray:
+        """Key column ``name`` (or ``rid``) at scan positions ``pos``, without converting the whole
+        column for a page."""
+        if name in self._lazy or name in ("src", "dst", "vt_s", "vt_e") or len(pos) > _SLICE_TAKE_MAX:
+            return getattr(self, name)[pos] if name != "rid" else self._whole("rid")[pos]
+        return np.asarray(take_rows(self._keys[name], pos).to_numpy())
+
     @property
     def n(self) -> int:
-        return len(self.vid)
+        return len(self.src)
 
     def _rest_at(self, pos: np.ndarray) -> tuple[pa.Table, np.ndarray]:
         """(a table of the non-key columns, positions of ``pos``'s rows in it)."""
-        if self._rid is None:
+        if "rid" not in self._keys.column_names:
             assert self._rest is not None
             return self._rest, pos
         assert self._load_rest is not None
@@ -126,19 +147,19 @@ class EdgeArrays:
             # The first few small reads (a cold store's first queries) fetch just their rows by row id
             # (~10 ms at 10^7) instead of loading the whole rest (~0.9 s); later ones load it once.
             self._direct_fetches += 1
-            rids = self._rid[pos]
+            rids = self.key_at("rid", pos)
             part = self._load_rest(np.unique(rids))
             return part, np.searchsorted(part["rid"].to_numpy(), rids)
         if self._rest is None:
             self._rest = self._load_rest(None)  # every non-key column plus rid, in rid order
             self._rest_rid = self._rest["rid"].to_numpy()
-        return self._rest, np.searchsorted(self._rest_rid, self._rid[pos])  # type: ignore[arg-type]
+        return self._rest, np.searchsorted(self._rest_rid, self.key_at("rid", pos))  # type: ignore[arg-type]
 
     def col_at(self, name: str, pos: np.ndarray) -> Any:
         """Column ``name`` at scan positions ``pos`` (an Arrow array, in ``pos`` order)."""
         pos = np.asarray(pos, dtype=np.int64)
         if name in KEY_COLUMNS:
-            return pa.array(getattr(self, name)[pos])
+            return pa.array(self.key_at(name, pos))
         rest, rpos = self._rest_at(pos)
         return take_rows(rest[name], rpos)
 
@@ -158,7 +179,7 @@ class EdgeArrays:
             rest, rpos = self._rest_at(pos)
             taken = take_rows(rest.select(other), rpos)
         cols = [
-            pa.array(getattr(self, c)[pos], EDGE_SCHEMA.field(c).type)
+            pa.array(self.key_at(c, pos), EDGE_SCHEMA.field(c).type)
             if taken is None or c in KEY_COLUMNS
             else taken[c]
             for c in names

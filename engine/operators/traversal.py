@@ -31,6 +31,7 @@ from engine.operators.context import EdgeArrays, OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.registry import operator
 from engine.operators.rows import Step
+from engine.operators.sorting import stable_order
 
 INF = np.iinfo(np.int64).max
 DIRECTIONS = ("out", "in", "both")
@@ -87,10 +88,14 @@ def _build_adjacency(ctx: OpContext, as_of_tt: int | None, direction: str) -> Ad
     elif direction == "in":
         frm, to, rk = dst, src, rank
     else:
-        frm, to, rk = np.concatenate([src, dst]), np.concatenate([dst, src]), np.concatenate([rank, rank])
-    key = frm * (n + 1) + rk
-    order = np.argsort(key)  # keys are distinct except for both orientations of a self-loop
-    key, to, rk = key[order], to[order].astype(np.int32), rk[order]
+        # interleaved (out, in) per rank, so the input is in rank order for the stable order below
+        frm, to = np.stack([src, dst], 1).ravel(), np.stack([dst, src], 1).ravel()
+        rk = np.repeat(rank, 2)
+    # by (frm, rank): rk is ascending in the input, so a stable order by frm is the key order (a self-loop's
+    # two orientations in "both" are identical arcs)
+    order = stable_order(frm, max(len(ctx.uids()), 1))
+    key = frm[order] * (n + 1) + rk[order]
+    to, rk = to[order].astype(np.int32), rk[order]
     vt_s = np.ascontiguousarray(e.vt_s, dtype=np.int64)
     vt_e = np.ascontiguousarray(e.vt_e, dtype=np.int64)
     first = np.zeros(n, dtype=np.int64)
