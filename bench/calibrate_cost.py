@@ -437,6 +437,17 @@ def report(records: list[dict[str, Any]], new: dict[str, float], budget: float) 
             est = [(seconds(r["work"], coefs), r["measured_s"]) for r in ok]
             cells += [str(sum(e > b >= m for e, m in est)), str(sum(m > b >= e for e, m in est))]
         lines.append(f"| {b:g} | {over} | " + " | ".join(cells) + " |")
+    wrong = [
+        (r, seconds(r["work"], old))
+        for r in ok
+        if (seconds(r["work"], old) > budget) != (r["measured_s"] > budget)
+    ]
+    lines += ["", f"## False decisions at the budget of {budget:g} s (shipped coefficients)", ""]
+    lines += [
+        f"- {'refused' if est > budget else 'admitted'}: {r['case']} @ {r['scale']:,}: estimate {est:.2f} s, "
+        f"measured {r['measured_s']:.2f} s"
+        for r, est in wrong
+    ] or ["- none"]
     worst = sorted(ok, key=lambda r: seconds(r["work"], new) / r["measured_s"])[:5]
     lines += ["", "## Worst underestimates (new coefficients)", ""]
     lines += [

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.operators.sorting import stable_order
+
 MOTIF_NAMES = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 #: δ is clipped here so that ``t ± δ`` stays inside int64 for every time < 2**62
 _DELTA_CAP = 1 << 62
@@ -43,9 +45,25 @@ _WEDGE_CHUNK = 1 << 20  # wedges per vectorized chunk (~100 MB of temporaries)
 _I64 = np.int64
 
 
+_SORT_QUERIES_MIN = 4096  # query batches at least this large are sorted before a binary search
+
+
+def search(sorted_arr: np.ndarray, x: np.ndarray, side: str = "left") -> np.ndarray:
+    """``np.searchsorted(sorted_arr, x, side)``, sorting large unsorted query batches first: NumPy's search
+    walks sorted queries almost sequentially, random ones miss the cache at every level (10^6 random
+    queries into 10^7 keys: 1.7 s; sorted first, argsort included: 0.24 s)."""
+    x = np.asarray(x)
+    if x.ndim != 1 or len(x) < _SORT_QUERIES_MIN or bool(np.all(x[1:] >= x[:-1])):
+        return np.searchsorted(sorted_arr, x, side)  # type: ignore[call-overload]
+    order = np.argsort(x)
+    out = np.empty(len(x), dtype=np.intp)
+    out[order] = np.searchsorted(sorted_arr, x[order], side)  # type: ignore[call-overload]
+    return out
+
+
 def dense(code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One stable sort of ``code``: (order, distinct codes ascending, dense id per element, ids in order)."""
-    order = np.argsort(code, kind="stable")
+    order = stable_order(code, int(code.max()) + 1) if len(code) else np.zeros(0, _I64)
     sc = code[order]
     new = np.ones(len(sc), dtype=bool)
     new[1:] = sc[1:] != sc[:-1]
@@ -62,7 +80,9 @@ class Groups:
         self, gid: np.ndarray, n: int, order: np.ndarray | None = None, sorted_gid: np.ndarray | None = None
     ) -> None:
         self.n = n
-        self.order = np.argsort(gid, kind="stable") if order is None else order
+        if order is None:
+            order = stable_order(gid, int(gid.max()) + 1) if len(gid) else np.zeros(0, _I64)
+        self.order = order
         sg = gid[self.order] if sorted_gid is None else sorted_gid
         self.keys = sg.astype(_I64) * n + self.order
         self.rank = np.empty(n, dtype=_I64)  # index of each position in the sorted order
@@ -70,7 +90,17 @@ class Groups:
 
     def upto(self, g: np.ndarray | int, p: np.ndarray | int) -> np.ndarray:
         """Sorted index just past the members of group g at positions <= p (groups < g included)."""
-        return np.searchsorted(self.keys, np.asarray(g, dtype=_I64) * self.n + p, "right")
+        q = np.asarray(g, dtype=_I64) * self.n + p
+        return search(self.keys, q, "right") if q.ndim else np.searchsorted(self.keys, q, "right")
+
+    def upto_own(self, gid: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """``upto(gid, p)`` for one query per position, where ``gid`` is each position's own group and ``p``
+        is non-decreasing in position: in group order those queries are already sorted, so the search
+        walks ``keys`` once instead of sorting 10^7 queries first."""
+        res = np.empty(self.n, dtype=_I64)
+        o = self.order
+        res[o] = np.searchsorted(self.keys, gid[o].astype(_I64) * self.n + p[o], "right")
+        return res
 
     def count(self, g: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Members of group g at positions in ``(a, b]`` (0 where ``b <= a``)."""
@@ -87,7 +117,7 @@ class Pairs(Groups):
 
     def lookup(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         code = x * self.n_nodes + y
-        idx = np.searchsorted(self.codes, code)
+        idx = search(self.codes, code)
         hit = np.zeros(len(code), dtype=bool)
         inside = idx < len(self.codes)
         hit[inside] = self.codes[idx[inside]] == code[inside]
@@ -210,13 +240,13 @@ def count_star(ev: MotifEvents) -> int:
         return 0
     out, pairs = ev.out, ev.pairs
     uq = out.rank  # rank of each position in source order
-    r = out.upto(ev.s, ev.hi) - 1  # last of u's events inside δ of the first event (a rank)
+    r = out.upto_own(ev.s, ev.hi) - 1  # last of u's events inside δ of the first event (a rank)
     ni = r - uq
     total = ni * (ni - 1) // 2
     u_of_z = uq[pairs.order]  # source rank of each pair-ordered event
     sux = np.concatenate([[0], np.cumsum(u_of_z)])
     z = pairs.rank
-    zz = pairs.upto(pairs.pid, ev.hi) - 1  # last same-pair event inside δ
+    zz = pairs.upto_own(pairs.pid, ev.hi) - 1  # last same-pair event inside δ
     c = zz - z
     sum_u = sux[zz + 1] - sux[z + 1]
     e12 = c * r - sum_u  # 2nd leaf = 1st leaf: Σ_j (R − rank j)
@@ -224,8 +254,8 @@ def count_star(ev: MotifEvents) -> int:
     e123 = c * (c - 1) // 2
     # 2nd = 3rd, anchored on the last event k: first events are u's events at positions >= lo_k
     lo = np.searchsorted(ev.t, ev.t - min(ev.delta, _DELTA_CAP), "left").astype(_I64)
-    lq = out.upto(ev.s, lo - 1)  # rank of u's first event at a position >= lo_k
-    y = pairs.upto(pairs.pid, lo - 1)  # first same-pair event at a position >= lo_k
+    lq = out.upto_own(ev.s, lo - 1)  # rank of u's first event at a position >= lo_k
+    y = pairs.upto_own(pairs.pid, lo - 1)  # first same-pair event at a position >= lo_k
     e23 = (sux[z] - sux[y]) - (z - y) * lq
     good = total - e12 - e13 - e23 + 2 * e123
     return _total(good)

@@ -17,11 +17,15 @@ def stable_order(values: np.ndarray, bound: int) -> np.ndarray:
     if values.size and int(values.min()) < 0:
         raise ValueError("stable_order needs non-negative values")
     v = values.astype(np.int64, copy=False)
-    order = np.arange(len(v), dtype=np.int64)
+    order: np.ndarray | None = None
     shift = 0
     while True:
-        digit = ((v[order] >> shift) & 0xFFFF).astype(np.uint16)
-        order = order[np.argsort(digit, kind="stable")]
+        # the digit is extracted in input order (sequential) and only the 2-byte digits are gathered
+        digit = ((v >> shift) & 0xFFFF).astype(np.uint16)
+        if order is None:
+            order = np.argsort(digit, kind="stable")
+        else:
+            order = order[np.argsort(digit[order], kind="stable")]
         shift += 16
         if (bound - 1) >> shift <= 0:
-            return order
+            return order.astype(np.int64, copy=False)
