@@ -192,6 +192,9 @@ class OpContext:
         self.store = store
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._generation: int | None = None
+        # the budget of the call being run (None: unguarded); an operator that learns its exact work
+        # mid-call re-checks it (cost.recheck) before the expensive part
+        self.budget_s: float | None = None
 
     # -- cache --------------------------------------------------------------------------------------
     def _valid_seq(self) -> None:

@@ -21,7 +21,7 @@ from engine.canonical import canonicalize, digest, dumps_canonical, sha256_hex
 from engine.errors import InvalidArgError
 from engine.operators.base import parse_args
 from engine.operators.context import OpContext
-from engine.operators.cost import check_budget, profile
+from engine.operators.cost import DEFAULT_BUDGET_S, check_budget, profile
 from engine.operators.registry import OperatorSpec, get_operator
 
 
@@ -105,8 +105,12 @@ def run_call(
     if check_cost:
         check_budget(op, est, budget_s)
     t0 = time.perf_counter()
-    payload = spec.impl(ctx, args)
-    payload = page_payload(spec, payload, getattr(args, "limit", 100), offset, key)
+    ctx.budget_s = (DEFAULT_BUDGET_S if budget_s is None else budget_s) if check_cost else None
+    try:
+        payload = spec.impl(ctx, args)
+        payload = page_payload(spec, payload, getattr(args, "limit", 100), offset, key)
+    finally:
+        ctx.budget_s = None
     payload = canonicalize(payload)
     wall = time.perf_counter() - t0
     envelope = {

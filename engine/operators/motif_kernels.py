@@ -168,6 +168,20 @@ class MotifEvents:
         self.pos = np.arange(self.n, dtype=_I64)
         dl = min(self.delta, _DELTA_CAP)
         self.hi = np.searchsorted(self.t, self.t + dl, "right").astype(_I64) - 1
+        self._spans: tuple[np.ndarray, np.ndarray] | None = None
+
+    def wedge_spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """(first sorted index, count) of the second events of every first event's in→out wedges (one
+        pass of two searches; cached on this δ-specific view, so pricing the wedges then enumerating them
+        searches once)."""
+        if self._spans is None:
+            out = self.out
+            a = out.upto(self.d, self.pos)
+            self._spans = (a, np.maximum(out.upto(self.d, self.hi) - a, 0))
+        return self._spans
+
+    def n_wedges(self) -> int:
+        return int(self.wedge_spans()[1].sum(dtype=_I64))
 
     def with_delta(self, delta: int) -> MotifEvents:
         """The same events under another δ, sharing the (δ-independent) group indexes."""
@@ -276,9 +290,11 @@ def wedges(
     about ``chunk`` pairs."""
     chunk = chunk or _WEDGE_CHUNK
     ii = ev.pos if first is None else first
-    g = gid
-    a = groups.upto(g, ii)
-    length = np.maximum(groups.upto(g, ev.hi[ii]) - a, 0)
+    if first is None and groups is ev.out and gid is ev.d:
+        a, length = ev.wedge_spans()
+    else:
+        a = groups.upto(gid, ii)
+        length = np.maximum(groups.upto(gid, ev.hi[ii]) - a, 0)
     cum = np.concatenate([[0], np.cumsum(length)])
     start = 0
     while start < len(ii):

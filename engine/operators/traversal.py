@@ -28,7 +28,7 @@ from pydantic import Field, field_validator
 from engine.errors import CostError, InvalidArgError
 from engine.operators.base import Model, OpArgs, PagedOutput, Uid, Window, invalid
 from engine.operators.context import EdgeArrays, OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
+from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor
 from engine.operators.registry import operator
 from engine.operators.rows import Step
 from engine.operators.sorting import stable_order
@@ -370,7 +370,7 @@ def _reachability_work(p: StoreProfile, a: ReachabilityArgs, t_b: int) -> dict[s
     work = {"scan_row": 0.3 * arcs, "state": reached, "row_out": 0.25 * reached}
     # the adjacency index is built on first use and cached; priced on every call so a cold call is not
     # admitted at a fraction of its time (a warm call is overpriced by at most this term)
-    work["index_row"] = float(p.n_edges * (2 if a.direction == "both" else 1))
+    work["index_row"] = float(p.n_edges * (2 if a.direction == "both" else 1)) * memory_factor(p.n_edges)
     if a.delta_max_wait is not None and a.delta_max_wait < t_b - t_a - 1:
         per_arc = _wait_states_per_arc(a.delta_max_wait, t_b - t_a) * (2.5 if a.direction == "both" else 1.0)
         states = min(arcs * per_arc, p.n_nodes * (arcs + 1))  # "both": interval edges pass either way
@@ -551,7 +551,7 @@ def _paths_work(p: StoreProfile, a: PathsArgs, t_b: int, k: int, max_hops: int) 
         "scan_row": ev * (0.15 + 0.1 * max_hops),  # the per-hop bounds: vectorized passes over the window
         "state": 50.0 * _path_expansions(k, max_hops, p.n_nodes),  # ~100 µs per expanded prefix
         "row_out": float(k * (max_hops + 1)),
-        "index_row": float(p.n_edges),  # the cached "out" adjacency (see _reachability_work)
+        "index_row": float(p.n_edges) * memory_factor(p.n_edges),  # the cached "out" adjacency
     }
 
 

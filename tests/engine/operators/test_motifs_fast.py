@@ -430,3 +430,33 @@ def test_cost_admits_collegemsg_scale() -> None:
         for op_args, find in ((CountMotifsArgs, False), (FindMotifsArgs, True)):
             est = motif_cost(p, op_args.model_validate(raw), find)
             assert est.seconds < 2.0, (motif, find, est.to_dict())
+
+
+def test_exact_wedge_recheck_refuses_an_admitted_call_before_the_kernel(
+    collegemsg: OpContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-call estimate models wedges from statistics; once the selection exists the exact wedge
+    count is priced again and a call past the budget is refused (stage "run") without running the kernel
+    or caching a count. Unguarded calls are not rechecked."""
+    from engine.operators.envelope import run_call
+    from engine.operators.motifs import selection
+
+    collegemsg.drop_cached(keep=lambda k: k[0] != "motif_selection")  # no count cached by other tests
+    args = {"motif": "M_triangle_cyclic", "delta": 3_600_000_007, "window": _all_window(collegemsg)}
+    est = run_call(collegemsg, "count_temporal_motifs", {**args, "delta": 1}, check_cost=False).estimate_s
+    exact = K.MotifEvents.n_wedges
+    monkeypatch.setattr(K.MotifEvents, "n_wedges", lambda self: 10**12)  # as if the selection were huge
+    with pytest.raises(CostError) as exc:
+        call(collegemsg, "count_temporal_motifs", args, budget_s=max(est, 1.0) * 50)
+    d = exc.value.details
+    assert (
+        d["stage"] == "run"
+        and d["estimate"]["work"]["triple"] > 10**12
+        and "use a smaller delta" in d["suggestions"]
+    )
+    sel = selection(collegemsg, CountMotifsArgs.model_validate(args))
+    assert ("M_triangle_cyclic", args["delta"]) not in sel.counts  # the kernel did not run
+    assert collegemsg.budget_s is None  # reset after the call
+    unguarded = call(collegemsg, "count_temporal_motifs", args, check_cost=False)["payload"]["count"]
+    monkeypatch.setattr(K.MotifEvents, "n_wedges", exact)
+    assert call(collegemsg, "count_temporal_motifs", args)["payload"]["count"] == unguarded

@@ -19,7 +19,7 @@ import pytest
 from engine.errors import CostError
 from engine.operators import traversal
 from engine.operators.context import OpContext
-from engine.operators.cost import COEFFICIENTS, StoreProfile, check_budget
+from engine.operators.cost import COEFFICIENTS, StoreProfile, check_budget, memory_factor
 from engine.operators.envelope import call
 from engine.operators.oracle import ORACLES, OracleStore, page
 from engine.operators.registry import get_operator
@@ -324,7 +324,7 @@ def test_cost_grows_with_the_window_and_suggests_narrowing() -> None:
         "temporal_reachability", p, src="x", window={"t_a": 0, "t_b": 40_000_000}, delta_max_wait=5
     )
     # a small window costs little beyond the (cold) adjacency build, priced at every call
-    index_only = COEFFICIENTS["base"] + COEFFICIENTS["index_row"] * p.n_edges
+    index_only = COEFFICIENTS["base"] + COEFFICIENTS["index_row"] * p.n_edges * memory_factor(p.n_edges)
     assert small.seconds < index_only + 0.01 < big.seconds < both.seconds and big.seconds < wait.seconds
     over = _estimate(  # past the default budget: the suggestions are computed against it
         "temporal_reachability",
