@@ -23,21 +23,19 @@ from engine.store.backends.base import Backend
 from engine.store.model import EDGE_SCHEMA, ENTITY_SCHEMA, NODE_SCHEMA, BatchChanges, ScanFilter
 from engine.timeutil import OPEN_END
 
-_EDGE_COLUMNS = """(
-    vid BIGINT NOT NULL, eid BIGINT NOT NULL, src INTEGER NOT NULL, dst INTEGER NOT NULL,
-    rel_type VARCHAR NOT NULL, disc VARCHAR NOT NULL, props VARCHAR,
-    vt_s BIGINT NOT NULL, vt_e BIGINT NOT NULL, tt_s BIGINT NOT NULL, tt_e BIGINT NOT NULL,
-    source VARCHAR, provenance_ref VARCHAR)"""
-
 _DDL = """
 CREATE TABLE entities (nid INTEGER NOT NULL, uid VARCHAR NOT NULL);
 CREATE TABLE node_versions (
     vid BIGINT NOT NULL, nid INTEGER NOT NULL, uid VARCHAR NOT NULL, label VARCHAR NOT NULL,
     props VARCHAR, vt_s BIGINT NOT NULL, vt_e BIGINT NOT NULL, tt_s BIGINT NOT NULL, tt_e BIGINT NOT NULL,
     source VARCHAR, provenance_ref VARCHAR);
-CREATE TABLE edge_versions {_EDGE_COLUMNS};
+CREATE TABLE edge_versions (
+    vid BIGINT NOT NULL, eid BIGINT NOT NULL, src INTEGER NOT NULL, dst INTEGER NOT NULL,
+    rel_type VARCHAR NOT NULL, disc VARCHAR NOT NULL, props VARCHAR,
+    vt_s BIGINT NOT NULL, vt_e BIGINT NOT NULL, tt_s BIGINT NOT NULL, tt_e BIGINT NOT NULL,
+    source VARCHAR, provenance_ref VARCHAR);
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
-""".replace("{_EDGE_COLUMNS}", _EDGE_COLUMNS)
+"""
 
 _IN_LIST_MAX = 64  # longer id lists are joined against a registered Arrow table instead
 
@@ -56,21 +54,6 @@ _EDGE_KEY_SCHEMA = pa.schema([*(EDGE_SCHEMA.field(n) for n in _EDGE_KEYS), ("rid
 _EDGE_REST_SCHEMA = pa.schema([*(f for f in EDGE_SCHEMA if f.name not in _EDGE_KEYS), ("rid", pa.int64())])
 
 
-def _is_scan_ordered(vt_s: np.ndarray, eid: np.ndarray, vid: np.ndarray) -> bool:
-    """Whether rows are in (vt_s, eid, vid) order (a linear check)."""
-    if len(vt_s) < 2:
-        return True
-    dv = np.diff(vt_s)
-    if (dv < 0).any():
-        return False
-    tie = np.flatnonzero(dv == 0)  # compare, never subtract: ids span the whole int64 range
-    e1, e0 = eid[tie + 1], eid[tie]
-    if (e1 < e0).any():
-        return False
-    same = tie[e1 == e0]
-    return bool((vid[same + 1] > vid[same]).all())
-
-
 class DuckDBBackend(Backend):
     name = "duckdb"
     db_name = "store.duckdb"
@@ -80,7 +63,6 @@ class DuckDBBackend(Backend):
         super().__init__(path, read_only)
         self.con = con
         self._tmp = itertools.count()
-        self._edges_inserted = False  # since open: cluster the edge table on close
 
     @classmethod
     def create(cls, path: Path) -> DuckDBBackend:
@@ -108,8 +90,6 @@ class DuckDBBackend(Backend):
     def close(self) -> None:
         with _mapped("close the database"):
             if not self.read_only:
-                if self._edges_inserted:
-                    self._cluster_edges()
                 self.con.execute("CHECKPOINT").fetchall()
             self.con.close()
 
@@ -127,7 +107,6 @@ class DuckDBBackend(Backend):
                     ("edge_versions", changes.edge_inserts),
                 ):
                     if data.num_rows:
-                        self._edges_inserted |= table == "edge_versions"
                         name = self._register(data)
                         self._run(f"INSERT INTO {table} SELECT * FROM {name}")
                         con.unregister(name)
@@ -189,47 +168,10 @@ class DuckDBBackend(Backend):
         sql = f"SELECT {cols} FROM edge_versions WHERE {where} ORDER BY vt_s, eid, vid"
         return self._query(sql, params, regs, EDGE_SCHEMA)
 
-    def _cluster_edges(self) -> None:
-        """Rewrite the edge table in scan order (vt_s, eid, vid) unless it already is, in one transaction.
-
-        A layout change only (no content, digest or rowid is persisted): readers then get the sorted keys
-        from a plain scan and the other columns by contiguous slices. Costs one sort on the close of a
-        store that was written (10^7 versions: ~10 s; skipped when the table is already in order)."""
-        if self._edges_sorted("TRUE"):
-            return
-        self._run("BEGIN TRANSACTION")
-        try:
-            self._run(f"CREATE TABLE edge_versions_clustered {_EDGE_COLUMNS}")
-            self._run(
-                "INSERT INTO edge_versions_clustered SELECT * FROM edge_versions ORDER BY vt_s, eid, vid"
-            )
-            self._run("DROP TABLE edge_versions")
-            self._run("ALTER TABLE edge_versions_clustered RENAME TO edge_versions")
-            self._run("COMMIT")
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):
-                self._run("ROLLBACK")
-            raise
-
-    def _edges_sorted(self, where: str, params: list[Any] | None = None) -> bool:
-        t = self.con.sql(
-            f"SELECT vt_s, eid, vid FROM edge_versions WHERE {where}", params=params
-        ).to_arrow_table()
-        return _is_scan_ordered(*(t[c].to_numpy() for c in ("vt_s", "eid", "vid")))
-
     def scan_edge_keys(self, flt: ScanFilter) -> pa.Table:
-        # A clustered table (see _cluster_edges) is read in order by a plain scan (10^7: ~0.2 s); otherwise
-        # DuckDB sorts the integer keys only, a third of sorting the rows with their strings (0.7 s vs
-        # 2.1 s). The other columns come by row id when first needed.
+        # Sorting only the integer keys costs a third of sorting the rows with their strings (10^7:
+        # 0.7 s vs 2.1 s); the other columns come unordered, by row id, when first needed.
         where, params, regs = self._where(flt, kind="edge")
-        plain = (
-            f"SELECT {', '.join(_EDGE_KEYS)}, rowid AS rid FROM edge_versions WHERE {where} ORDER BY rowid"
-        )
-        t = self._query(plain, list(params), list(regs), _EDGE_KEY_SCHEMA, batch_size=1 << 24, keep_regs=True)
-        if _is_scan_ordered(*(t[c].to_numpy() for c in ("vt_s", "eid", "vid"))):
-            for name in regs:
-                self.con.unregister(name)
-            return t
         sql = (
             f"SELECT {', '.join(_EDGE_KEYS)}, rowid AS rid FROM edge_versions WHERE {where} "
             "ORDER BY vt_s, eid, vid"
@@ -248,19 +190,13 @@ class DuckDBBackend(Backend):
         return self._query(sql, params, regs, _EDGE_REST_SCHEMA)
 
     def _query(
-        self,
-        sql: str,
-        params: list[Any],
-        regs: list[str],
-        schema: pa.Schema,
-        batch_size: int = 131072,
-        keep_regs: bool = False,
+        self, sql: str, params: list[Any], regs: list[str], schema: pa.Schema, batch_size: int = 131072
     ) -> pa.Table:
         try:
             with _mapped("scan"):
                 t = self.con.sql(sql, params=params or None).to_arrow_table(batch_size)
         finally:
-            for name in [] if keep_regs else regs:
+            for name in regs:
                 self.con.unregister(name)
         return t.cast(schema)
 
