@@ -152,8 +152,12 @@ class EdgeArrays:
             return part, np.searchsorted(part["rid"].to_numpy(), rids)
         if self._rest is None:
             self._rest = self._load_rest(None)  # every non-key column plus rid, in rid order
-            self._rest_rid = self._rest["rid"].to_numpy()
-        return self._rest, np.searchsorted(self._rest_rid, self.key_at("rid", pos))  # type: ignore[arg-type]
+            rest_rid = self._rest["rid"].to_numpy()
+            # a clustered table's keys come in rid order too: then positions map to themselves
+            self._rest_rid = None if np.array_equal(rest_rid, self._whole("rid")) else rest_rid
+        if self._rest_rid is None:
+            return self._rest, pos
+        return self._rest, np.searchsorted(self._rest_rid, self.key_at("rid", pos))
 
     def col_at(self, name: str, pos: np.ndarray) -> Any:
         """Column ``name`` at scan positions ``pos`` (an Arrow array, in ``pos`` order)."""
