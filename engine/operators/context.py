@@ -8,8 +8,10 @@ are used inside; uids appear only when a payload is built.
 from __future__ import annotations
 
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -26,7 +28,20 @@ _CACHE_SLOTS = 8
 
 _SLICE_TAKE_MAX = 4096
 _DIRECT_ROWS_MAX = 4096  # rows a direct fetch by row id may read
-_DIRECT_FETCHES_MAX = 3  # direct fetches before the whole rest is loaded
+
+
+def _in_background(fn: Callable[[], Any]) -> Future[Any]:
+    """Run ``fn`` on a fresh (non-daemon, so the interpreter waits for it at exit) thread."""
+    fut: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            fut.set_result(fn())
+        except BaseException as exc:  # handed to whoever waits for the result
+            fut.set_exception(exc)
+
+    threading.Thread(target=run, name="tgms-edge-rest", daemon=False).start()
+    return fut
 
 
 def take_rows(table: Any, pos: np.ndarray) -> Any:
@@ -111,7 +126,7 @@ class EdgeArrays:
         self._load_rest = load_rest
         self._rest_rid: np.ndarray | None = None
         self._columns: dict[str, Any] = {}
-        self._direct_fetches = 0
+        self._loading: Future[pa.Table] | None = None
 
     def _whole(self, name: str) -> np.ndarray:
         if name not in self._lazy:
@@ -143,21 +158,40 @@ class EdgeArrays:
             assert self._rest is not None
             return self._rest, pos
         assert self._load_rest is not None
-        if self._rest is None and len(pos) <= _DIRECT_ROWS_MAX and self._direct_fetches < _DIRECT_FETCHES_MAX:
-            # The first few small reads (a cold store's first queries) fetch just their rows by row id
-            # (~10 ms at 10^7) instead of loading the whole rest (~0.9 s); later ones load it once.
-            self._direct_fetches += 1
+        if self._rest is None and self._loading is not None and self._loading.done():
+            self._adopt(self._loading)
+        if self._rest is None and len(pos) <= _DIRECT_ROWS_MAX:
+            # A small read before the rest is loaded (a fresh store's first queries) fetches just its rows
+            # by row id (~10 ms at 10^7) and starts loading the whole rest (~0.9 s) in the background.
+            if self._loading is None:
+                self._loading = _in_background(lambda: self._load_rest(None))  # type: ignore[misc]
             rids = self.key_at("rid", pos)
             part = self._load_rest(np.unique(rids))
             return part, np.searchsorted(part["rid"].to_numpy(), rids)
         if self._rest is None:
-            self._rest = self._load_rest(None)  # every non-key column plus rid, in rid order
-            rest_rid = self._rest["rid"].to_numpy()
-            # a clustered table's keys come in rid order too: then positions map to themselves
-            self._rest_rid = None if np.array_equal(rest_rid, self._whole("rid")) else rest_rid
+            if self._loading is not None:
+                self._adopt(self._loading)  # waits for the background load
+            else:
+                self._set_rest(self._load_rest(None))
+        assert self._rest is not None
         if self._rest_rid is None:
             return self._rest, pos
         return self._rest, np.searchsorted(self._rest_rid, self.key_at("rid", pos))
+
+    def _adopt(self, loading: Future[pa.Table]) -> None:
+        try:
+            rest = loading.result()
+        except Exception:  # a failed background load is retried here, where it can raise
+            assert self._load_rest is not None
+            rest = self._load_rest(None)
+        self._set_rest(rest)
+
+    def _set_rest(self, rest: pa.Table) -> None:
+        """Every non-key column plus rid, in rid order."""
+        rest_rid = rest["rid"].to_numpy()
+        # keys that come in rid order too (a store written in scan order) map positions to themselves
+        self._rest_rid = None if np.array_equal(rest_rid, self._whole("rid")) else rest_rid
+        self._rest = rest
 
     def col_at(self, name: str, pos: np.ndarray) -> Any:
         """Column ``name`` at scan positions ``pos`` (an Arrow array, in ``pos`` order)."""

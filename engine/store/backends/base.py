@@ -77,7 +77,8 @@ class Backend(abc.ABC):
     def scan_edges_by_rid(self, flt: ScanFilter, rids: np.ndarray | None = None) -> pa.Table:
         """Every non-key column of :meth:`scan_edges` plus ``rid``, ordered by ``rid``, for all its rows or
         only those with the given (sorted, unique) row ids (only for backends whose
-        :meth:`scan_edge_keys` returns ``rid``)."""
+        :meth:`scan_edge_keys` returns ``rid``). The whole-table form (``rids`` None, a plain belief-state
+        filter) must be safe to run on another thread while this backend serves the calling one."""
         raise NotImplementedError(f"{type(self).__name__} does not serve edge rows by row id")
 
     @abc.abstractmethod

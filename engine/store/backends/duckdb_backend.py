@@ -187,6 +187,15 @@ class DuckDBBackend(Backend):
             regs.append(name)
             join = f" SEMI JOIN {name} ON edge_versions.rowid = {name}.r"
         sql = f"SELECT {', '.join(cols)}, rowid AS rid FROM edge_versions{join} WHERE {where} ORDER BY rowid"
+        if rids is None and not regs:
+            # the whole rest may be loaded on a background thread: on its own cursor (a DuckDB connection
+            # object serves one thread at a time; a cursor is another connection to the same database)
+            with _mapped("scan"):
+                cur = self.con.cursor()
+                try:
+                    return cur.sql(sql, params=params or None).to_arrow_table().cast(_EDGE_REST_SCHEMA)
+                finally:
+                    cur.close()
         return self._query(sql, params, regs, _EDGE_REST_SCHEMA)
 
     def _query(
