@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,8 @@ class DuckDBBackend(Backend):
         super().__init__(path, read_only)
         self.con = con
         self._tmp = itertools.count()
+        self._cursors = 0  # background scans on their own cursors; close() waits for them
+        self._cursors_done = threading.Condition()
 
     @classmethod
     def create(cls, path: Path) -> DuckDBBackend:
@@ -88,6 +91,8 @@ class DuckDBBackend(Backend):
         return cls(path, read_only, con)
 
     def close(self) -> None:
+        with self._cursors_done:  # a background scan still reading would make the close fail
+            self._cursors_done.wait_for(lambda: self._cursors == 0, timeout=600)
         with _mapped("close the database"):
             if not self.read_only:
                 self.con.execute("CHECKPOINT").fetchall()
@@ -190,12 +195,19 @@ class DuckDBBackend(Backend):
         if rids is None and not regs:
             # the whole rest may be loaded on a background thread: on its own cursor (a DuckDB connection
             # object serves one thread at a time; a cursor is another connection to the same database)
-            with _mapped("scan"):
-                cur = self.con.cursor()
-                try:
-                    return cur.sql(sql, params=params or None).to_arrow_table().cast(_EDGE_REST_SCHEMA)
-                finally:
-                    cur.close()
+            with self._cursors_done:
+                self._cursors += 1
+            try:
+                with _mapped("scan"):
+                    cur = self.con.cursor()
+                    try:
+                        return cur.sql(sql, params=params or None).to_arrow_table().cast(_EDGE_REST_SCHEMA)
+                    finally:
+                        cur.close()
+            finally:
+                with self._cursors_done:
+                    self._cursors -= 1
+                    self._cursors_done.notify_all()
         return self._query(sql, params, regs, _EDGE_REST_SCHEMA)
 
     def _query(

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from engine.operators.context import EdgeArrays
+from engine.operators.context import EdgeArrays, OpContext
 
 N = 50
 
@@ -72,3 +72,18 @@ def test_row_ids_without_a_loader_are_refused() -> None:
     keys, _ = _tables()
     with pytest.raises(ValueError):
         EdgeArrays(keys)
+
+
+def test_closing_the_store_waits_for_a_background_load(tmp_path) -> None:
+    from engine.ingest.snap import load_dataset
+    from engine.operators.envelope import call
+    from engine.store import Store
+
+    with Store.create(tmp_path / "s", "duckdb") as store:
+        store.ingest_events(load_dataset("collegemsg"))
+    store = Store.open(tmp_path / "s", read_only=True)
+    ctx = OpContext(store)
+    env = call(ctx, "entity_history", {"uid": "n9", "include_edges": True, "limit": 5})
+    assert ctx.edges(None)._loading is not None  # the first small read started the background load
+    store.close()  # must not fail while the load may still be reading
+    assert env["payload"]["edges_total"] > 5 and len(env["payload"]["edges"]) == 5
