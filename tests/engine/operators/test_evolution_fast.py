@@ -18,17 +18,13 @@ import pyarrow as pa
 import pytest
 
 from engine.errors import CostError
+from engine.operators import allen as allen_mod
 from engine.operators import evolution
+from engine.operators.allen import RunPairs, allen_join, allen_pairs
 from engine.operators.context import EdgeArrays
 from engine.operators.cost import StoreProfile
 from engine.operators.envelope import call
-from engine.operators.evolution import (
-    CoActiveArgs,
-    RunPairs,
-    _co_active_cost,
-    allen_join,
-    allen_pairs,
-)
+from engine.operators.evolution import CoActiveArgs, _co_active_cost
 from engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
 from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
@@ -211,7 +207,7 @@ def test_run_time_stop_and_lazy_rows(one, monkeypatch):
     ctx = one[0]
     args = {"a_spec": {}, "b_spec": {}, "allen_relation": "after"}
     full = call(ctx, "co_active", {**args, "limit": 10_000})["payload"]
-    monkeypatch.setattr(evolution, "_MAX_CANDIDATES", 10)
+    monkeypatch.setattr(allen_mod, "MAX_CANDIDATES", 10)
     with pytest.raises(CostError) as exc:
         call(ctx, "co_active", args, check_cost=False)
     assert exc.value.details["limit"] == 10 and exc.value.details["suggestions"]
