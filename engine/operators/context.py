@@ -288,14 +288,44 @@ class OpContext:
             ("nodes", as_of_tt), lambda: self.store.backend.scan_nodes(ScanFilter(as_of_tt=as_of_tt))
         )
 
+    def _has(self, key: tuple[Any, ...]) -> bool:
+        self._valid_seq()
+        return key in self._cache
+
+    def _edge_stats(self, as_of_tt: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """(sorted vt_s of the believed edges, endpoint count by nid), from the edge arrays when they are
+        loaded, else from the backend's aggregate queries when it has them: a fresh store's first point
+        query then needs no 10^7-row key load (DuckDB: 0.3-0.6 s instead of 1.5 s). Same values either way."""
+
+        def build() -> tuple[np.ndarray, np.ndarray]:
+            n_nodes = len(self.uids())
+            stats = None
+            if not self._has(("edges", as_of_tt)):
+                stats = self.store.backend.edge_stats(ScanFilter(as_of_tt=as_of_tt))
+            if stats is None:
+                e = self.edges(as_of_tt)
+                deg = np.bincount(e.src, minlength=n_nodes) + np.bincount(e.dst, minlength=n_nodes)
+                return e.vt_s, deg
+            vt_sorted, nids, counts = stats
+            deg = np.zeros(n_nodes, dtype=np.int64)
+            deg[nids] = counts
+            return vt_sorted, deg
+
+        return self.cached(("edge_stats", as_of_tt), build)
+
+    def degrees(self, as_of_tt: int | None) -> np.ndarray:
+        """Believed edge versions touching each nid (a self-loop counts twice)."""
+        return self._edge_stats(as_of_tt)[1]
+
+    def edge_start_times(self, as_of_tt: int | None) -> np.ndarray:
+        """Sorted vt_s of the believed edge versions."""
+        return self._edge_stats(as_of_tt)[0]
+
     def known_nids(self, as_of_tt: int | None) -> np.ndarray:
         """Boolean mask by nid: has a believed node version or is an endpoint of a believed edge."""
 
         def build() -> np.ndarray:
-            mask = np.zeros(len(self.uids()), dtype=bool)
-            e = self.edges(as_of_tt)
-            mask[e.src] = True
-            mask[e.dst] = True
+            mask = self.degrees(as_of_tt) > 0
             mask[self.nodes(as_of_tt)["nid"].to_numpy()] = True
             return mask
 

@@ -81,6 +81,11 @@ class Backend(abc.ABC):
         filter) must be safe to run on another thread while this backend serves the calling one."""
         raise NotImplementedError(f"{type(self).__name__} does not serve edge rows by row id")
 
+    def edge_stats(self, flt: ScanFilter) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(sorted vt_s, nids, endpoint counts) of the edge versions matching ``flt`` by aggregate
+        queries, or None when the backend has no cheaper way than a full scan (the default)."""
+        return None
+
     @abc.abstractmethod
     def counts(self) -> dict[str, int]:
         """``entities``, ``node_versions``, ``edge_versions`` (all belief states), ``edge_identities``."""

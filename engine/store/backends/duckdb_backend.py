@@ -173,6 +173,27 @@ class DuckDBBackend(Backend):
         sql = f"SELECT {cols} FROM edge_versions WHERE {where} ORDER BY vt_s, eid, vid"
         return self._query(sql, params, regs, EDGE_SCHEMA)
 
+    def edge_stats(self, flt: ScanFilter) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        where, params, regs = self._where(flt, kind="edge")
+        if regs:  # long id lists: not the belief-state statistics this serves
+            for name in regs:
+                self.con.unregister(name)
+            return None
+        with _mapped("scan"):
+            vt = self.con.sql(
+                f"SELECT vt_s FROM edge_versions WHERE {where} ORDER BY vt_s", params=params or None
+            ).to_arrow_table(1 << 24)
+            deg = self.con.sql(
+                f"SELECT n, count(*) AS c FROM (SELECT src AS n FROM edge_versions WHERE {where} "
+                f"UNION ALL SELECT dst FROM edge_versions WHERE {where}) GROUP BY n",
+                params=(params + params) or None,
+            ).to_arrow_table()
+        return (
+            vt["vt_s"].to_numpy().astype(np.int64, copy=False),
+            deg["n"].to_numpy().astype(np.int64),
+            deg["c"].to_numpy().astype(np.int64),
+        )
+
     def scan_edge_keys(self, flt: ScanFilter) -> pa.Table:
         # Sorting only the integer keys costs a third of sorting the rows with their strings (10^7:
         # 0.7 s vs 2.1 s); the other columns come unordered, by row id, when first needed.

@@ -191,3 +191,27 @@ def test_one_context_sees_every_later_write(tmp_path, backend):
         assert ctx.edges(None).n == n_edges + 1
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("seed", [3, 17, 29])
+def test_edge_statistics_are_the_same_from_aggregates_and_from_the_arrays(tmp_path, seed):
+    """The cost profile and the known-uid mask come from backend aggregate queries on a fresh context and
+    from the loaded edge arrays otherwise: same values at every belief state, so guard decisions and
+    E_NOT_FOUND never depend on what happens to be cached."""
+    from engine.operators.cost import profile
+
+    store, tts = random_store(tmp_path / "s", "duckdb", seed=seed)
+    try:
+        for as_of in [None, *sorted(tts)[:: max(1, len(tts) // 4)]]:
+            fresh, loaded = OpContext(store), OpContext(store)
+            loaded.edges(as_of)  # arrays first: the statistics are derived from them
+            a, b = profile(fresh, as_of), profile(loaded, as_of)
+            assert not fresh._has(("edges", as_of))  # the aggregate path was taken
+            assert (a.n_edges, a.n_nodes, a.vt_min, a.vt_max, a.max_degree) == (
+                b.n_edges, b.n_nodes, b.vt_min, b.vt_max, b.max_degree
+            )  # fmt: skip
+            assert a.vt_sorted.tolist() == b.vt_sorted.tolist()
+            assert fresh.degrees(as_of).tolist() == loaded.degrees(as_of).tolist()
+            assert fresh.known_nids(as_of).tolist() == loaded.known_nids(as_of).tolist()
+    finally:
+        store.close()
