@@ -448,6 +448,7 @@ def _compute_cost(p: StoreProfile, a: ComputeArgs) -> CostEstimate:
 
 @operator(
     name="compute",
+    edge_arrays=False,  # no store data at all
     family="compute",
     args=ComputeArgs,
     output=ComputeOut,

@@ -100,7 +100,10 @@ def run_call(
     args_echo = canonicalize(args.model_dump(mode="json"))
     key = _args_key(args_echo)
     offset = decode_cursor(getattr(args, "cursor", None), key)
-    prof = profile(ctx, getattr(args, "as_of_tt", None))
+    as_of = getattr(args, "as_of_tt", None)
+    if spec.edge_arrays:
+        ctx.edges(as_of)  # loaded anyway by the call: the profile then derives from it
+    prof = profile(ctx, as_of)
     est = spec.cost(prof, args)
     if check_cost:
         check_budget(op, est, budget_s)

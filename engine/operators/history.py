@@ -48,6 +48,7 @@ def _entity_history_cost(p: StoreProfile, a: EntityHistoryArgs) -> CostEstimate:
 
 @operator(
     name="entity_history",
+    edge_arrays=False,  # node tables and edge statistics only
     family="history",
     args=EntityHistoryArgs,
     output=EntityHistoryOut,

@@ -46,6 +46,9 @@ class OperatorSpec:
     manual: str
     example: dict[str, Any]
     impl: Impl
+    #: whether the implementation reads the believed-edge arrays (most do): the envelope then loads them
+    #: before pricing, so the profile comes from what the call loads anyway instead of extra aggregates
+    edge_arrays: bool = True
 
     @property
     def declared_outputs(self) -> tuple[str, ...]:
@@ -75,11 +78,12 @@ def operator(
     cost: CostFn,
     manual: str,
     example: dict[str, Any],
+    edge_arrays: bool = True,
 ) -> Callable[[Impl], Impl]:
     def register(fn: Impl) -> Impl:
         if name in REGISTRY:
             raise RuntimeError(f"operator {name!r} registered twice")
-        REGISTRY[name] = OperatorSpec(name, family, args, output, cost, manual, example, fn)
+        REGISTRY[name] = OperatorSpec(name, family, args, output, cost, manual, example, fn, edge_arrays)
         return fn
 
     return register

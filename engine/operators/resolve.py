@@ -134,6 +134,7 @@ def _resolve_cost(p: StoreProfile, a: ResolveArgs) -> CostEstimate:
 
 @operator(
     name="resolve_entities",
+    edge_arrays=False,  # node tables and edge statistics only
     family="resolve",
     args=ResolveArgs,
     output=ResolveOut,

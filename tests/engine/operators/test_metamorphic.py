@@ -215,3 +215,24 @@ def test_edge_statistics_are_the_same_from_aggregates_and_from_the_arrays(tmp_pa
             assert fresh.known_nids(as_of).tolist() == loaded.known_nids(as_of).tolist()
     finally:
         store.close()
+
+
+def test_operators_declared_without_edge_arrays_do_not_load_them(tmp_path):
+    """``edge_arrays=False`` is a promise the envelope relies on (it then prices from aggregates)."""
+    store, _ = random_store(tmp_path / "s", "duckdb", seed=5)
+    try:
+        calls = {
+            "entity_history": {"uid": "u1"},
+            "resolve_entities": {"query": "u1"},
+            "compute": {"fn": "sum", "input": [1, 2]},
+        }
+        assert {op for op in REGISTERED if not REGISTRY[op].edge_arrays} == set(calls)
+        for op, args in calls.items():
+            ctx = OpContext(store)
+            call(ctx, op, args)
+            assert not ctx._has(("edges", None)), op
+        ctx = OpContext(store)
+        call(ctx, "snapshot_subgraph", {"seeds": ["u1"], "t_valid": 5})
+        assert ctx._has(("edges", None))
+    finally:
+        store.close()
