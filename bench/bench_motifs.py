@@ -19,7 +19,6 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from engine.operators.context import OpContext  # noqa: E402
 from engine.operators.envelope import run_call  # noqa: E402
 from engine.operators.motifs import CountMotifsArgs, selection  # noqa: E402
 from engine.store import Store  # noqa: E402
+from pipeline.bench import peers_bench  # noqa: E402
 
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 DAY = 86_400 * 1_000_000
@@ -38,20 +38,13 @@ HOUR = 3_600 * 1_000_000
 
 
 def drop_motif_cache(ctx: OpContext) -> None:
-    for key in [k for k in ctx._cache if k and k[0] == "motif_selection"]:
-        del ctx._cache[key]
+    peers_bench.drop_motif_cache(ctx)
 
 
 def p50(fn: Callable[[], Any], reps: int, before: Callable[[], None] = lambda: None) -> tuple[float, Any]:
-    before()
-    out = fn()  # warm-up
-    times = []
-    for _ in range(reps):
-        before()
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+    """(median seconds, last result) of ``reps`` timed runs after a warm-up (``peers_bench.timed``)."""
+    times, out = peers_bench.timed(fn, reps, before)
+    return statistics.median(times) / 1e3, out
 
 
 def count_call(ctx: OpContext, args: dict[str, Any]) -> tuple[int, float]:
@@ -109,7 +102,7 @@ def bench_raphtory(ctx: OpContext, reps: int) -> list[dict[str, Any]]:
     for s, d, t in zip(e.src.tolist(), e.dst.tolist(), (e.vt_s // 1_000_000).tolist(), strict=True):
         g.add_edge(t, s, d)  # our (vt_s, eid, vid) order: raphtory breaks equal times by insertion
     sec, counts = p50(lambda: algorithms.global_temporal_three_node_motif(g, 86_400), reps)
-    three = [counts[35], counts[38], counts[29]]  # cyclic, acyclic_1, pingpong
+    three = [counts[i] for i in peers_bench.RAPHTORY_INDEX.values()]  # cyclic, acyclic_1, pingpong
     return [{"case": "collegemsg", "motif": "raphtory (40 counts)", "count": three, "p50_ms": sec * 1e3,
              "est_ms": None}]  # fmt: skip
 

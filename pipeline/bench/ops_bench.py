@@ -70,7 +70,7 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     """(op, case, args) for the store: a busy seed, a 10% window in the middle, 100 buckets, ..."""
     e = ctx.edges(None)
     uids = ctx.uids()
-    deg = np.bincount(np.concatenate([e.src, e.dst]))
+    deg = ctx.degrees(None)
     busy = uids[int(np.argmax(deg))]
     lo, hi = int(e.vt_s[0]), int(e.vt_s[-1]) + 1
     span = hi - lo

@@ -28,7 +28,7 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
     rng = np.random.default_rng(seed)
     e = ctx.edges(None)
     uids = ctx.uids()
-    deg = np.bincount(e.src, minlength=len(uids)) + np.bincount(e.dst, minlength=len(uids))
+    deg = ctx.degrees(None)
     active = np.flatnonzero(deg)
     busy = np.argsort(-deg, kind="stable")[: max(10, len(active) // 20)]
     lo, hi = int(e.vt_s[0]), int(e.vt_s[-1]) + 1
