@@ -30,8 +30,22 @@ MAX_BUCKETS = 2_000
 
 Time = Annotated[int, Field(ge=0, lt=OPEN_END, description="epoch microseconds, UTC")]
 TimeEnd = Annotated[int, Field(ge=0, le=OPEN_END, description="epoch microseconds, UTC; 2**62 = open end")]
+
+
+class UidArg:
+    """Marks an argument that names a node uid (``Annotated[str, UidArg()]``): the plan verifier's grounding
+    rule finds uid arguments by this marker, so a new operator's uid arguments are grounded without a table.
+    ``keywords`` are literal values of the same argument that are not uids (burst's ``"global"``)."""
+
+    def __init__(self, keywords: tuple[str, ...] = ()) -> None:
+        self.keywords = keywords
+
+    def __repr__(self) -> str:
+        return f"UidArg(keywords={self.keywords!r})"
+
+
 # No length bounds: a uid is only ever looked up, so "" or a long string is simply unknown (E_NOT_FOUND).
-Uid = str
+Uid = Annotated[str, UidArg()]
 UidList = Annotated[list[Uid], Field(max_length=MAX_LIST)]
 
 

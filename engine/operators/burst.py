@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from engine.canonical import canon_float
-from engine.operators.base import Model, OpArgs, PagedOutput, Window, invalid
+from engine.operators.base import Model, OpArgs, PagedOutput, UidArg, Window, invalid
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.metrics import METHODS, check_buckets, event_counts, exact, grid, n_buckets
@@ -41,7 +41,7 @@ class BurstParams(Model):
 
 
 class BurstArgs(OpArgs):
-    target: Annotated[str, Field(description='"global" or a uid')]
+    target: Annotated[str, UidArg(keywords=("global",)), Field(description='"global" or a uid')]
     window: Window
     stride: Annotated[int, Field(ge=1)]
     method: Annotated[str, Field(json_schema_extra={"enum": list(METHODS)})] = "zscore"

@@ -31,6 +31,7 @@ from engine.operators.base import (
     OpArgs,
     PagedOutput,
     Time,
+    Uid,
     Window,
     dedupe,
     invalid,
@@ -61,7 +62,7 @@ ALLEN_RELATIONS = (
 
 
 class NeighborhoodArgs(OpArgs):
-    uid: str
+    uid: Uid
     t1: Time
     t2: Time
     stride: Annotated[int, Field(ge=1, description="default t2 - t1 (one bucket)")] | None = None
@@ -208,9 +209,9 @@ def _uid_list(v: str | list[str] | None) -> list[str] | None:
 class EdgeSpec(Model):
     """An edge selection; every key optional, all AND-ed; {} selects every believed edge version."""
 
-    src: str | list[str] | None = Field(None, description="uid or list: src in it")
-    dst: str | list[str] | None = Field(None, description="uid or list: dst in it")
-    uid: str | list[str] | None = Field(None, description="uid or list: either endpoint in it")
+    src: Uid | list[Uid] | None = Field(None, description="uid or list: src in it")
+    dst: Uid | list[Uid] | None = Field(None, description="uid or list: dst in it")
+    uid: Uid | list[Uid] | None = Field(None, description="uid or list: either endpoint in it")
     rel_types: Annotated[list[str], Field(max_length=MAX_LIST)] | None = None
     window: Window | None = Field(
         None, description="valid interval overlaps it (selects; the join uses the full interval)"

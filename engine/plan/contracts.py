@@ -1,0 +1,222 @@
+"""What the registry's contracts say about a plan, without running it.
+
+- :func:`ref_target`: walk a ref through the producing operator's **output** schema (its declared outputs)
+  and return the JSON types it yields, or the position where it leaves the contract and the fields that
+  were legal there (the paper's Lesson 1: ``s2.count`` where the operator emits ``rows_total``);
+- :func:`arg_types`: the JSON types an **argument** position accepts (for ref/argument compatibility);
+- :func:`uid_positions`: where an operator's arguments name node uids (the :class:`UidArg` marker), for
+  the grounding rule.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any
+
+from pydantic import BaseModel
+
+from engine.operators.base import UidArg
+from engine.operators.registry import OperatorSpec
+from engine.operators.schemas import args_schema, output_schema
+from engine.plan.refs import Field, Index, Ref, Star
+
+ANY: frozenset[str] = frozenset()  # "no constraint": the schema position accepts or yields anything
+
+
+def _types(schema: dict[str, Any]) -> frozenset[str]:
+    """The JSON types a schema node admits (``ANY`` when unconstrained)."""
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            parts = [_types(s) for s in schema[key]]
+            return ANY if any(p == ANY for p in parts) else frozenset().union(*parts)
+    if "enum" in schema:
+        return frozenset(_json_type(v) for v in schema["enum"])
+    typ = schema.get("type")
+    if typ is None:
+        return frozenset({"object"}) if "properties" in schema else ANY
+    return frozenset(typ) if isinstance(typ, list) else frozenset({typ})
+
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return "array" if isinstance(v, list) else "object"
+
+
+def _branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return [b for s in schema[key] for b in _branches(s)]
+    return [schema]
+
+
+@dataclass(frozen=True)
+class RefTarget:
+    """Where a ref lands in its producer's output contract."""
+
+    ok: bool
+    types: frozenset[str] = ANY  # what the ref yields (``array`` when it projects with [*])
+    at: str = ""  # on failure: the position that is not in the contract
+    legal: tuple[str, ...] = ()  # on failure: the fields legal at that position
+    message: str = ""
+
+
+_SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def _out_schema(op: str, spec: OperatorSpec) -> dict[str, Any]:
+    if ("out", op) not in _SCHEMAS:
+        _SCHEMAS["out", op] = output_schema(spec)
+    return _SCHEMAS["out", op]
+
+
+def _args_schema(spec: OperatorSpec) -> dict[str, Any]:
+    if ("args", spec.name) not in _SCHEMAS:
+        _SCHEMAS["args", spec.name] = args_schema(spec)
+    return _SCHEMAS["args", spec.name]
+
+
+def ref_target(spec: OperatorSpec, ref: Ref) -> RefTarget:
+    schema = _out_schema(spec.name, spec)
+    fields = tuple(spec.declared_outputs)
+    if ref.field not in fields:
+        return RefTarget(
+            False,
+            at=f"{ref.step}.{ref.field}",
+            legal=fields,
+            message=f"{spec.name} has no output field {ref.field!r}",
+        )
+    node: dict[str, Any] = schema["properties"][ref.field]
+    here = f"{ref.step}.{ref.field}"
+    projected = False
+    for seg in ref.path:
+        options = _branches(node)
+        if any(_types(o) == ANY for o in options):
+            node = {}
+            break
+        if isinstance(seg, (Index, Star)):
+            arrays = [o for o in options if "array" in _types(o)]
+            if not arrays:
+                return RefTarget(False, at=here + str(seg), message=f"{here} is not a list")
+            node = arrays[0].get("items", {})
+            projected = projected or isinstance(seg, Star)
+        else:
+            assert isinstance(seg, Field)
+            objs = [o for o in options if "object" in _types(o)]
+            props = {k: v for o in objs for k, v in o.get("properties", {}).items()}
+            if objs and not props:  # an open object (props): any key
+                node = {}
+                break
+            if seg.name not in props:
+                return RefTarget(
+                    False, at=here + str(seg), legal=tuple(props), message=f"{here} has no field {seg.name!r}"
+                )
+            node = props[seg.name]
+        here += str(seg)
+    types = _types(node) if node else ANY
+    return RefTarget(True, frozenset({"array"}) if projected else types)
+
+
+def arg_types(spec: OperatorSpec, loc: tuple[str | int, ...]) -> frozenset[str]:
+    """The JSON types the argument position ``loc`` accepts (``ANY`` if it cannot be told)."""
+    node: dict[str, Any] = _args_schema(spec)
+    for part in loc:
+        options = _branches(node)
+        if isinstance(part, int):
+            arrays = [o for o in options if "array" in _types(o)]
+            if not arrays:
+                return ANY
+            node = arrays[0].get("items", {})
+        else:
+            props = {k: v for o in options for k, v in o.get("properties", {}).items()}
+            if part not in props:
+                return ANY
+            node = props[part]
+    return _types(node) if node else ANY
+
+
+def compatible(arg: frozenset[str], value: frozenset[str]) -> bool:
+    if arg == ANY or value == ANY:
+        return True
+    widen = {"integer": {"integer", "number"}}
+    return any(t in arg or widen.get(t, set()) & arg for t in value)
+
+
+# -- uid arguments -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UidPosition:
+    path: tuple[str, ...]  # field names; "*" = each element of a list
+    keywords: tuple[str, ...] = ()
+
+
+def _walk_annotation(ann: Any, path: tuple[str, ...], out: list[UidPosition]) -> None:
+    origin = typing.get_origin(ann)
+    if origin is Annotated:
+        base, *meta = typing.get_args(ann)
+        marks = [m for m in meta if isinstance(m, UidArg)]
+        if marks:
+            out.append(UidPosition(path, marks[0].keywords))
+            return
+        _walk_annotation(base, path, out)
+    elif origin in (list, tuple):
+        for a in typing.get_args(ann):
+            _walk_annotation(a, (*path, "*"), out)
+    elif origin is not None:  # unions
+        for a in typing.get_args(ann):
+            _walk_annotation(a, path, out)
+    elif isinstance(ann, type) and issubclass(ann, BaseModel):
+        out.extend(_model_positions(ann, path))
+
+
+def _model_positions(model: type[BaseModel], path: tuple[str, ...]) -> list[UidPosition]:
+    out: list[UidPosition] = []
+    for name, info in model.model_fields.items():
+        marks = [m for m in info.metadata if isinstance(m, UidArg)]
+        if marks:
+            out.append(UidPosition((*path, name), marks[0].keywords))
+        else:
+            _walk_annotation(info.annotation, (*path, name), out)
+    return list(dict.fromkeys(out))
+
+
+@cache
+def uid_positions(model: type[BaseModel]) -> tuple[UidPosition, ...]:
+    return tuple(_model_positions(model, ()))
+
+
+def literal_uids(model: type[BaseModel], args: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(argument location, uid)`` for every literal uid in ``args`` (refs are not literals)."""
+    found: list[tuple[str, str]] = []
+
+    def take(value: Any, path: tuple[str, ...], where: str, keywords: tuple[str, ...]) -> None:
+        if not path:
+            if isinstance(value, str) and value not in keywords:
+                found.append((where, value))
+            elif isinstance(value, list):  # a uid-or-list position (co_active specs)
+                for i, v in enumerate(value):
+                    if isinstance(v, str) and v not in keywords:
+                        found.append((f"{where}[{i}]", v))
+            return
+        head, rest = path[0], path[1:]
+        if head == "*":
+            if isinstance(value, list):
+                for i, v in enumerate(value):
+                    take(v, rest, f"{where}[{i}]", keywords)
+        elif isinstance(value, dict) and head in value and "$ref" not in value:
+            take(value[head], rest, f"{where}.{head}" if where else head, keywords)
+
+    for pos in uid_positions(model):
+        take(args, pos.path, "", pos.keywords)
+    return found
