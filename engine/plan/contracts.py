@@ -220,3 +220,18 @@ def literal_uids(model: type[BaseModel], args: dict[str, Any]) -> list[tuple[str
     for pos in uid_positions(model):
         take(args, pos.path, "", pos.keywords)
     return found
+
+
+def arg_max_items(spec: OperatorSpec, loc: tuple[str | int, ...]) -> int | None:
+    """The ``maxItems`` of the list argument at ``loc`` (None when it has none or is not a list)."""
+    node: dict[str, Any] = _args_schema(spec)
+    for part in loc:
+        options = _branches(node)
+        if isinstance(part, int):
+            arrays = [o for o in options if "array" in _types(o)]
+            node = arrays[0].get("items", {}) if arrays else {}
+        else:
+            props = {k: v for o in options for k, v in o.get("properties", {}).items()}
+            node = props.get(part, {})
+    caps = [o["maxItems"] for o in _branches(node) if "maxItems" in o]
+    return min(caps) if caps else None

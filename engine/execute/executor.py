@@ -1,0 +1,338 @@
+"""The executor: run a plan's steps deterministically, keep their results by digest, trace everything.
+
+For each step, in :meth:`Plan.order` (topological, ties in plan order):
+
+1. a step whose dependency did not succeed is ``skipped`` (``E_UPSTREAM`` naming it); independent
+   branches keep running;
+2. its ``$ref`` arguments are resolved from the producers' paged payloads (:func:`engine.plan.refs.resolve`).
+   A resolved list longer than the argument accepts (``maxItems``) or than ``max_ref_items`` is cut, and
+   the cut is recorded;
+3. **truncation taint**: the step is ``upstream_truncated`` when it read a list a producer's page cut (whole
+   or through ``[*]``), when a ref list was cut in step 2, or when it read anything from a producer that
+   is itself upstream-truncated. Taint follows the data a step reads: ``rows_total`` of a cut page is
+   exact and carries none, ``rows[*].uid`` of it does;
+4. a reducing ``compute`` (:data:`REDUCING`) over tainted input is ``refused`` (``E_UPSTREAM``, reason
+   ``truncated_input``) instead of returning the count of a page;
+5. the call runs through the operator envelope with the cost guard, its budget capped by what is left
+   of the plan's wall budget; the envelope and the resolved arguments go into the content-addressed
+   :class:`ResultStore`; the plan's row budget counts every returned list element.
+
+The trace is deterministic apart from its timings: :attr:`Trace.digest` hashes everything but
+``wall_ms`` and ``estimate_s``, so re-running a plan on the same (or a replayed) store gives the same
+digest, on either backend.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.canonical import canonicalize, digest
+from engine.errors import LimitError, TGMSError, UpstreamError
+from engine.execute.results import MemoryResults, ResultStore
+from engine.operators.context import OpContext
+from engine.operators.cost import DEFAULT_BUDGET_S
+from engine.operators.envelope import run_call
+from engine.operators.registry import get_operator
+from engine.plan.contracts import arg_max_items
+from engine.plan.model import Plan, Step
+from engine.plan.refs import Ref, resolve
+
+REDUCING = ("count", "sum", "min", "max", "mean", "median", "topk")
+TIMING_FIELDS = ("wall_ms", "estimate_s")
+
+
+@dataclass(frozen=True)
+class ExecConfig:
+    budget_s: float = DEFAULT_BUDGET_S  # per call (the cost guard)
+    plan_wall_s: float = 120.0  # the whole plan
+    plan_rows: int = 200_000  # list elements returned over all steps
+    max_ref_items: int = 10_000  # longest list a ref may pass into an argument
+    taint: bool = True  # propagate truncation taint (off only for the ablation)
+    check_cost: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class StepRecord:
+    id: str
+    op: str
+    depends_on: list[str]
+    status: str = "pending"  # ok | error | refused | skipped
+    error: dict[str, Any] | None = None
+    args_digest: str | None = None
+    result_digest: str | None = None
+    envelope_digest: str | None = None
+    rows: int | None = None  # rows on the returned page
+    rows_total: int | None = None
+    truncated: bool = False  # this step's own page was cut
+    upstream_truncated: bool = False  # it read incomplete evidence (transitively)
+    reads: list[dict[str, Any]] = field(default_factory=list)  # {ref, at, truncated}
+    ref_cuts: list[dict[str, Any]] = field(default_factory=list)  # {at, ref, kept, total}
+    estimate_s: float | None = None
+    wall_ms: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def tainted(self) -> bool:
+        return self.truncated or self.upstream_truncated
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class Trace:
+    plan_id: str
+    plan_digest: str
+    question: str
+    answer_spec: dict[str, Any] | None
+    steps: list[StepRecord]
+    config: dict[str, Any]
+    store_digest: str | None = None
+    results: ResultStore = field(default_factory=MemoryResults, repr=False)
+    _envelopes: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    def record(self, sid: str) -> StepRecord | None:
+        return next((r for r in self.steps if r.id == sid), None)
+
+    def envelope(self, sid: str) -> dict[str, Any] | None:
+        """The result envelope of a successful step (from memory, else from the result store)."""
+        rec = self.record(sid)
+        if rec is None or not rec.ok or rec.envelope_digest is None:
+            return None
+        if sid not in self._envelopes:
+            self._envelopes[sid] = self.results.get(rec.envelope_digest)
+        return self._envelopes[sid]
+
+    def payload(self, sid: str) -> dict[str, Any] | None:
+        env = self.envelope(sid)
+        return None if env is None else env["payload"]
+
+    def resolved_args(self, sid: str) -> dict[str, Any] | None:
+        rec = self.record(sid)
+        if rec is None or rec.args_digest is None or not self.results.has(rec.args_digest):
+            return None
+        return self.results.get(rec.args_digest)
+
+    @property
+    def status(self) -> str:
+        ok = [r.ok for r in self.steps]
+        return "ok" if all(ok) else "failed" if not any(ok) else "partial"
+
+    def answer(self) -> dict[str, Any] | None:
+        """The value ``answer_spec.from`` names, with whether it rests on incomplete evidence."""
+        if self.answer_spec is None:
+            return None
+        ref = Ref.parse(self.answer_spec["from"])
+        rec, payload = self.record(ref.step), self.payload(ref.step)
+        if rec is None or payload is None:
+            return {"kind": self.answer_spec["kind"], "from": str(ref), "error": "the step did not succeed"}
+        try:
+            got = resolve(ref, payload)
+        except TGMSError as exc:
+            return {"kind": self.answer_spec["kind"], "from": str(ref), "error": exc.message}
+        return {
+            "kind": self.answer_spec["kind"],
+            "from": str(ref),
+            "value": got.value,
+            "truncated": got.truncated or rec.upstream_truncated,
+        }
+
+    def to_dict(self, *, timings: bool = True, envelopes: bool = False) -> dict[str, Any]:
+        steps = [r.to_dict() for r in self.steps]
+        if not timings:
+            for s in steps:
+                for k in TIMING_FIELDS:
+                    s.pop(k)
+        out: dict[str, Any] = {
+            "plan_id": self.plan_id,
+            "plan_digest": self.plan_digest,
+            "question": self.question,
+            "answer_spec": self.answer_spec,
+            "store_digest": self.store_digest,
+            "config": self.config,
+            "status": self.status,
+            "steps": steps,
+        }
+        if timings:
+            out["trace_digest"] = self.digest
+        if envelopes:
+            out["envelopes"] = {r.envelope_digest: self.envelope(r.id) for r in self.steps if r.ok}
+            out["resolved_args"] = {
+                r.args_digest: self.resolved_args(r.id) for r in self.steps if r.args_digest
+            }
+        return out
+
+    @property
+    def digest(self) -> str:
+        return digest(self.to_dict(timings=False))
+
+
+def trace_from_dict(d: dict[str, Any], results: ResultStore | None = None) -> Trace:
+    """Rebuild a trace from its JSON (``tgms plan run`` output); envelopes embedded in it are added to the
+    result store (checked against their digests when read)."""
+    res = results if results is not None else MemoryResults()
+    for obj in list((d.get("envelopes") or {}).values()) + list((d.get("resolved_args") or {}).values()):
+        if obj is not None:
+            res.put(obj)
+    fields = StepRecord.__dataclass_fields__
+    steps = [StepRecord(**{k: v for k, v in s.items() if k in fields}) for s in d.get("steps", [])]
+    return Trace(
+        d.get("plan_id", ""),
+        d.get("plan_digest", ""),
+        d.get("question", ""),
+        d.get("answer_spec"),
+        steps,
+        d.get("config", {}),
+        d.get("store_digest"),
+        res,
+    )
+
+
+# -- running a plan -------------------------------------------------------------------------------------
+
+
+def _set_at(args: dict[str, Any], loc: tuple[str | int, ...], value: Any) -> None:
+    parent: Any = args
+    for part in loc[:-1]:
+        parent = parent[part]
+    parent[loc[-1]] = value
+
+
+def _list_cap(spec_name: str, loc: tuple[str | int, ...], config: ExecConfig) -> int:
+    cap = arg_max_items(get_operator(spec_name), loc)
+    return min(cap, config.max_ref_items) if cap is not None else config.max_ref_items
+
+
+class Executor:
+    def __init__(
+        self, ctx: OpContext, results: ResultStore | None = None, config: ExecConfig | None = None
+    ) -> None:
+        self.ctx = ctx
+        self.results = results if results is not None else MemoryResults()
+        self.config = config or ExecConfig()
+
+    def run(self, plan: Plan, *, store_digest: str | None = None) -> Trace:
+        cfg = self.config
+        records = {s.id: StepRecord(s.id, s.op, list(s.depends_on)) for s in plan.steps}
+        trace = Trace(
+            plan.plan_id,
+            plan.digest,
+            plan.question,
+            plan.answer_spec.to_dict() if plan.answer_spec else None,
+            [records[s.id] for s in plan.order()],
+            cfg.to_dict(),
+            store_digest,
+            self.results,
+        )
+        started = time.perf_counter()
+        rows_used = 0
+        for step in plan.order():
+            rec = records[step.id]
+            failed = [d for d in step.depends_on if not records[d].ok]
+            if failed:
+                rec.status = "skipped"
+                rec.error = UpstreamError(
+                    f"step {step.id} not run: its dependencies {failed} did not succeed", failed=failed
+                ).to_dict()
+                continue
+            left = cfg.plan_wall_s - (time.perf_counter() - started)
+            if left <= 0:
+                rec.status = "error"
+                rec.error = LimitError(
+                    f"the plan's wall budget of {cfg.plan_wall_s} s is spent", budget_s=cfg.plan_wall_s
+                ).to_dict()
+                continue
+            rows_used = self._run_step(step, rec, trace, min(cfg.budget_s, left), rows_used)
+        return trace
+
+    def _resolve(self, step: Step, rec: StepRecord, trace: Trace) -> dict[str, Any]:
+        args = copy.deepcopy(step.args)
+        for r in sorted(step.refs, key=lambda r: [str(p) for p in r.loc]):
+            producer = trace.record(r.ref.step)
+            payload = trace.payload(r.ref.step)
+            assert producer is not None and payload is not None  # dependencies succeeded
+            got = resolve(r.ref, payload)
+            value = got.value
+            tainted = got.truncated or producer.upstream_truncated
+            if isinstance(value, list) and r.loc:
+                cap = _list_cap(step.op, r.loc, self.config)
+                if len(value) > cap:
+                    rec.ref_cuts.append({"at": r.where, "ref": str(r.ref), "kept": cap, "total": len(value)})
+                    value = value[:cap]
+                    tainted = True
+            rec.reads.append({"ref": str(r.ref), "at": r.where, "truncated": tainted})
+            if tainted and self.config.taint:
+                rec.upstream_truncated = True
+            if r.loc:
+                _set_at(args, r.loc, value)
+            else:
+                args = value
+        return args
+
+    def _run_step(self, step: Step, rec: StepRecord, trace: Trace, budget_s: float, rows_used: int) -> int:
+        t0 = time.perf_counter()
+        try:
+            args = self._resolve(step, rec, trace)
+            rec.args_digest = self.results.put(args) if isinstance(args, dict) else None
+            if step.op == "compute" and rec.upstream_truncated and args.get("fn") in REDUCING:
+                srcs = [x["ref"] for x in rec.reads if x["truncated"]]
+                raise UpstreamError(
+                    f"step {step.id}: compute {args.get('fn')} over incomplete input {srcs} would give a "
+                    "wrong number; use the producer's *_total field, or raise its limit to cover the result",
+                    reason="truncated_input",
+                    reads=srcs,
+                )
+            result = run_call(self.ctx, step.op, args, budget_s=budget_s, check_cost=self.config.check_cost)
+        except TGMSError as exc:
+            rec.status = (
+                "refused"
+                if exc.code == "E_COST" or exc.details.get("reason") == "truncated_input"
+                else "error"
+            )
+            rec.error = exc.to_dict()
+            rec.wall_ms = round((time.perf_counter() - t0) * 1e3, 3)
+            return rows_used
+        env = result.envelope
+        payload = env["payload"]
+        spec = get_operator(step.op)
+        returned = sum(len(payload[name]) for name in spec.lists)
+        rec.estimate_s = round(result.estimate_s, 6)
+        rec.wall_ms = round((time.perf_counter() - t0) * 1e3, 3)
+        if rows_used + returned > self.config.plan_rows:
+            rec.status = "error"
+            rec.error = LimitError(
+                f"step {step.id} returned {returned} rows; the plan's row budget of "
+                f"{self.config.plan_rows} is spent",
+                budget=self.config.plan_rows,
+                used=rows_used,
+                suggestions=["lower this step's limit"],
+            ).to_dict()
+            return rows_used
+        rec.status = "ok"
+        rec.envelope_digest = self.results.put(env)
+        trace._envelopes[step.id] = canonicalize(env)
+        rec.result_digest = env["result_digest"]
+        rec.rows = len(payload["rows"]) if isinstance(payload.get("rows"), list) else None
+        rec.rows_total = payload.get("rows_total") if isinstance(payload.get("rows_total"), int) else None
+        rec.truncated = bool(payload.get("truncated", False))
+        return rows_used + returned
+
+
+def execute(
+    plan: Plan,
+    ctx: OpContext,
+    results: ResultStore | None = None,
+    config: ExecConfig | None = None,
+    *,
+    store_digest: str | None = None,
+) -> Trace:
+    return Executor(ctx, results, config).run(plan, store_digest=store_digest)

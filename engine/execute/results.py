@@ -1,0 +1,85 @@
+"""A content-addressed object store on disk: each JSON object is written once, under the SHA-256 of its
+canonical form, and checked against that name when read back.
+
+The executor keeps every step's result envelope and resolved arguments here, so a trace names its evidence
+by digest and the claim verifier can load (and authenticate) exactly what a step returned. Layout::
+
+    ROOT/ab/abcdef0123....json      canonical JSON of one object
+
+Writes go to a temporary file that is renamed into place, so a crash leaves either nothing or the whole
+object; an object that is already there is never rewritten (same name, same bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from engine.canonical import canonicalize, dumps_canonical, sha256_hex
+from engine.errors import CorruptError, NotFoundError
+
+
+class ResultStore:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def _path(self, digest: str) -> Path:
+        return self.root / digest[:2] / f"{digest}.json"
+
+    def put(self, obj: Any) -> str:
+        text = dumps_canonical(canonicalize(obj))
+        digest = sha256_hex(text)
+        path = self._path(digest)
+        if path.exists():
+            return digest
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return digest
+
+    def has(self, digest: str) -> bool:
+        return self._path(digest).exists()
+
+    def get(self, digest: str) -> Any:
+        path = self._path(digest)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise NotFoundError(f"no stored object {digest}", digest=digest, root=str(self.root)) from None
+        if sha256_hex(text) != digest:
+            raise CorruptError(f"stored object {digest} does not match its digest", path=str(path))
+        return json.loads(text)
+
+
+class MemoryResults(ResultStore):
+    """The same interface in memory (an executor run that keeps nothing on disk)."""
+
+    def __init__(self) -> None:
+        super().__init__(os.devnull)
+        self._objects: dict[str, str] = {}
+
+    def put(self, obj: Any) -> str:
+        text = dumps_canonical(canonicalize(obj))
+        digest = sha256_hex(text)
+        self._objects.setdefault(digest, text)
+        return digest
+
+    def has(self, digest: str) -> bool:
+        return digest in self._objects
+
+    def get(self, digest: str) -> Any:
+        if digest not in self._objects:
+            raise NotFoundError(f"no stored object {digest}", digest=digest)
+        return json.loads(self._objects[digest])
