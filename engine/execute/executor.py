@@ -98,7 +98,14 @@ class Trace:
     config: dict[str, Any]
     store_digest: str | None = None
     results: ResultStore = field(default_factory=MemoryResults, repr=False)
+    plan: dict[str, Any] = field(default_factory=dict, repr=False)  # the plan as run (raw JSON)
     _envelopes: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    @property
+    def step_args(self) -> dict[str, dict[str, Any]]:
+        """Each step's arguments as planned (refs unresolved)."""
+        steps = self.plan.get("steps") or []
+        return {s["id"]: s.get("args", {}) for s in steps if isinstance(s, dict) and "id" in s}
 
     def record(self, sid: str) -> StepRecord | None:
         return next((r for r in self.steps if r.id == sid), None)
@@ -161,6 +168,7 @@ class Trace:
             "config": self.config,
             "status": self.status,
             "steps": steps,
+            "plan": self.plan,
         }
         if timings:
             out["trace_digest"] = self.digest
@@ -194,6 +202,7 @@ def trace_from_dict(d: dict[str, Any], results: ResultStore | None = None) -> Tr
         d.get("config", {}),
         d.get("store_digest"),
         res,
+        d.get("plan") or {},
     )
 
 
@@ -232,6 +241,7 @@ class Executor:
             cfg.to_dict(),
             store_digest,
             self.results,
+            plan.raw,
         )
         started = time.perf_counter()
         rows_used = 0

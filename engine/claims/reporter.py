@@ -1,0 +1,145 @@
+"""The mechanical reporter: the answer object a trace and its ``answer_spec`` determine, built without an LLM.
+
+It produces the gold answer objects of the task suites and is the oracle reporter the LLM reporter is
+compared with. Per answer kind (the value ``answer_spec.from`` names):
+
+==============  =====================================================================================
+kind            typed answer value / claims
+==============  =====================================================================================
+count           the int (or the length of a named list) / a ``count`` claim ``from`` the field
+value, boolean  the value / a ``value`` claim
+rows            the list / a ``value`` claim
+interval        ``[s, e]`` from ``[s, e]``, ``{vt_s, vt_e}``, ``{t_a, t_b}`` / a ``value`` claim
+entity          the uid (a string, or an object's ``uid``) / an ``entity`` claim
+entity_set      the sorted distinct uids (strings, or objects' ``uid``) / an ``entity`` claim (none when
+                the set is empty: there is nothing to name, the typed answer ``[]`` stands alone)
+relation        the Allen relation / an ``ordering`` claim with the operands of the ``interval_relation``
+                compute step (refs stay refs, citing their steps), else a ``value`` claim
+==============  =====================================================================================
+
+A count read from ``count_temporal_motifs`` also gets a ``temporal_pattern`` claim re-executing the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.claims.evidence import as_interval
+from engine.execute.executor import Trace
+from engine.plan.refs import Ref, is_ref
+
+
+def _uid_of(x: Any) -> str | None:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, dict) and isinstance(x.get("uid"), str):
+        return x["uid"]
+    return None
+
+
+def _text(kind: str, value: Any) -> str:
+    """A plain sentence that mentions only what the claims state (so its coverage is complete)."""
+    if kind == "entity_set":
+        return ("The entities are " + ", ".join(value) if value else "There are no such entities") + "."
+    if kind == "interval":
+        return f"The interval is [{value[0]}, {value[1]})."
+    if kind == "relation":
+        return f"The first interval {value.replace('_', ' ')} the second."
+    return f"The answer is {value}."
+
+
+def mechanical_answer(trace: Trace) -> dict[str, Any]:
+    """The answer object for ``trace`` (``{text, answer, claims}``); ``claims`` is empty and ``text``
+    says why when the answer step failed or its value does not have the kind's shape."""
+    got = trace.answer()
+    if got is None:
+        return {"text": "no answer_spec", "claims": []}
+    kind, src = got["kind"], got["from"]
+    if "error" in got:
+        return {"text": f"no answer: {got['error']}", "claims": []}
+    value = got["value"]
+    step = Ref.parse(src).step
+    claims: list[dict[str, Any]] = []
+
+    def claim(typ: str, **body: Any) -> None:
+        ev = body.pop("evidence", [step])
+        claims.append({"id": f"c{len(claims) + 1}", "type": typ, "evidence": ev, **body})
+
+    def unusable(why: str) -> dict[str, Any]:
+        return {"text": f"no answer: {src} is {why} for a {kind} answer", "claims": []}
+
+    if kind == "count":
+        if isinstance(value, list):
+            value = len(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return unusable("not an integer")
+        claim("count", value=value, **{"from": src})
+        rec = trace.record(step)
+        if rec is not None and rec.op == "count_temporal_motifs" and Ref.parse(src).field == "count":
+            args = trace.resolved_args(step)
+            if args is not None:
+                claim(
+                    "temporal_pattern",
+                    assertion={"op": rec.op, "args": args, "field": "count", "value": value},
+                )
+    elif kind in ("value", "boolean", "rows"):
+        if kind == "boolean" and not isinstance(value, bool):
+            return unusable("not a boolean")
+        if kind == "rows" and not isinstance(value, list):
+            return unusable("not a list")
+        claim("value", value=value, **{"from": src})
+    elif kind == "interval":
+        iv = as_interval(value) if not isinstance(value, int) else None
+        if iv is None:
+            return unusable("not an interval")
+        value = [iv[0], iv[1]]
+        claim("value", value=value, **{"from": src})
+    elif kind == "entity":
+        uid = _uid_of(value)
+        if uid is None:
+            return unusable("not a uid")
+        value = uid
+        claim("entity", uids=[uid], **{"from": src})
+    elif kind == "entity_set":
+        if not isinstance(value, list) or any(_uid_of(v) is None for v in value):
+            return unusable("not a list of uids")
+        value = sorted({_uid_of(v) for v in value})  # type: ignore[type-var]
+        if value:
+            claim("entity", uids=value, **{"from": src})
+    elif kind == "relation":
+        if not isinstance(value, str):
+            return unusable("not a relation name")
+        rec = trace.record(step)
+        args = trace.resolved_args(step) if rec is not None else None
+        raw = _raw_args(trace, step)
+        if rec is not None and rec.op == "compute" and args and args.get("fn") == "interval_relation" and raw:
+            a, b = _operands(raw)
+            ea = [Ref.parse(x).step for x in (a, b) if isinstance(x, str)]
+            claim(
+                "ordering",
+                a=a if a is not None else args.get("a"),
+                b=b if b is not None else args.get("b"),
+                relation=value,
+                evidence=list(dict.fromkeys([step, *ea])),
+                **{"from": src},
+            )
+        else:
+            claim("value", value=value, **{"from": src})
+    return {
+        "text": _text(kind, value),
+        "answer": {"kind": kind, "value": value},
+        "claims": claims,
+    }
+
+
+def _raw_args(trace: Trace, sid: str) -> dict[str, Any] | None:
+    """The step's arguments as planned (refs unresolved), kept by the trace's plan copy."""
+    return trace.step_args.get(sid)
+
+
+def _operands(raw: dict[str, Any]) -> tuple[Any, Any]:
+    """``a`` and ``b`` of an interval_relation step: a ref becomes its ref string, a literal stays."""
+    a, b = raw.get("a"), raw.get("b")
+    if a is None and b is None and isinstance(raw.get("input"), list) and len(raw["input"]) == 2:
+        a, b = raw["input"]
+    return tuple(x["$ref"] if is_ref(x) else x for x in (a, b))  # type: ignore[return-value]
