@@ -91,7 +91,12 @@ class _Checker:
             rec = self.trace.record(sid)
             if rec is None:
                 raise _Unverifiable(f"cites {sid!r}, which is not a step of the trace")
-            payload = self.trace.payload(sid)
+            try:
+                payload = self.trace.payload(sid)
+            except TGMSError as exc:
+                raise _Unverifiable(
+                    f"the result of {sid} is not available: {exc.code}: {exc.message}"
+                ) from None
             if payload is None:
                 raise _Unverifiable(f"cites {sid}, which did not succeed ({rec.status})")
             out[sid] = payload

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.canonical import canonicalize, digest
-from engine.errors import LimitError, TGMSError, UpstreamError
+from engine.errors import CorruptError, LimitError, TGMSError, UpstreamError
 from engine.execute.results import MemoryResults, ResultStore
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S
@@ -116,7 +116,17 @@ class Trace:
         if rec is None or not rec.ok or rec.envelope_digest is None:
             return None
         if sid not in self._envelopes:
-            self._envelopes[sid] = self.results.get(rec.envelope_digest)
+            env = self.results.get(rec.envelope_digest)  # authenticated by its name
+            if (
+                env.get("result_digest") != rec.result_digest
+                or digest(env.get("payload")) != rec.result_digest
+            ):
+                raise CorruptError(
+                    f"the stored result of step {sid} does not match the trace's result digest",
+                    step=sid,
+                    result_digest=rec.result_digest,
+                )
+            self._envelopes[sid] = env
         return self._envelopes[sid]
 
     def payload(self, sid: str) -> dict[str, Any] | None:

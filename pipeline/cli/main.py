@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "ops": "ops",
     "schema": "schema",
     "call": "call",
+    "plan": "plan",
+    "verify-answer": "verify_answer",
     "quickstart": "quickstart",
     "bench": "bench",
 }

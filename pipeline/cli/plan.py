@@ -1,0 +1,122 @@
+"""Plans: ``tgms plan verify PLAN.json --store DIR [--task-uids a,b]`` prints every violation as JSON and
+exits 1 when the plan is invalid; ``tgms plan run PLAN.json --store DIR`` verifies it, runs it and prints
+``{verification, trace, answer}`` as JSON (the answer is the mechanical one the trace determines).
+
+Results (each step's envelope and resolved arguments) are kept by digest under ``--results`` (default
+``DIR/results``), where ``tgms verify-answer`` finds them; ``--embed`` also puts them into the trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.errors import NotFoundError, SchemaError
+from engine.operators.context import OpContext
+from engine.plan.verifier import CHECKS, VerifierConfig, verify
+from engine.store import Store
+from pipeline.cli._common import add_store, print_json
+
+HELP = "plans: `tgms plan verify PLAN.json --store DIR`, `tgms plan run PLAN.json --store DIR`"
+
+
+def read_json(path: str, what: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotFoundError(f"{what} file {path} does not exist", path=path) from None
+    try:
+        return json.loads(
+            text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON"))
+        )
+    except ValueError as exc:
+        raise SchemaError(f"{what} file {path} is not valid JSON: {exc}", path=path) from None
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("plan", metavar="PLAN.json", help="the plan")
+    add_store(p)
+    p.add_argument(
+        "--task-uids",
+        default=None,
+        metavar="A,B",
+        help="uids given in the task input (default: the store uids mentioned in the plan's question)",
+    )
+    p.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        choices=CHECKS,
+        metavar="CHECK",
+        help=f"switch a verifier check off (ablations); one of {', '.join(CHECKS)}; repeatable",
+    )
+    p.add_argument(
+        "--budget-s", type=float, default=None, metavar="S", help="cost budget per call in seconds"
+    )
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="plan_command", required=True, metavar="verify|run")
+    v = sub.add_parser("verify", help="static verification: violations as JSON, exit 1 when invalid")
+    _common(v)
+    r = sub.add_parser("run", help="verify, execute, and print {verification, trace, answer} as JSON")
+    _common(r)
+    r.add_argument("--results", default=None, metavar="DIR", help="result store (default STORE/results)")
+    r.add_argument("--no-verify", action="store_true", help="run even if static verification fails")
+    r.add_argument("--no-taint", action="store_true", help="do not propagate truncation taint (ablation)")
+    r.add_argument("--plan-wall-s", type=float, default=None, metavar="S", help="wall budget of the plan")
+    r.add_argument("--embed", action="store_true", help="embed envelopes and resolved args in the trace")
+    r.add_argument("--no-store-digest", action="store_true", help="do not compute the store digest")
+
+
+def verifier_config(args: argparse.Namespace) -> VerifierConfig:
+    kw: dict[str, Any] = {}
+    if args.task_uids is not None:
+        kw["task_uids"] = frozenset(u for u in args.task_uids.split(",") if u)
+    if args.budget_s is not None:
+        kw["budget_s"] = args.budget_s
+    return VerifierConfig.without(*args.without, **kw)
+
+
+def run(args: argparse.Namespace) -> int:
+    raw = read_json(args.plan, "plan")
+    with Store.open(args.store, read_only=True) as store:
+        ctx = OpContext(store)
+        report = verify(raw, ctx, verifier_config(args))
+        if args.plan_command == "verify":
+            print_json(report.to_dict())
+            return 0 if report.valid else 1
+        if not report.valid and not args.no_verify:
+            print_json({"verification": report.to_dict(), "trace": None, "answer": None})
+            return 1
+        return _run(args, raw, store, ctx, report.to_dict())
+
+
+def _run(
+    args: argparse.Namespace, raw: Any, store: Store, ctx: OpContext, verification: dict[str, Any]
+) -> int:
+    from engine.claims.reporter import mechanical_answer
+    from engine.execute.executor import ExecConfig, execute
+    from engine.execute.results import ResultStore
+    from engine.plan.model import build_plan
+
+    plan = build_plan(raw)
+    kw: dict[str, Any] = {"taint": not args.no_taint}
+    if args.budget_s is not None:
+        kw["budget_s"] = args.budget_s
+    if args.plan_wall_s is not None:
+        kw["plan_wall_s"] = args.plan_wall_s
+    results = ResultStore(args.results or Path(args.store) / "results")
+    digest = None if args.no_store_digest else store.digest()
+    trace = execute(plan, ctx, results, ExecConfig(**kw), store_digest=digest)
+    out = {
+        "verification": verification,
+        "trace": trace.to_dict(envelopes=args.embed),
+        "answer": mechanical_answer(trace),
+    }
+    print_json(out)
+    sys.stdout.flush()
+    return 0 if trace.status == "ok" else 1
