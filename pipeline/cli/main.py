@@ -55,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TGMSError as exc:
         print(exc.to_json(), file=sys.stderr)
         return 2 if exc.code in ("E_SCHEMA", "E_INVALID_ARG", "E_NOT_FOUND") else 1
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
     except KeyboardInterrupt:
         print('{"error": "E_INTERRUPTED", "message": "interrupted", "details": {}}', file=sys.stderr)
         return 130
