@@ -27,8 +27,8 @@ from engine.errors import InvalidArgError, LimitError, UpstreamError
 
 STEP_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_REF = re.compile(rf"({_NAME})\.({_NAME})((?:\.{_NAME}|\[\d+\]|\[\*\])*)")
-_SEG = re.compile(rf"\.({_NAME})|\[(\d+)\]|\[(\*)\]")
+_REF = re.compile(rf"({_NAME})\.({_NAME})((?:\.{_NAME}|\[[0-9]+\]|\[\*\])*)")
+_SEG = re.compile(rf"\.({_NAME})|\[([0-9]+)\]|\[(\*)\]")
 
 
 class RefSyntaxError(ValueError):
@@ -168,7 +168,8 @@ def resolve(ref: Ref, payload: dict[str, Any]) -> Resolved:
     top = payload[ref.field]
     cut = list_cut(payload, ref.field)
     first = ref.path[0] if ref.path else None
-    if cut and isinstance(first, Index) and isinstance(top, list) and first.i >= len(top):
+    total = payload.get(f"{ref.field}_total")
+    if cut and isinstance(first, Index) and isinstance(top, list) and len(top) <= first.i < total:
         raise LimitError(
             f"{ref}: element {first.i} is beyond the returned page ({len(top)} of "
             f"{payload[f'{ref.field}_total']}); raise the producing step's limit",

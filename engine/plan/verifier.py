@@ -328,14 +328,8 @@ class _Check:
                     f"args.{where}",
                     _nearest_events(prof.vt_sorted, w["t_a"], w["t_b"]),
                 )
-        for name in ("t_valid", "t1", "t2"):
-            t = s.args.get(name)
-            if (
-                self.on("temporal")
-                and isinstance(t, int)
-                and not isinstance(t, bool)
-                and not ext.lo <= t < hi
-            ):
+        for name, t in _time_points(s.op, s.args):
+            if self.on("temporal") and not ext.lo <= t < hi:
                 self.add(
                     "temporal_extent",
                     f"step {s.id}: {name}={t} lies outside the dataset's valid-time extent [{ext.lo}, {hi})",
@@ -343,11 +337,18 @@ class _Check:
                     f"args.{name}",
                     legal,
                 )
+        period = _period(s.op, s.args)
+        if period is not None and self.on("temporal") and (period[1] <= ext.lo or period[0] >= hi):
+            self.add(
+                "temporal_extent",
+                f"step {s.id}: the period [t1, t2) = [{period[0]}, {period[1]}) lies outside "
+                f"the dataset's valid-time extent [{ext.lo}, {hi})",
+                s.id,
+                "args.t1",
+                legal,
+            )
         if not self.on("vacuous"):
             return
-        t1, t2 = s.args.get("t1"), s.args.get("t2")
-        if s.op == "diff_snapshots" and isinstance(t1, int) and t1 == t2:
-            self.add("vacuous_arg", f"step {s.id}: t1 == t2 compares a snapshot with itself", s.id, "args.t2")
         for where, value in _uid_lists(s.args):
             if value == []:
                 self.add(
@@ -481,6 +482,24 @@ def _windows(args: dict[str, Any]) -> list[tuple[str, dict[str, int]]]:
 
     walk(args, "")
     return out
+
+
+def _int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _time_points(op: str, args: dict[str, Any]) -> list[tuple[str, int]]:
+    """Literal time *points* (a snapshot time): ``t_valid``, and diff_snapshots' ``t1`` and ``t2``."""
+    names = ("t_valid", "t1", "t2") if op == "diff_snapshots" else ("t_valid",)
+    return [(n, args[n]) for n in names if _int(args.get(n))]
+
+
+def _period(op: str, args: dict[str, Any]) -> tuple[int, int] | None:
+    """neighborhood_evolution's period ``[t1, t2)`` (an interval, not two points)."""
+    t1, t2 = args.get("t1"), args.get("t2")
+    if op == "neighborhood_evolution" and _int(t1) and _int(t2) and t1 < t2:
+        return (t1, t2)
+    return None
 
 
 def _uid_lists(args: dict[str, Any]) -> list[tuple[str, Any]]:
