@@ -40,7 +40,20 @@ from engine.plan.contracts import arg_max_items
 from engine.plan.model import Plan, Step
 from engine.plan.refs import Ref, resolve
 
-REDUCING = ("count", "sum", "min", "max", "mean", "median", "topk")
+#: compute fns over a list whose result (a number, or rows and their count) is wrong on part of the list
+REDUCING = (
+    "count",
+    "sum",
+    "min",
+    "max",
+    "mean",
+    "median",
+    "topk",
+    "filter",
+    "union",
+    "intersection",
+    "difference",
+)
 TIMING_FIELDS = ("wall_ms", "estimate_s")
 
 
@@ -319,6 +332,17 @@ class Executor:
                 else "error"
             )
             rec.error = exc.to_dict()
+            if exc.code == "E_COST" and budget_s < self.config.budget_s:
+                # the plan's remaining wall time was the limit: record the plan budget, not the remaining
+                # time (a timing), so the trace stays deterministic
+                rec.error = LimitError(
+                    f"step {step.id}: the estimate exceeds what is left of the plan's wall budget of "
+                    f"{self.config.plan_wall_s} s",
+                    plan_wall_s=self.config.plan_wall_s,
+                    estimate=exc.details.get("estimate"),
+                    stage=exc.details.get("stage", "estimate"),
+                    suggestions=exc.details.get("suggestions"),
+                ).to_dict()
             rec.wall_ms = round((time.perf_counter() - t0) * 1e3, 3)
             return rows_used
         env = result.envelope
