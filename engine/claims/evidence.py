@@ -117,12 +117,23 @@ def same_number(a: Any, b: Any) -> bool:
     return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= TOLERANCE
 
 
+_INTERVAL_KEYS = ({"vt_s", "vt_e"}, {"t_a", "t_b"}, {"s", "e"}, {"start", "end"})
+
+
+def is_bare_interval(x: Any) -> bool:
+    """``[s, e]`` or an object holding only an interval's two keys (not a row that also has other fields)."""
+    if isinstance(x, list):
+        return as_interval(x) is not None
+    return isinstance(x, dict) and set(x) in _INTERVAL_KEYS and as_interval(x) is not None
+
+
 def same_value(claimed: Any, actual: Any) -> bool:
-    """Numbers within 1e-9; two interval-shaped values by their endpoints; anything else by canonical
-    JSON (so key order and 4.0 vs 4 do not matter)."""
+    """Numbers within 1e-9; an interval against an interval-shaped value by their endpoints (``[s, e]``
+    states the interval of a row; two rows are compared whole); anything else by canonical JSON (so key
+    order and 4.0 vs 4 do not matter)."""
     if is_number(claimed) or is_number(actual):
         return same_number(claimed, actual)
-    if not isinstance(claimed, int) and not isinstance(actual, int):
+    if is_bare_interval(claimed) or is_bare_interval(actual):
         ia, ib = as_interval(claimed), as_interval(actual)
         if ia is not None and ib is not None:
             return ia == ib

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.claims.answer import Answer, Claim
-from engine.claims.evidence import as_interval, is_number, same_number, same_value
+from engine.claims.evidence import as_interval, is_number, numbers_in, same_number, same_value, strings
 from engine.claims.verifier import Verdict
 
 GATED_TYPES = ("count", "value", "entity", "ordering")
@@ -34,6 +34,8 @@ class GateConfig:
 
 
 def _backs(c: Claim, kind: str, value: Any) -> bool:
+    if kind == "entity_set" and value == []:
+        return c.type == "count" and c.value == 0  # "there are none"
     if kind in ("entity", "entity_set"):
         want = {value} if isinstance(value, str) else set(value) if isinstance(value, list) else set()
         return c.type == "entity" and bool(want) and want <= set(c.uids)
@@ -113,9 +115,7 @@ def _numbers(text: str) -> list[float | int]:
 
 def _claim_numbers(c: Claim) -> list[Any]:
     if c.type in ("count", "value"):
-        vals = [c.value] if is_number(c.value) else []
-        iv = as_interval(c.value) if not is_number(c.value) else None
-        return vals + (list(iv) if iv else [])
+        return list(numbers_in(c.value))
     if c.type == "ordering":
         return [x for v in (c.a, c.b) if (iv := as_interval(v)) for x in iv] + [
             v for v in (c.a, c.b) if is_number(v)
@@ -137,7 +137,7 @@ def coverage(answer: Answer, known_uids: Any = None) -> dict[str, Any]:
     else:
         ids = [t for t in tokens if re.fullmatch(r"n\d+", t)]
     claim_ids = {u for c in answer.claims for u in c.uids}
-    claim_ids |= {v for c in answer.claims if c.type == "value" for v in _strs(c.value)}
+    claim_ids |= {v for c in answer.claims if c.type == "value" for v in strings(c.value)}
     cov_ids = [u for u in ids if u in claim_ids]
     return {
         "numbers": len(nums),
@@ -146,11 +146,3 @@ def coverage(answer: Answer, known_uids: Any = None) -> dict[str, Any]:
         "ids_covered": len(cov_ids),
         "uncovered": [n for n in nums if n not in cov_nums] + [u for u in ids if u not in cov_ids],
     }
-
-
-def _strs(v: Any) -> list[str]:
-    if isinstance(v, str):
-        return [v]
-    if isinstance(v, list):
-        return [x for x in v if isinstance(x, str)]
-    return []

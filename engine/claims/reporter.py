@@ -11,8 +11,8 @@ value, boolean  the value / a ``value`` claim
 rows            the list / a ``value`` claim
 interval        ``[s, e]`` from ``[s, e]``, ``{vt_s, vt_e}``, ``{t_a, t_b}`` / a ``value`` claim
 entity          the uid (a string, or an object's ``uid``) / an ``entity`` claim
-entity_set      the sorted distinct uids (strings, or objects' ``uid``) / an ``entity`` claim (none when
-                the set is empty: there is nothing to name, the typed answer ``[]`` stands alone)
+entity_set      the sorted distinct uids (strings, or objects' ``uid``) / an ``entity`` claim; for an
+                empty set, a ``count`` claim of 0 on the named list (there is nothing to name)
 relation        the Allen relation / an ``ordering`` claim with the operands of the ``interval_relation``
                 compute step (refs stay refs, citing their steps), else a ``value`` claim
 ==============  =====================================================================================
@@ -35,6 +35,38 @@ def _uid_of(x: Any) -> str | None:
     if isinstance(x, dict) and isinstance(x.get("uid"), str):
         return x["uid"]
     return None
+
+
+def typed_value(kind: str, value: Any) -> Any:
+    """The typed answer value of ``kind`` that a raw ``answer_spec.from`` value stands for; ``ValueError``
+    naming the problem when it does not have the kind's shape."""
+    if kind == "count":
+        if isinstance(value, list):
+            return len(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError("not an integer")
+        return value
+    if kind == "boolean" and not isinstance(value, bool):
+        raise ValueError("not a boolean")
+    if kind == "rows" and not isinstance(value, list):
+        raise ValueError("not a list")
+    if kind == "interval":
+        iv = as_interval(value) if not isinstance(value, int) else None
+        if iv is None:
+            raise ValueError("not an interval")
+        return [iv[0], iv[1]]
+    if kind == "entity":
+        uid = _uid_of(value)
+        if uid is None:
+            raise ValueError("not a uid")
+        return uid
+    if kind == "entity_set":
+        if not isinstance(value, list) or any(_uid_of(v) is None for v in value):
+            raise ValueError("not a list of uids")
+        return sorted({_uid_of(v) for v in value})  # type: ignore[type-var]
+    if kind == "relation" and not isinstance(value, str):
+        raise ValueError("not a relation name")
+    return value
 
 
 def _text(kind: str, value: Any) -> str:
@@ -68,13 +100,13 @@ def mechanical_answer(trace: Trace) -> dict[str, Any]:
     def unusable(why: str) -> dict[str, Any]:
         return {"text": f"no answer: {src} is {why} for a {kind} answer", "claims": []}
 
+    try:
+        value = typed_value(kind, value)
+    except ValueError as exc:
+        return unusable(str(exc))
+    rec = trace.record(step)
     if kind == "count":
-        if isinstance(value, list):
-            value = len(value)
-        if not isinstance(value, int) or isinstance(value, bool):
-            return unusable("not an integer")
         claim("count", value=value, **{"from": src})
-        rec = trace.record(step)
         if rec is not None and rec.op == "count_temporal_motifs" and Ref.parse(src).field == "count":
             args = trace.resolved_args(step)
             if args is not None:
@@ -82,34 +114,16 @@ def mechanical_answer(trace: Trace) -> dict[str, Any]:
                     "temporal_pattern",
                     assertion={"op": rec.op, "args": args, "field": "count", "value": value},
                 )
-    elif kind in ("value", "boolean", "rows"):
-        if kind == "boolean" and not isinstance(value, bool):
-            return unusable("not a boolean")
-        if kind == "rows" and not isinstance(value, list):
-            return unusable("not a list")
-        claim("value", value=value, **{"from": src})
-    elif kind == "interval":
-        iv = as_interval(value) if not isinstance(value, int) else None
-        if iv is None:
-            return unusable("not an interval")
-        value = [iv[0], iv[1]]
+    elif kind in ("value", "boolean", "rows", "interval"):
         claim("value", value=value, **{"from": src})
     elif kind == "entity":
-        uid = _uid_of(value)
-        if uid is None:
-            return unusable("not a uid")
-        value = uid
-        claim("entity", uids=[uid], **{"from": src})
+        claim("entity", uids=[value], **{"from": src})
     elif kind == "entity_set":
-        if not isinstance(value, list) or any(_uid_of(v) is None for v in value):
-            return unusable("not a list of uids")
-        value = sorted({_uid_of(v) for v in value})  # type: ignore[type-var]
         if value:
             claim("entity", uids=value, **{"from": src})
+        else:  # nothing to name: the claim is that there are none
+            claim("count", value=0, **{"from": src})
     elif kind == "relation":
-        if not isinstance(value, str):
-            return unusable("not a relation name")
-        rec = trace.record(step)
         args = trace.resolved_args(step) if rec is not None else None
         raw = _raw_args(trace, step)
         if rec is not None and rec.op == "compute" and args and args.get("fn") == "interval_relation" and raw:
@@ -140,6 +154,11 @@ def _raw_args(trace: Trace, sid: str) -> dict[str, Any] | None:
 def _operands(raw: dict[str, Any]) -> tuple[Any, Any]:
     """``a`` and ``b`` of an interval_relation step: a ref becomes its ref string, a literal stays."""
     a, b = raw.get("a"), raw.get("b")
-    if a is None and b is None and isinstance(raw.get("input"), list) and len(raw["input"]) == 2:
-        a, b = raw["input"]
-    return tuple(x["$ref"] if is_ref(x) else x for x in (a, b))  # type: ignore[return-value]
+    pair = raw.get("input")
+    if a is None and b is None and isinstance(pair, list) and len(pair) == 2:
+        a, b = pair
+    elif a is None and b is None and is_ref(pair) and "[*]" not in pair["$ref"]:
+        return f"{pair['$ref']}[0]", f"{pair['$ref']}[1]"  # one ref to the [a, b] list
+    return tuple(
+        x["$ref"] if is_ref(x) and "[*]" not in x["$ref"] else None if is_ref(x) else x for x in (a, b)
+    )  # type: ignore[return-value]

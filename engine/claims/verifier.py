@@ -36,7 +36,7 @@ from engine.claims.evidence import (
     same_value,
     uids_in,
 )
-from engine.errors import TGMSError
+from engine.errors import LimitError, TGMSError
 from engine.execute.executor import Trace
 from engine.operators.compute import allen_relation
 from engine.operators.context import OpContext
@@ -114,6 +114,8 @@ class _Checker:
         assert rec is not None
         try:
             got = resolve(ref, cited[ref.step])
+        except LimitError as exc:  # the element exists but the page did not return it: not checkable
+            raise _Unverifiable(f"{text} is beyond the returned page: {exc.message}") from None
         except TGMSError as exc:
             raise _Mismatch(f"{text} does not resolve in the trace: {exc.message}") from None
         return got.value, got.truncated or rec.upstream_truncated
@@ -166,14 +168,20 @@ class _Checker:
             raise _Mismatch(f"{name} = {_show(x)} is not an interval [s, e), {{vt_s, vt_e}} or an instant")
         # a literal operand must be in the cited results, or be an operand a cited interval_relation
         # compute step was given (the plan's literal, echoed)
-        echoed = [
-            env["args_echo"]
-            for s in cited
-            if (env := self.trace.envelope(s)) is not None and env["op"] == "compute"
-        ]
-        pools = [*cited.values(), *echoed]
-        grounded = any(iv in intervals_in(p) for p in pools) or any(
-            isinstance(x, int) and same_number(x, n) for p in pools for n in numbers_in(p)
+        echoed: list[Any] = []
+        for sid in cited:
+            env = self.trace.envelope(sid)
+            if (
+                env is not None
+                and env["op"] == "compute"
+                and env["args_echo"].get("fn") == "interval_relation"
+            ):
+                echo = env["args_echo"]
+                echoed += [echo.get("a"), echo.get("b"), *(echo.get("input") or [])]
+        grounded = (
+            any(iv in intervals_in(p) for p in cited.values())
+            or any(isinstance(x, int) and same_number(x, n) for p in cited.values() for n in numbers_in(p))
+            or any(e is not None and as_interval(e) == iv for e in echoed)
         )
         if not grounded:
             raise _Mismatch(f"{name} = {_show(x)} does not appear in the cited results")
