@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "call": "call",
     "plan": "plan",
     "verify-answer": "verify_answer",
+    "tasks": "tasks",
     "quickstart": "quickstart",
     "bench": "bench",
 }

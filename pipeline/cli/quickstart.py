@@ -1,8 +1,9 @@
 """The main job on its embedded defaults: build the CollegeMsg store from the copy shipped in the
-package (no network needed), replay its event log into a second backend, and print stats and digests.
+package (no network needed), write its correction probes, generate its task suite (gold computed by the
+engine and cross-checked by the brute-force oracles) and print Table 2; replay the event log into the
+second backend and check the digests agree.
 
-Later issues extend this job (correction probes, task suite, mutation experiment); it always runs on a
-fresh machine with no network.
+Later issues extend this job (the mutation experiment); it always runs on a fresh machine with no network.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from engine.store import Store, replay
 from engine.store.backends import backend_class
 from pipeline.cli._common import print_json, progress
 
-HELP = "the main job: build CollegeMsg from the packaged copy, replay it, print stats and digests"
+HELP = "the main job: CollegeMsg store + probe corrections, its task suite and Table 2, a replay check"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="tgms-quickstart", metavar="DIR", help="work directory (replaced)")
     p.add_argument("--backend", default="duckdb", choices=("duckdb", "kuzu"))
+    p.add_argument("--no-suite", action="store_true", help="only build and replay the store")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,6 +44,19 @@ def run(args: argparse.Namespace) -> int:
         stats = store.stats()
         digest = store.digest()
     progress(f"built {store_dir} ({args.backend}) in {time.perf_counter() - t1:.2f} s")
+    suite_path = out / "suite-collegemsg.json"
+    suite = None
+    if not args.no_suite:
+        from pipeline.tasks.build import build_suite, write_suite
+
+        t3 = time.perf_counter()
+        progress("generating the CollegeMsg task suite (seed 0): probes, templates, gold, cross-check ...")
+        suite = build_suite(store_dir, "collegemsg", 0, progress=progress)
+        write_suite(suite, suite_path)
+        progress(f"wrote {suite_path} in {time.perf_counter() - t3:.1f} s")
+        with Store.open(store_dir, read_only=True) as store:  # the probes' corrections are in it now
+            stats = store.stats()
+            digest = store.digest()
     other = "kuzu" if args.backend == "duckdb" else "duckdb"
     replayed: dict[str, str] = {}
     try:
@@ -53,7 +68,18 @@ def run(args: argparse.Namespace) -> int:
         with replay(store_dir / "eventlog.jsonl", out / f"collegemsg-{other}", other) as r:
             replayed[other] = r.digest()
         progress(f"replayed into {other} in {time.perf_counter() - t2:.2f} s")
-    print_json({"stats": stats, "digest": digest, "replay_digests": replayed})
+    print_json(
+        {
+            "stats": stats,
+            "digest": digest,
+            "replay_digests": replayed,
+            "suite": str(suite_path) if suite is not None else None,
+        }
+    )
+    if suite is not None:
+        from pipeline.tasks.stats import table2_markdown
+
+        print(table2_markdown(suite))
     same = all(d == digest for d in replayed.values())
     print("replay digests match" if same else "REPLAY DIGEST MISMATCH")
     print(digest)

@@ -1,0 +1,66 @@
+"""Building a suite file from a store directory: probe corrections (written once), generation, the file.
+
+Shared by ``tgms tasks generate``, the main job (``tgms quickstart``) and the tests, so all three make
+the same suite from the same store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.operators.context import OpContext
+from engine.store import Store
+from pipeline.tasks.generate import generate_suite, suite_text
+
+
+def read_manifest(store_dir: str | Path) -> dict[str, Any] | None:
+    path = Path(store_dir) / "manifest.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def build_suite(
+    store_dir: str | Path,
+    dataset: str,
+    seed: int,
+    *,
+    probes: bool = True,
+    crosscheck: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The suite of ``store_dir``. With ``probes``, the probes' corrections are written into the store
+    first unless its event log already holds them (then the store is only read)."""
+    if probes:
+        from pipeline.tasks.probes import ensure_corrections
+
+        with Store.open(store_dir) as store:  # writable: corrections go through the write API
+            n = ensure_corrections(store, dataset, seed)
+        if progress and n:
+            progress(f"wrote {n} probe correction batches into {store_dir}")
+    with Store.open(store_dir, read_only=True) as store:
+        ctx = OpContext(store)
+        drafts = []
+        if probes:
+            from pipeline.tasks.probes import probe_drafts
+
+            drafts = probe_drafts(ctx, dataset, seed)
+        ostore = None
+        if crosscheck:
+            from pipeline.tasks.crosscheck import oracle_store_for
+
+            ostore = oracle_store_for(store)
+        return generate_suite(
+            ctx,
+            dataset,
+            seed,
+            store_digest=store.digest(),
+            ostore=ostore,
+            manifest=read_manifest(store_dir),
+            probes=drafts,
+            progress=progress,
+        )
+
+
+def write_suite(suite: dict[str, Any], out: str | Path) -> None:
+    Path(out).write_text(suite_text(suite), encoding="utf-8")

@@ -1,0 +1,130 @@
+"""The independent second path behind every gold answer: re-run the oracle plan on the brute-force oracles.
+
+A suite's gold comes from executing its oracle plan with the engine's fast executor. A bug shared by the
+fast operators and the executor would then be baked into the gold and score every correct system wrong,
+so the gold is recomputed here by a path that shares none of that code: the same plan, but each step runs
+on the reference oracles (:data:`engine.operators.oracle.ORACLES`, plain Python over every version) and
+pages are cut by the reference pager (:func:`engine.operators.oracle.page`). Only the plan IR, the ref
+language, canonical JSON and the mechanical reporter's ``typed_value`` are shared: they define what a
+plan *means*, not how an operator computes.
+
+The plan semantics mirrored from ``docs/plans.md`` §3: steps in :meth:`Plan.order`, refs resolved from the
+producers' canonical paged payloads, and a list-reducing ``compute`` over truncated input refused with
+``E_UPSTREAM`` (``truncated_input``) instead of counting a page. Not mirrored (they never reach a gold):
+the cost guard, the plan's wall and row budgets, and cutting a ref list to an argument's ``maxItems``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from engine.canonical import canonicalize
+from engine.claims.reporter import typed_value
+from engine.errors import TGMSError, UpstreamError
+from engine.operators.oracle import ORACLES, OracleStore, page
+from engine.operators.oracle.paging import DEFAULT_LIMIT
+from engine.plan.model import Plan, Step, build_plan
+from engine.plan.refs import resolve
+from engine.store import Store
+from pipeline.scoring.typed import score
+
+#: compute fns whose result is wrong on part of a list (the executor's REDUCING, docs/plans.md §3)
+REDUCING = frozenset(
+    {"count", "sum", "min", "max", "mean", "median", "topk", "filter", "union", "intersection", "difference"}
+)
+#: operators whose payload has no pageable list (and no ``truncated``/``cursor``)
+UNPAGED = frozenset({"count_temporal_motifs"})
+#: the error code of an answer value that does not have its kind's shape (the reporter's "unusable")
+E_ANSWER_KIND = "E_ANSWER_KIND"
+
+
+def oracle_store_for(store: Store) -> OracleStore:
+    """Every node and edge version of ``store`` (all beliefs, closed versions included) as an OracleStore."""
+    return OracleStore(*store.public_rows())
+
+
+def _set_at(args: dict[str, Any], loc: tuple[str | int, ...], value: Any) -> None:
+    parent: Any = args
+    for part in loc[:-1]:
+        parent = parent[part]
+    parent[loc[-1]] = value
+
+
+def _resolved_args(
+    step: Step, payloads: dict[str, dict[str, Any]], tainted: dict[str, bool]
+) -> tuple[Any, bool]:
+    """The step's args with every ref replaced by its value, and whether any read was incomplete."""
+    args: Any = copy.deepcopy(step.args)
+    incomplete = False
+    for r in sorted(step.refs, key=lambda r: [str(p) for p in r.loc]):
+        got = resolve(r.ref, payloads[r.ref.step])
+        incomplete = incomplete or got.truncated or tainted[r.ref.step]
+        if r.loc:
+            _set_at(args, r.loc, got.value)
+        else:
+            args = got.value
+    return args, incomplete
+
+
+def _run_step(step: Step, args: Any, ostore: OracleStore) -> dict[str, Any]:
+    """The step's canonical payload as the fast path would return it: the oracle's, paged from offset 0."""
+    if not isinstance(args, dict):
+        raise UpstreamError(f"step {step.id}: its args resolved to a {type(args).__name__}, not an object")
+    full = ORACLES[step.op](ostore, copy.deepcopy(args))
+    if step.op in UNPAGED:
+        return canonicalize(full)
+    limit = DEFAULT_LIMIT if args.get("limit") is None else args["limit"]
+    return canonicalize(page(full, limit, 0))
+
+
+def _run_plan(plan: Plan, ostore: OracleStore) -> dict[str, dict[str, Any]]:
+    """Every step's canonical paged oracle payload; the first failing step raises its ``TGMSError``."""
+    payloads: dict[str, dict[str, Any]] = {}
+    tainted: dict[str, bool] = {}
+    for step in plan.order():
+        if step.op not in ORACLES:
+            raise UpstreamError(f"step {step.id}: no oracle for operator {step.op!r}", op=step.op)
+        args, incomplete = _resolved_args(step, payloads, tainted)
+        if step.op == "compute" and incomplete and isinstance(args, dict) and args.get("fn") in REDUCING:
+            raise UpstreamError(
+                f"step {step.id}: compute {args.get('fn')} over incomplete input would give a wrong number",
+                reason="truncated_input",
+            )
+        payloads[step.id] = _run_step(step, args, ostore)
+        tainted[step.id] = incomplete
+    return payloads
+
+
+def _error(kind: Any, code: str, message: str) -> dict[str, Any]:
+    return {"kind": kind, "error": {"code": code, "message": message}}
+
+
+def oracle_answer(plan_json: dict[str, Any], ostore: OracleStore) -> dict[str, Any]:
+    """The typed answer ``{"kind", "value"}`` of ``plan_json`` computed on the oracles alone.
+
+    ``{"kind", "error": {"code", "message"}}`` instead when the plan does not build, a step or a ref fails
+    (the ``TGMSError`` code), or the answer value lacks its kind's shape (:data:`E_ANSWER_KIND`).
+    """
+    spec = plan_json.get("answer_spec") if isinstance(plan_json, dict) else None
+    kind = spec.get("kind") if isinstance(spec, dict) else None
+    try:
+        plan = build_plan(plan_json)
+        if plan.answer_spec is None:
+            return _error(kind, "E_SCHEMA", "the plan has no answer_spec")
+        payloads = _run_plan(plan, ostore)
+        src = plan.answer_spec.source
+        raw = resolve(src, payloads[src.step]).value
+    except TGMSError as exc:
+        return _error(kind, exc.code, exc.message)
+    try:
+        return {"kind": kind, "value": typed_value(plan.answer_spec.kind, raw)}
+    except ValueError as exc:
+        return _error(kind, E_ANSWER_KIND, f"{src} is {exc} for a {kind} answer")
+
+
+def agree(kind: str, gold: Any, other: dict[str, Any]) -> bool:
+    """Whether the oracle path's answer ``other`` scores as ``gold`` (never when it is an error)."""
+    if "error" in other or "value" not in other:
+        return False
+    return score(kind, gold, other["value"])

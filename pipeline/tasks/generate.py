@@ -1,0 +1,239 @@
+"""Generating a suite: draw every template on a store, compute and cross-check gold, filter degenerate
+draws, split 20/80 by family, write one canonical JSON file.
+
+Per template, drafts are drawn (seeded) until :data:`DRAWS` tasks are accepted or :data:`ATTEMPTS` drafts
+were tried. A draft whose gold value already occurs :func:`value_cap` times in the template is dropped as
+degenerate (so no gold covers more than a third of a template's tasks); a template left with fewer than
+three distinct gold values is dropped whole (logged). Refused (``E_COST``) draws are kept as records.
+
+The file is canonical JSON (sorted keys, no spaces) plus a newline: the same event log and seed give the
+same bytes. ``test_sha256`` is the SHA-256 of the canonical JSON of the test split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from engine.canonical import dumps, sha256_hex
+from engine.operators.context import OpContext
+from engine.operators.oracle import OracleStore
+from pipeline.scoring.typed import score
+from pipeline.tasks.gold import compute_gold, plan_json
+from pipeline.tasks.model import Draft, Template, all_templates
+from pipeline.tasks.sampler import Sampler
+
+GENERATOR_VERSION = "1"
+DRAWS = 8
+ATTEMPTS = 40
+DEV_SHARE = 0.2
+MIN_DISTINCT = 3
+
+
+def value_cap(draws: int) -> int:
+    return max(1, draws // 3)
+
+
+@dataclass
+class TemplateRun:
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)
+
+
+def _question(tmpl: Template, k: int, draft: Draft) -> tuple[int, str]:
+    para = k % 3
+    return para, tmpl.paraphrases[para].format(**draft.params)
+
+
+def task_record(
+    task_id: str,
+    tmpl: Template,
+    para: int,
+    question: str,
+    draft: Draft,
+    plan: dict[str, Any],
+    gold: Any,
+    answer: dict[str, Any] | None,
+) -> dict[str, Any]:
+    rec = {
+        "id": task_id,
+        "template": tmpl.name,
+        "family": tmpl.family,
+        "paraphrase": para,
+        "question": question,
+        "input_uids": sorted(draft.input_uids),
+        "oracle_plan": plan,
+        "answer_kind": tmpl.kind,
+        "gold": gold,
+        "gold_answer_object": answer,
+    }
+    if draft.probe_pair is not None:
+        rec["probe_pair"] = draft.probe_pair
+        rec["probe_half"] = draft.probe_half
+    return rec
+
+
+def run_template(
+    ctx: OpContext,
+    ostore: OracleStore | None,
+    tmpl: Template,
+    sampler: Sampler,
+    dataset: str,
+    progress: Callable[[str], None] | None = None,
+) -> TemplateRun:
+    out = TemplateRun()
+    seen: set[tuple[Any, ...]] = set()
+    values: Counter[str] = Counter()
+    cap = value_cap(DRAWS)
+    for _ in range(ATTEMPTS):
+        if len(out.tasks) >= DRAWS:
+            break
+        draft = tmpl.draw(sampler)
+        if draft is None:
+            out.dropped["no draw"] += 1
+            continue
+        if draft.key in seen:
+            out.dropped["duplicate draw"] += 1
+            continue
+        seen.add(draft.key)
+        k = len(out.tasks) + len(out.refused)
+        task_id = f"{dataset}/{tmpl.name}/{k:02d}"
+        para, question = _question(tmpl, k, draft)
+        plan = plan_json(task_id, question, tmpl, draft)
+        g = compute_gold(ctx, ostore, tmpl, draft, plan)
+        if g.status == "refused":
+            rec = task_record(task_id, tmpl, para, question, draft, plan, None, None)
+            rec["refused"] = g.error
+            out.refused.append(rec)
+            continue
+        if g.status == "dropped":
+            out.dropped[g.reason] += 1
+            continue
+        v = dumps(g.gold)
+        if values[v] >= cap:
+            out.dropped["degenerate: repeated gold"] += 1
+            continue
+        values[v] += 1
+        out.tasks.append(task_record(task_id, tmpl, para, question, draft, plan, g.gold, g.answer_object))
+    if len(values) < MIN_DISTINCT and out.tasks:
+        out.dropped[f"template dropped: {len(values)} distinct gold values"] += len(out.tasks)
+        out.tasks = []
+    if progress:
+        progress(
+            f"  {tmpl.name:24s} {len(out.tasks)} tasks, {len(out.refused)} refused, "
+            f"{sum(out.dropped.values())} dropped"
+        )
+    return out
+
+
+def _rank(seed: int, task_id: str) -> str:
+    return hashlib.sha256(f"{seed}:{task_id}".encode()).hexdigest()
+
+
+def split(tasks: list[dict[str, Any]], seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """20/80 dev/test, stratified by family: in each family the ``round(0.2 n)`` tasks of least seeded hash
+    go to dev. Both splits are ordered by task id."""
+    dev: list[dict[str, Any]] = []
+    test: list[dict[str, Any]] = []
+    for fam in sorted({t["family"] for t in tasks}):
+        members = sorted((t for t in tasks if t["family"] == fam), key=lambda t: _rank(seed, t["id"]))
+        n_dev = round(DEV_SHARE * len(members))
+        dev += members[:n_dev]
+        test += members[n_dev:]
+    return sorted(dev, key=lambda t: t["id"]), sorted(test, key=lambda t: t["id"])
+
+
+def run_probes(
+    ctx: OpContext, ostore: OracleStore | None, probes: list[tuple[Template, Draft, Draft]], dataset: str
+) -> TemplateRun:
+    """Before/current pairs: both halves must get gold, and the two golds must differ."""
+    out = TemplateRun()
+    counts: Counter[str] = Counter()
+    for tmpl, before, current in probes:
+        k = counts[tmpl.name]
+        counts[tmpl.name] += 1
+        pair = f"{dataset}/{tmpl.name}/{k:02d}"
+        halves = []
+        for draft in (before, current):
+            task_id = f"{pair}-{draft.probe_half}"
+            para, question = _question(tmpl, k, draft)
+            plan = plan_json(task_id, question, tmpl, draft)
+            g = compute_gold(ctx, ostore, tmpl, draft, plan)
+            halves.append((task_id, para, question, draft, plan, g))
+        bad = [g for *_, g in halves if g.status != "ok"]
+        if bad:
+            out.dropped[f"probe half: {bad[0].reason}"] += 1
+            continue
+        if score(tmpl.kind, halves[0][5].gold, halves[1][5].gold):
+            out.dropped["probe: the two answers are the same"] += 1
+            continue
+        for task_id, para, question, draft, plan, g in halves:
+            rec = task_record(task_id, tmpl, para, question, draft, plan, g.gold, g.answer_object)
+            rec["probe_pair"] = pair
+            out.tasks.append(rec)
+    return out
+
+
+def generate_suite(
+    ctx: OpContext,
+    dataset: str,
+    seed: int,
+    *,
+    store_digest: str,
+    ostore: OracleStore | None,
+    manifest: dict[str, Any] | None = None,
+    probes: list[tuple[Template, Draft, Draft]] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The suite (a JSON-able dict); ``probes`` are the correction probes' (template, before, current)."""
+    tasks: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
+    dropped: dict[str, dict[str, int]] = {}
+    templates = [t for t in all_templates() if t.applies(dataset)]
+    for i, tmpl in enumerate(templates):
+        rng = np.random.default_rng([seed, i, int(hashlib.sha256(tmpl.name.encode()).hexdigest()[:8], 16)])
+        run = run_template(ctx, ostore, tmpl, Sampler(ctx, dataset, rng, manifest), dataset, progress)
+        tasks += run.tasks
+        refused += run.refused
+        if run.dropped:
+            dropped[tmpl.name] = dict(sorted(run.dropped.items()))
+    if probes:
+        run = run_probes(ctx, ostore, probes, dataset)
+        tasks += run.tasks
+        if run.dropped:
+            dropped["probes"] = dict(sorted(run.dropped.items()))
+        if progress:
+            progress(f"  {'probes':24s} {len(run.tasks) // 2} pairs, {sum(run.dropped.values())} dropped")
+    dev, test = split(tasks, seed)
+    used = sorted({s["op"] for t in tasks for s in t["oracle_plan"]["steps"]})
+    return {
+        "format": "tgms-suite",
+        "generator_version": GENERATOR_VERSION,
+        "dataset": dataset,
+        "seed": seed,
+        "store_digest": store_digest,
+        "templates": {
+            t.name: {
+                "family": t.family,
+                "kind": t.kind,
+                "paraphrases": list(t.paraphrases),
+                "ops": list(t.ops),
+            }
+            for t in templates
+        },
+        "operators_used": used,
+        "splits": {"dev": dev, "test": test},
+        "test_sha256": sha256_hex(dumps(test)),
+        "refused": refused,
+        "dropped": dropped,
+    }
+
+
+def suite_text(suite: dict[str, Any]) -> str:
+    return dumps(suite) + "\n"

@@ -1,0 +1,59 @@
+"""Table 2 of the paper from a suite file: tasks by family, by answer kind, by split; probes; refusals."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pipeline.tasks.model import FAMILIES
+
+
+def suite_stats(suite: dict[str, Any]) -> dict[str, Any]:
+    splits = suite["splits"]
+    out: dict[str, Any] = {
+        "dataset": suite["dataset"],
+        "seed": suite["seed"],
+        "test_sha256": suite["test_sha256"],
+    }
+    for name in ("dev", "test"):
+        tasks = splits[name]
+        out[name] = {
+            "tasks": len(tasks),
+            "by_family": dict(sorted(Counter(t["family"] for t in tasks).items())),
+            "by_kind": dict(sorted(Counter(t["answer_kind"] for t in tasks).items())),
+            "probes": {h: sum(1 for t in tasks if t.get("probe_half") == h) for h in ("before", "current")},
+        }
+    allt = splits["dev"] + splits["test"]
+    out["templates"] = dict(sorted(Counter(t["template"] for t in allt).items()))
+    out["refused"] = len(suite.get("refused", []))
+    out["dropped"] = sum(sum(v.values()) for v in suite.get("dropped", {}).values())
+    out["operators_used"] = suite.get("operators_used", [])
+    return out
+
+
+def table2_markdown(suite: dict[str, Any]) -> str:
+    st = suite_stats(suite)
+    fams = [f for f in FAMILIES if any(f in st[s]["by_family"] for s in ("dev", "test"))]
+    kinds = sorted({k for s in ("dev", "test") for k in st[s]["by_kind"]})
+    lines = [
+        f"Table 2 — {st['dataset']} suite (seed {st['seed']}, test SHA-256 {st['test_sha256'][:16]}…)",
+        "",
+        "| split | tasks | " + " | ".join(fams) + " | " + " | ".join(kinds) + " | probes before/current |",
+        "|---|---:|" + "---:|" * (len(fams) + len(kinds)) + "---:|",
+    ]
+    for s in ("dev", "test"):
+        row = st[s]
+        lines.append(
+            f"| {s} | {row['tasks']} | "
+            + " | ".join(str(row["by_family"].get(f, 0)) for f in fams)
+            + " | "
+            + " | ".join(str(row["by_kind"].get(k, 0)) for k in kinds)
+            + f" | {row['probes']['before']}/{row['probes']['current']} |"
+        )
+    lines += [
+        "",
+        f"{len(st['templates'])} templates; operators in oracle plans: {len(st['operators_used'])} "
+        f"({', '.join(st['operators_used'])}); refused (E_COST) records: {st['refused']}; dropped draws: "
+        f"{st['dropped']}.",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,285 @@
+"""T1: single-operator questions (ten templates, one per operator of the historical-state, traversal,
+pattern and grounding families)."""
+
+from __future__ import annotations
+
+from pipeline.tasks.model import Draft, step, template
+from pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_duration, fmt_time
+
+MAX_HOPS = 3  # the brute-force oracle enumerates simple paths: keep them short
+
+MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
+MOTIF_WORDS = {
+    "M_triangle_cyclic": "cyclic triangles (u→v, v→w, w→u)",
+    "M_triangle_acyclic_1": "acyclic triangles (u→v, u→w, v→w)",
+    "M_2node_pingpong": "ping-pong exchanges (u→v, v→u, u→v)",
+    "M_star_out_3": "out-stars (u→a, u→b, u→c)",
+    "M_path_3": "three-edge paths (u→v, v→w, w→x)",
+}
+
+
+@template(
+    "T1.event_count",
+    family="T1",
+    kind="count",
+    ops=("entity_history",),
+    paraphrases=(
+        "How many edge events involve {u}, as sender or receiver, over the whole record?",
+        "Count the believed edge versions that touch node {u} (either endpoint), across all time.",
+        "In total, how many interactions is {u} an endpoint of?",
+    ),
+)
+def event_count(s: Sampler) -> Draft:
+    u = s.busy_uid() if s.rng.random() < 0.5 else s.active_uid()
+    return Draft(
+        {"u": u},
+        (u,),
+        [step("s1", "entity_history", {"uid": u, "include_edges": True})],
+        "s1.edges_total",
+        key=(u,),
+    )
+
+
+@template(
+    "T1.present_at",
+    family="T1",
+    kind="entity_set",
+    ops=("snapshot_subgraph",),
+    paraphrases=(
+        "Which of the nodes {nodes} were already present in the graph at {t}?",
+        "At {t}, which of {nodes} existed as nodes of the network?",
+        "Of the nodes {nodes}, list those present in the snapshot at {t}.",
+    ),
+)
+def present_at(s: Sampler) -> Draft:
+    t = s.time(margin=WEEK)
+    seeds = s.some_uids(6)
+    args = {"seeds": seeds, "t_valid": t, "hops": 0}
+    return Draft(
+        {"nodes": ", ".join(seeds), "t": fmt_time(t)},
+        tuple(seeds),
+        [step("s1", "snapshot_subgraph", args)],
+        "s1.nodes[*].uid",
+        key=(tuple(seeds), t),
+    )
+
+
+@template(
+    "T1.reach_count",
+    family="T1",
+    kind="count",
+    ops=("temporal_reachability",),
+    paraphrases=(
+        "How many nodes can {u} reach by time-respecting paths between {t_a} and {t_b}?",
+        "Starting at {u} at {t_a}, how many distinct nodes can be reached along time-respecting paths before "
+        "{t_b}?",
+        "Count the nodes reachable from {u} by a time-respecting walk in the window [{t_a}, {t_b}).",
+    ),
+)
+def reach_count(s: Sampler) -> Draft:
+    u = s.busy_uid()
+    w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
+    return Draft(
+        {"u": u, "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
+        (u,),
+        [step("s1", "temporal_reachability", {"src": u, "window": w})],
+        "s1.rows_total",
+        key=(u, w["t_a"], w["t_b"]),
+    )
+
+
+@template(
+    "T1.path_arrival",
+    family="T1",
+    kind="value",
+    ops=("temporal_paths",),
+    paraphrases=(
+        "Leaving {u} at {t_a}, at what time (µs) does the earliest-arriving time-respecting path of "
+        "at most {h} "
+        "edges reach {v} before {t_b}?",
+        "What is the earliest arrival time at {v} of a time-respecting path from {u} with at most {h} edges "
+        "inside [{t_a}, {t_b})? Answer in microseconds.",
+        "When, at the earliest, can a time-respecting path of at most {h} edges that starts at {u} at {t_a} "
+        "arrive at {v} (before {t_b})? Give epoch microseconds.",
+    ),
+)
+def path_arrival(s: Sampler) -> Draft | None:
+    u = s.busy_uid()
+    w = s.window(s.choice([6 * HOUR, DAY]))
+    targets = s.reachable(u, w)
+    if not targets:
+        return None
+    v = s.choice(targets)
+    args = {"src": u, "dst": v, "window": w, "k": 1, "max_hops": MAX_HOPS}
+    return Draft(
+        {"u": u, "v": v, "h": MAX_HOPS, "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
+        (u, v),
+        [step("s1", "temporal_paths", args)],
+        "s1.rows[0].arrival",
+        key=(u, v, w["t_a"]),
+    )
+
+
+@template(
+    "T1.motif_count",
+    family="T1",
+    kind="count",
+    ops=("count_temporal_motifs",),
+    paraphrases=(
+        "How many δ-temporal {motif_words} with δ = {delta} occur between {t_a} and {t_b}?",
+        "Count the {motif_words} completed within {delta} whose events all start in [{t_a}, {t_b}).",
+        "Between {t_a} and {t_b}, how many instances of the motif {motif_words} span at most {delta}?",
+    ),
+)
+def motif_count(s: Sampler) -> Draft:
+    # δ and windows small enough that the brute-force oracle can recount the gold
+    motif = s.choice(list(MOTIFS))
+    delta = s.choice([10 * MINUTE, HOUR])
+    w = s.window(s.choice([6 * HOUR, DAY]))
+    args = {"motif": motif, "delta": delta, "window": w}
+    return Draft(
+        {
+            "motif_words": MOTIF_WORDS[motif],
+            "delta": fmt_duration(delta),
+            "t_a": fmt_time(w["t_a"]),
+            "t_b": fmt_time(w["t_b"]),
+        },
+        (),
+        [step("s1", "count_temporal_motifs", args)],
+        "s1.count",
+        key=(motif, delta, w["t_a"], w["t_b"]),
+    )
+
+
+@template(
+    "T1.first_pingpong",
+    family="T1",
+    kind="value",
+    ops=("find_temporal_motif_instances",),
+    paraphrases=(
+        "When (µs) does the first ping-pong exchange (u→v, v→u, u→v within {delta}) starting in "
+        "[{t_a}, {t_b}) "
+        "begin?",
+        "Between {t_a} and {t_b}, at what time does the earliest two-node ping-pong completed within {delta} "
+        "start? Answer in microseconds.",
+        "Give the start time, in epoch microseconds, of the first u→v, v→u, u→v exchange spanning at most "
+        "{delta} inside [{t_a}, {t_b}).",
+    ),
+)
+def first_pingpong(s: Sampler) -> Draft:
+    delta = s.choice([10 * MINUTE, HOUR])
+    w = s.window(s.choice([6 * HOUR, DAY, 3 * DAY]))
+    args = {"motif": "M_2node_pingpong", "delta": delta, "window": w, "limit": 1}
+    return Draft(
+        {"delta": fmt_duration(delta), "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
+        (),
+        [step("s1", "find_temporal_motif_instances", args)],
+        "s1.rows[0].edges[0].t",
+        key=(delta, w["t_a"], w["t_b"]),
+    )
+
+
+@template(
+    "T1.day_events",
+    family="T1",
+    kind="count",
+    ops=("graph_metric_timeseries",),
+    paraphrases=(
+        "How many edge events start during the day beginning {t_a}?",
+        "Count the events whose start time falls in the 24 hours from {t_a}.",
+        "In the day [{t_a}, {t_b}), how many edge events occurred?",
+    ),
+)
+def day_events(s: Sampler) -> Draft:
+    w = s.window(DAY)
+    args = {"metric": "edge_event_count", "window": w, "stride": DAY}
+    return Draft(
+        {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
+        (),
+        [step("s1", "graph_metric_timeseries", args)],
+        "s1.rows[0].value",
+        key=(w["t_a"],),
+    )
+
+
+@template(
+    "T1.burst_days",
+    family="T1",
+    kind="count",
+    ops=("burst_detection",),
+    paraphrases=(
+        "Scoring each day against the previous 7 days (z-score ≥ 2), how many days in [{t_a}, {t_b}) are "
+        "bursts of edge events?",
+        "How many daily buckets between {t_a} and {t_b} have an event count at least 2 standard deviations "
+        "above their trailing 7-day mean?",
+        "With daily buckets, a 7-day trailing window and a z-score threshold of 2, count the burst days in "
+        "[{t_a}, {t_b}).",
+    ),
+)
+def burst_days(s: Sampler) -> Draft:
+    w = s.window(s.choice([4 * WEEK, 6 * WEEK, 8 * WEEK]))
+    args = {"target": "global", "window": w, "stride": DAY, "params": {"w": 7, "threshold": 2}}
+    return Draft(
+        {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
+        (),
+        [step("s1", "burst_detection", args)],
+        "s1.rows_total",
+        key=(w["t_a"], w["t_b"]),
+    )
+
+
+@template(
+    "T1.before_pairs",
+    family="T1",
+    kind="count",
+    ops=("co_active",),
+    paraphrases=(
+        "Between {t_a} and {t_b}, how many pairs (an event sent by {u}, an event sent by {v}) have "
+        "{u}'s event "
+        "entirely before {v}'s?",
+        "Count the pairs of events in [{t_a}, {t_b}) where {u} sends the first, {v} sends the "
+        "second, and the "
+        "first ends before the second starts.",
+        "How many (event from {u}, event from {v}) pairs inside [{t_a}, {t_b}) stand in the Allen relation "
+        "'before'?",
+    ),
+)
+def before_pairs(s: Sampler) -> Draft | None:
+    u, v = s.busy_uid(), s.busy_uid()
+    if u == v:
+        return None
+    w = s.window(WEEK)
+    args = {"a_spec": {"src": u, "window": w}, "b_spec": {"src": v, "window": w}, "allen_relation": "before"}
+    return Draft(
+        {"u": u, "v": v, "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
+        (u, v),
+        [step("s1", "co_active", args)],
+        "s1.rows_total",
+        key=(u, v, w["t_a"]),
+    )
+
+
+@template(
+    "T1.resolve_id",
+    family="T1",
+    kind="entity",
+    ops=("resolve_entities",),
+    datasets=("collegemsg", "bitcoin-otc", "email-eu"),  # SNAP ids: uid n<id>
+    paraphrases=(
+        "Which node identifier does the source data's node number {digits} correspond to?",
+        "Resolve the dataset's node id {digits} to its TGMS uid.",
+        "What is the uid of the node listed as {digits} in the original data?",
+    ),
+)
+def resolve_id(s: Sampler) -> Draft | None:
+    u = s.active_uid()
+    digits = u[1:]
+    if not digits.isdigit():
+        return None
+    return Draft(
+        {"digits": digits},
+        (),
+        [step("s1", "resolve_entities", {"query": digits})],
+        "s1.rows[0].uid",
+        key=(digits,),
+    )

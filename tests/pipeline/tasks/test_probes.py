@@ -1,0 +1,182 @@
+"""Correction probes (:mod:`pipeline.tasks.probes`): written once through the write API, rebuilt from the
+event log alone, and every before/current pair verifies and has two different golds.
+
+Two small stores serve the tests: the packaged CollegeMsg (no edge properties) and a 200-node synthetic
+one with its correction epoch and manifest (planted patterns, ``w`` weights, interval-valued ``follows``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.canonical import dumps
+from engine.ingest.snap import load_dataset
+from engine.ingest.synthetic import generate
+from engine.operators.context import OpContext
+from engine.plan.verifier import VerifierConfig, verify
+from engine.store import Store
+from engine.store.eventlog import read_log
+from engine.store.store import replay
+from pipeline.tasks.gold import compute_gold, plan_json
+from pipeline.tasks.model import Draft, Template
+from pipeline.tasks.probes import KINDS, PROBE_TEMPLATES, ensure_corrections, probe_drafts
+
+SEED = 0
+Pairs = list[tuple[Template, Draft, Draft]]
+
+
+def _clock() -> Callable[[], int]:
+    it = itertools.count(1_750_000_000_000_000, 1_000)
+    return lambda: next(it)
+
+
+def base_store(root: Path, dataset: str) -> Path:
+    """Ingest ``dataset`` as the CLI does (synthetic: with its correction epoch and manifest)."""
+    with Store.create(root, "duckdb", now=_clock()) as store:
+        if dataset == "synthetic":
+            data = generate(n_nodes=200, n_events=5000, seed=0)
+            for frame in data.frames:
+                store.ingest_events(frame)
+            for batch in data.corrections:
+                store.write(batch)
+            (root / "manifest.json").write_text(dumps(data.manifest) + "\n")
+        else:
+            store.ingest_events(load_dataset(dataset))
+    return root
+
+
+def probed_copy(base: Path, root: Path, dataset: str, seed: int = SEED) -> int:
+    """A copy of ``base`` with the probes written (same clock, so same tt); how many were written."""
+    shutil.copytree(base, root, ignore=shutil.ignore_patterns(".lock"))
+    with Store.open(root, now=_clock()) as store:
+        return ensure_corrections(store, dataset, seed)
+
+
+def probe_ops(root: Path) -> list[tuple[str, list[dict]]]:
+    log = root / "eventlog.jsonl"
+    return [(b.batch_id, b.ops(log)) for b in read_log(log).batches if b.batch_id.startswith("probe:")]
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[Path]:
+    shm = Path("/dev/shm")  # tmpfs when there is one: every batch is fsynced
+    base = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="tgms-probes-", dir=base) as d:
+        yield Path(d)
+
+
+@pytest.fixture(scope="module")
+def stores(scratch: Path) -> dict[str, tuple[Path, Path, int]]:
+    """dataset -> (store without probes, store with seed-0 probes, probes written)."""
+    out = {}
+    for ds in ("collegemsg", "synthetic"):
+        base = base_store(scratch / f"{ds}-base", ds)
+        out[ds] = (base, scratch / ds, probed_copy(base, scratch / ds, ds))
+    return out
+
+
+@pytest.fixture(scope="module", params=["collegemsg", "synthetic"])
+def probed(request: pytest.FixtureRequest, stores: dict[str, tuple[Path, Path, int]]) -> Iterator[tuple]:
+    _, root, written = stores[request.param]
+    with Store.open(root, read_only=True) as store:
+        ctx = OpContext(store)
+        yield request.param, root, written, ctx, probe_drafts(ctx, request.param, SEED)
+
+
+def test_one_committed_batch_per_probe(probed: tuple) -> None:
+    _, root, written, _, _ = probed
+    assert 12 <= written <= 16
+    batches = [b for b in read_log(root / "eventlog.jsonl").batches if b.batch_id.startswith("probe:")]
+    assert len(batches) == written
+    assert all(b.outcome and b.outcome["status"] == "committed" for b in batches)
+    assert [b.batch_id.split(":")[:3] for b in batches] == [["probe", "0", str(k)] for k in range(written)]
+    assert len({b.tt for b in batches}) == written  # each correction has its own transaction time
+
+
+def test_pairs_verify_and_their_golds_differ(probed: tuple) -> None:
+    dataset, root, written, ctx, pairs = probed
+    assert len(pairs) == written
+    tts = {b.batch_id: b.tt for b in read_log(root / "eventlog.jsonl").batches}
+    kinds = set()
+    for tmpl, before, current in pairs:
+        assert tmpl is PROBE_TEMPLATES[tmpl.name.removeprefix("probe.")] and tmpl.family == "probe"
+        kinds.add(tmpl.name)
+        assert (before.probe_half, current.probe_half) == ("before", "current")
+        assert before.probe_pair == current.probe_pair and before.input_uids == current.input_uids
+        as_of = tts[before.probe_pair] - 1
+        assert all(s["args"]["as_of_tt"] == as_of for s in before.steps)
+        assert [
+            {**s, "args": {k: v for k, v in s["args"].items() if k != "as_of_tt"}} for s in before.steps
+        ] == (current.steps)
+        assert all("as_of_tt" not in s["args"] for s in current.steps)
+        golds = []
+        for k, draft in enumerate((before, current)):
+            question = tmpl.paraphrases[k].format(**draft.params)
+            plan = plan_json(f"{dataset}/{draft.probe_pair}/{draft.probe_half}", question, tmpl, draft)
+            report = verify(plan, ctx, VerifierConfig(task_uids=frozenset(draft.input_uids)))
+            assert report.valid, (plan, report.violations)
+            gold = compute_gold(ctx, None, tmpl, draft, plan)
+            assert gold.status == "ok", (plan, gold.reason)
+            golds.append(gold.gold)
+        q_before = tmpl.paraphrases[0].format(**before.params)
+        assert f"as recorded at {before.params['belief'].split('as recorded at ')[1]}" in q_before
+        assert f"({as_of} µs)" in q_before and "before later corrections" in q_before
+        assert "current records" in tmpl.paraphrases[0].format(**current.params)
+        assert golds[0] != golds[1], (tmpl.name, golds)
+    assert len(kinds) >= 4
+    if dataset == "synthetic":
+        assert "probe.property" in kinds  # msg events carry a weight `w`
+
+
+def test_planted_nodes_are_never_touched(stores: dict[str, tuple[Path, Path, int]]) -> None:
+    _, root, _ = stores["synthetic"]
+    planted = json.loads((root / "manifest.json").read_text())["planted"]
+    nodes = {u for g in ("rings", "pingpongs") for p in planted[g] for u in p["nodes"]}
+    touched = set()
+    for _, ops in probe_ops(root):
+        for op in ops:
+            r = op.get("ref", op)
+            touched |= {r["src"], r["dst"]}
+    assert touched and not touched & nodes
+
+
+def test_a_replayed_store_gives_the_same_drafts(probed: tuple, scratch: Path) -> None:
+    dataset, root, _, ctx, pairs = probed
+    with replay(root / "eventlog.jsonl", scratch / f"{dataset}-replayed") as again:
+        assert again.digest() == ctx.store.digest()
+        assert ensure_corrections(again, dataset, SEED) == 0  # only read
+        assert probe_drafts(OpContext(again), dataset, SEED) == pairs
+    assert probe_drafts(ctx, dataset, SEED + 1) == []  # another seed's probes are not this seed's
+
+
+def test_deterministic_in_the_seed(stores: dict[str, tuple[Path, Path, int]], scratch: Path) -> None:
+    base, root, written = stores["synthetic"]
+    assert probed_copy(base, scratch / "same", "synthetic") == written
+    assert probe_ops(scratch / "same") == probe_ops(root)
+    with Store.open(scratch / "same", read_only=True) as a, Store.open(root, read_only=True) as b:
+        assert probe_drafts(OpContext(a), "synthetic", SEED) == probe_drafts(OpContext(b), "synthetic", SEED)
+    with Store.open(scratch / "same") as store:  # a second run (any seed) writes nothing
+        digest = store.digest()
+        assert ensure_corrections(store, "synthetic", SEED) == 0
+        assert ensure_corrections(store, "synthetic", SEED + 1) == 0
+        assert store.digest() == digest
+    probed_copy(base, scratch / "other", "synthetic", seed=1)
+    other = probe_ops(scratch / "other")
+    assert other and [ops for _, ops in other] != [ops for _, ops in probe_ops(root)]
+    assert all(bid.startswith("probe:1:") for bid, _ in other)
+
+
+def test_templates() -> None:
+    assert set(PROBE_TEMPLATES) == set(KINDS)
+    for kind, tmpl in PROBE_TEMPLATES.items():
+        assert tmpl.name == f"probe.{kind}" and tmpl.family == "probe" and tmpl.kind in ("count", "value")
+        assert len(set(tmpl.paraphrases)) == 3 and all("{belief}" in p for p in tmpl.paraphrases)
+        assert tmpl.draw(None) is None  # type: ignore[arg-type]
