@@ -134,7 +134,7 @@ def path_arrival(s: Sampler) -> Draft | None:
 def motif_count(s: Sampler) -> Draft:
     # δ and windows small enough that the brute-force oracle can recount the gold
     motif = s.choice(list(MOTIFS))
-    delta = s.choice([10 * MINUTE, HOUR])
+    delta = s.span(s.choice([10 * MINUTE, HOUR]))
     w = s.window(s.choice([6 * HOUR, DAY]))
     args = {"motif": motif, "delta": delta, "window": w}
     return Draft(
@@ -152,30 +152,37 @@ def motif_count(s: Sampler) -> Draft:
 
 
 @template(
-    "T1.first_pingpong",
+    "T1.first_motif",
     family="T1",
     kind="value",
     ops=("find_temporal_motif_instances",),
     paraphrases=(
-        "When (µs) does the first ping-pong exchange (u→v, v→u, u→v within {delta}) starting in "
-        "[{t_a}, {t_b}) "
-        "begin?",
-        "Between {t_a} and {t_b}, at what time does the earliest two-node ping-pong completed within {delta} "
-        "start? Answer in microseconds.",
-        "Give the start time, in epoch microseconds, of the first u→v, v→u, u→v exchange spanning at most "
-        "{delta} inside [{t_a}, {t_b}).",
+        "When (µs) does the first of the {motif_words} completed within {delta} and starting in [{t_a}, "
+        "{t_b}) begin?",
+        "Between {t_a} and {t_b}, at what time does the earliest instance of {motif_words} spanning at most "
+        "{delta} start? Answer in microseconds.",
+        "Give the start time, in epoch microseconds, of the first instance of {motif_words} within {delta} "
+        "inside [{t_a}, {t_b}).",
     ),
 )
-def first_pingpong(s: Sampler) -> Draft:
-    delta = s.choice([10 * MINUTE, HOUR])
+def first_motif(s: Sampler) -> Draft:
+    # ping-pongs need a pair to interact twice; rating data (bitcoin-otc) has one edge per pair, so the
+    # cyclic triangle is drawn as well
+    motif = s.choice(["M_2node_pingpong", "M_triangle_cyclic"])
+    delta = s.span(s.choice([10 * MINUTE, HOUR]))
     w = s.window(s.choice([6 * HOUR, DAY, 3 * DAY]))
-    args = {"motif": "M_2node_pingpong", "delta": delta, "window": w, "limit": 1}
+    args = {"motif": motif, "delta": delta, "window": w, "limit": 1}
     return Draft(
-        {"delta": fmt_duration(delta), "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
+        {
+            "motif_words": MOTIF_WORDS[motif],
+            "delta": fmt_duration(delta),
+            "t_a": fmt_time(w["t_a"]),
+            "t_b": fmt_time(w["t_b"]),
+        },
         (),
         [step("s1", "find_temporal_motif_instances", args)],
         "s1.rows[0].edges[0].t",
-        key=(delta, w["t_a"], w["t_b"]),
+        key=(motif, delta, w["t_a"], w["t_b"]),
     )
 
 
@@ -185,14 +192,14 @@ def first_pingpong(s: Sampler) -> Draft:
     kind="count",
     ops=("graph_metric_timeseries",),
     paraphrases=(
-        "How many edge events start during the day beginning {t_a}?",
-        "Count the events whose start time falls in the 24 hours from {t_a}.",
-        "In the day [{t_a}, {t_b}), how many edge events occurred?",
+        "How many edge events start during the period from {t_a} to {t_b}?",
+        "Count the events whose start time falls in [{t_a}, {t_b}).",
+        "Between {t_a} and {t_b}, how many edge events occurred?",
     ),
 )
 def day_events(s: Sampler) -> Draft:
     w = s.window(DAY)
-    args = {"metric": "edge_event_count", "window": w, "stride": DAY}
+    args = {"metric": "edge_event_count", "window": w, "stride": w["t_b"] - w["t_a"]}
     return Draft(
         {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
         (),
@@ -208,23 +215,24 @@ def day_events(s: Sampler) -> Draft:
     kind="count",
     ops=("burst_detection",),
     paraphrases=(
-        "Scoring each day against the previous 7 days (z-score ≥ 2), how many days in [{t_a}, {t_b}) are "
+        "Scoring each day against the previous 7 days (z-score ≥ {z}), how many days in [{t_a}, {t_b}) are "
         "bursts of edge events?",
-        "How many daily buckets between {t_a} and {t_b} have an event count at least 2 standard deviations "
+        "How many daily buckets between {t_a} and {t_b} have an event count at least {z} standard deviations "
         "above their trailing 7-day mean?",
-        "With daily buckets, a 7-day trailing window and a z-score threshold of 2, count the burst days in "
+        "With daily buckets, a 7-day trailing window and a z-score threshold of {z}, count the burst days in "
         "[{t_a}, {t_b}).",
     ),
 )
 def burst_days(s: Sampler) -> Draft:
-    w = s.window(s.choice([4 * WEEK, 6 * WEEK, 8 * WEEK]))
-    args = {"target": "global", "window": w, "stride": DAY, "params": {"w": 7, "threshold": 2}}
+    w = s.window(s.choice([3 * WEEK, 4 * WEEK, 6 * WEEK, 8 * WEEK]))
+    z = s.choice([1.5, 2, 2.5])
+    args = {"target": "global", "window": w, "stride": DAY, "params": {"w": 7, "threshold": z}}
     return Draft(
-        {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
+        {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"]), "z": z},
         (),
         [step("s1", "burst_detection", args)],
         "s1.rows_total",
-        key=(w["t_a"], w["t_b"]),
+        key=(w["t_a"], w["t_b"], z),
     )
 
 

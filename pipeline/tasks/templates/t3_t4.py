@@ -21,7 +21,7 @@ FULL = 10_000  # page limit for lists a later step consumes (so no gold rests on
 )
 def nodes_joined(s: Sampler) -> Draft:
     t1 = s.time(margin=DAY)
-    t2 = min(t1 + s.choice([DAY, WEEK, 2 * WEEK]), s.hi - 1)
+    t2 = min(t1 + s.span(s.choice([DAY, WEEK, 2 * WEEK])), s.hi - 1)
     return Draft(
         {"t1": fmt_time(t1), "t2": fmt_time(t2)},
         (),
