@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from engine.canonical import dumps, sha256_hex
+from engine.execute.executor import ExecConfig
 from engine.operators.context import OpContext
 from engine.operators.oracle import OracleStore
 from pipeline.scoring.typed import score
@@ -86,6 +87,7 @@ def run_template(
     sampler: Sampler,
     dataset: str,
     progress: Callable[[str], None] | None = None,
+    config: ExecConfig | None = None,
 ) -> TemplateRun:
     out = TemplateRun()
     seen: set[tuple[Any, ...]] = set()
@@ -106,7 +108,7 @@ def run_template(
         task_id = f"{dataset}/{tmpl.name}/{k:02d}"
         para, question = _question(tmpl, k, draft)
         plan = plan_json(task_id, question, tmpl, draft)
-        g = compute_gold(ctx, ostore, tmpl, draft, plan)
+        g = compute_gold(ctx, ostore, tmpl, draft, plan, config)
         if g.status == "refused":
             rec = task_record(task_id, tmpl, para, question, draft, plan, None, None)
             rec["refused"] = g.error
@@ -190,15 +192,17 @@ def generate_suite(
     manifest: dict[str, Any] | None = None,
     probes: list[tuple[Template, Draft, Draft]] | None = None,
     progress: Callable[[str], None] | None = None,
+    config: ExecConfig | None = None,
 ) -> dict[str, Any]:
-    """The suite (a JSON-able dict); ``probes`` are the correction probes' (template, before, current)."""
+    """The suite (a JSON-able dict); ``probes`` are the correction probes' (template, before, current);
+    ``config`` is the executor's (budgets) for every oracle plan."""
     tasks: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
     dropped: dict[str, dict[str, int]] = {}
     templates = [t for t in all_templates() if t.applies(dataset)]
     for i, tmpl in enumerate(templates):
         rng = np.random.default_rng([seed, i, int(hashlib.sha256(tmpl.name.encode()).hexdigest()[:8], 16)])
-        run = run_template(ctx, ostore, tmpl, Sampler(ctx, dataset, rng, manifest), dataset, progress)
+        run = run_template(ctx, ostore, tmpl, Sampler(ctx, dataset, rng, manifest), dataset, progress, config)
         tasks += run.tasks
         refused += run.refused
         if run.dropped:

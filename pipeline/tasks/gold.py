@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.claims.reporter import mechanical_answer
 from engine.claims.verifier import verify_claims
-from engine.execute.executor import execute
+from engine.execute.executor import ExecConfig, execute
 from engine.operators.context import OpContext
 from engine.operators.oracle import OracleStore
 from engine.plan.model import build_plan
@@ -55,12 +55,17 @@ def plan_json(task_id: str, question: str, tmpl: Template, draft: Draft) -> dict
 
 
 def compute_gold(
-    ctx: OpContext, ostore: OracleStore | None, tmpl: Template, draft: Draft, plan: dict[str, Any]
+    ctx: OpContext,
+    ostore: OracleStore | None,
+    tmpl: Template,
+    draft: Draft,
+    plan: dict[str, Any],
+    config: ExecConfig | None = None,
 ) -> Gold:
     report = verify(plan, ctx, VerifierConfig(task_uids=frozenset(draft.input_uids)))
     if not report.valid:
         return Gold("dropped", "verifier: " + ",".join(sorted({v.code for v in report.violations})))
-    trace = execute(build_plan(plan), ctx)
+    trace = execute(build_plan(plan), ctx, config=config)
     refused = [
         r
         for r in trace.steps

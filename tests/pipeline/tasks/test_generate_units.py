@@ -1,0 +1,91 @@
+"""Units of the generator: refused draws kept as records, the degenerate-gold cap, the stratified split,
+the template registry's rules, and Table 2."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.execute.executor import ExecConfig
+from engine.ingest.synthetic import generate
+from engine.operators.context import OpContext
+from engine.store import Store
+from pipeline.tasks.generate import DEV_SHARE, generate_suite, split, value_cap
+from pipeline.tasks.model import TEMPLATES, all_templates, template
+from pipeline.tasks.stats import suite_stats, table2_markdown
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpContext]:
+    root: Path = tmp_path_factory.mktemp("gen") / "syn"
+    data = generate(n_nodes=200, n_events=6000, seed=3)
+    with Store.create(root) as store:
+        for frame in data.frames:
+            store.ingest_events(frame)
+    with Store.open(root, read_only=True) as store:
+        yield OpContext(store)
+
+
+def test_refused_draws_are_kept_as_records(ctx: OpContext) -> None:
+    # every call over budget: no task gets gold, every draw becomes a refused record with its E_COST
+    suite = generate_suite(
+        ctx, "synthetic", 0, store_digest="x", ostore=None, config=ExecConfig(budget_s=1e-9)
+    )
+    assert suite["splits"]["dev"] == [] and suite["splits"]["test"] == []
+    assert suite["refused"], "refused draws must be kept"
+    for rec in suite["refused"]:
+        assert rec["refused"]["error"] in ("E_COST", "E_LIMIT")
+        assert rec["gold"] is None and rec["oracle_plan"]["steps"]
+    assert suite_stats(suite)["refused"] == len(suite["refused"])
+    assert f"refused (E_COST) records: {len(suite['refused'])}" in table2_markdown(suite)
+
+
+def test_a_small_suite_keeps_gold_non_degenerate(ctx: OpContext) -> None:
+    suite = generate_suite(ctx, "synthetic", 1, store_digest="x", ostore=None)
+    tasks = suite["splits"]["dev"] + suite["splits"]["test"]
+    assert tasks
+    per: dict[str, list[str]] = {}
+    for t in tasks:
+        per.setdefault(t["template"], []).append(repr(t["gold"]))
+    for name, golds in per.items():
+        assert len(set(golds)) >= 3, name
+        assert max(golds.count(g) for g in golds) <= value_cap(8), name
+    # the paraphrases rotate
+    assert {t["paraphrase"] for t in tasks} == {0, 1, 2}
+
+
+def _task(i: int, family: str) -> dict[str, Any]:
+    return {"id": f"d/{family}/{i:03d}", "family": family}
+
+
+def test_split_is_stratified_by_family_and_deterministic() -> None:
+    tasks = (
+        [_task(i, "T1") for i in range(50)]
+        + [_task(i, "T3") for i in range(10)]
+        + [_task(i, "probe") for i in range(7)]
+    )
+    dev, test = split(tasks, 0)
+    assert len(dev) + len(test) == len(tasks) and not {t["id"] for t in dev} & {t["id"] for t in test}
+    for fam, n in (("T1", 50), ("T3", 10), ("probe", 7)):
+        assert sum(t["family"] == fam for t in dev) == round(DEV_SHARE * n)
+    assert split(tasks, 0) == (dev, test)
+    assert split(tasks, 1) != (dev, test)
+    assert dev == sorted(dev, key=lambda t: t["id"])
+
+
+def test_templates_have_three_distinct_paraphrases_and_cover_every_operator() -> None:
+    from engine.operators.registry import OPERATOR_ORDER
+
+    ts = all_templates()
+    assert len([t for t in ts if t.family != "T2"]) >= 17
+    assert {op for t in ts for op in t.ops} == set(OPERATOR_ORDER)
+    for t in ts:
+        assert len(set(t.paraphrases)) == 3
+    with pytest.raises(ValueError, match="three distinct"):
+        template("bad", family="T1", kind="count", paraphrases=("a", "a", "b"), ops=())
+    with pytest.raises(ValueError, match="family"):
+        template("bad", family="T9", kind="count", paraphrases=("a", "b", "c"), ops=())
+    assert "bad" not in TEMPLATES
