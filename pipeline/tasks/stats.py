@@ -52,7 +52,9 @@ def table2_markdown(suite: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        f"{len(st['templates'])} templates; operators in oracle plans: {len(st['operators_used'])} "
+        f"{sum(not t.startswith('probe.') for t in st['templates'])} semantic templates and "
+        f"{sum(t.startswith('probe.') for t in st['templates'])} probe templates; operators in oracle plans: "
+        f"{len(st['operators_used'])} "
         f"({', '.join(st['operators_used'])}); refused (E_COST) records: {st['refused']}; dropped draws: "
         f"{st['dropped']}.",
     ]
