@@ -51,6 +51,9 @@ _CMP = {"==": None, "!=": None, "<": operator.lt, "<=": operator.le, ">": operat
 class VerifyConfig:
     taint: bool = True  # cap claims over incomplete evidence (off: value-only verification)
     reexecute_budget_s: float = 10.0  # cost budget of a pattern claim's re-execution
+    #: a ``from`` (or an operand ref) naming a step the claim does not cite is unverifiable; off (the
+    #: mutation ablation) it is read from whichever trace step it names
+    cite_rule: bool = True
 
 
 @dataclass(frozen=True)
@@ -108,12 +111,15 @@ class _Checker:
             ref = Ref.parse(text)
         except RefSyntaxError as exc:
             raise _Unverifiable(f"{text!r} is not a ref: {exc}") from None
-        if ref.step not in cited:
+        payload = cited.get(ref.step)
+        if payload is None and not self.cfg.cite_rule:  # the ablation: any step of the trace will do
+            payload = self.trace.payload(ref.step) if self.trace.record(ref.step) is not None else None
+        if payload is None:
             raise _Unverifiable(f"{text} names step {ref.step}, which the claim does not cite")
         rec = self.trace.record(ref.step)
         assert rec is not None
         try:
-            got = resolve(ref, cited[ref.step])
+            got = resolve(ref, payload)
         except LimitError as exc:  # the element exists but the page did not return it: not checkable
             raise _Unverifiable(f"{text} is beyond the returned page: {exc.message}") from None
         except TGMSError as exc:
@@ -221,7 +227,7 @@ class _Checker:
             cited = self.cited(c)
             if c.source is not None:
                 src = c.source.split(".", 1)[0]
-                if src not in c.evidence:
+                if src not in c.evidence and self.cfg.cite_rule:
                     raise _Unverifiable(f"from names step {src}, which the claim does not cite")
             fn = {
                 "count": self.count_or_value,

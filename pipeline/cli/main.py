@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "tasks": "tasks",
     "quickstart": "quickstart",
     "bench": "bench",
+    "mutations": "mutations",
 }
 
 

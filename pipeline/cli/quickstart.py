@@ -1,9 +1,8 @@
 """The main job on its embedded defaults: build the CollegeMsg store from the copy shipped in the
 package (no network needed), write its correction probes, generate its task suite (gold computed by the
-engine and cross-checked by the brute-force oracles) and print Table 2; replay the event log into the
-second backend and check the digests agree.
-
-Later issues extend this job (the mutation experiment); it always runs on a fresh machine with no network.
+engine and cross-checked by the brute-force oracles), run the verifier mutation experiment, and print
+Tables 2 and 5; replay the event log into the second backend and check the digests agree. It always runs
+on a fresh machine with no network.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from engine.store import Store, replay
 from engine.store.backends import backend_class
 from pipeline.cli._common import print_json, progress
 
-HELP = "the main job: CollegeMsg store + probe corrections, its task suite and Table 2, a replay check"
+HELP = "the main job: CollegeMsg store + probes, task suite (Table 2), mutation experiment (Table 5), replay"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     progress(f"built {store_dir} ({args.backend}) in {time.perf_counter() - t1:.2f} s")
     suite_path = out / "suite-collegemsg.json"
     suite = None
+    mutations: dict[str, object] = {}
     if not args.no_suite:
         from pipeline.tasks.build import build_suite, write_suite
 
@@ -54,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
         suite = build_suite(store_dir, "collegemsg", 0, progress=progress)
         write_suite(suite, suite_path)
         progress(f"wrote {suite_path} in {time.perf_counter() - t3:.1f} s")
+        from pipeline.mutations import run_experiment, write_outputs
+
+        t4 = time.perf_counter()
+        progress("running the verifier mutation experiment (Table 5) ...")
+        mutations = run_experiment(store_dir, suite, per_class=100, seed=0)
+        write_outputs(mutations, out / "mutations")
+        progress(f"wrote {out / 'mutations'}/mutations.json, table5.md in {time.perf_counter() - t4:.1f} s")
         with Store.open(store_dir, read_only=True) as store:  # the probes' corrections are in it now
             stats = store.stats()
             digest = store.digest()
@@ -77,9 +84,11 @@ def run(args: argparse.Namespace) -> int:
         }
     )
     if suite is not None:
+        from pipeline.mutations import table5_markdown
         from pipeline.tasks.stats import table2_markdown
 
         print(table2_markdown(suite))
+        print(table5_markdown(mutations))
     same = all(d == digest for d in replayed.values())
     print("replay digests match" if same else "REPLAY DIGEST MISMATCH")
     print(digest)

@@ -33,7 +33,7 @@ from pipeline.tasks.model import Draft, Template, ref, step
 from pipeline.tasks.sampler import DAY, HOUR, SECOND, WEEK, Sampler, fmt_time
 
 KINDS = ("events", "reach", "contacts", "versions", "property")
-N_PROBES = 16  # spread evenly over the kinds a dataset supports
+N_PROBES = 32  # spread evenly over the kinds a dataset supports (>= 30 before-halves for the mutations)
 ATTEMPTS = 60  # candidate draws per probe before its slot is skipped
 FULL = 10_000  # page limit for lists a later step reads
 MAX_RUN = 3 * DAY  # a `versions` correction merges events at most this far apart

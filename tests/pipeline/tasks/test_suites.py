@@ -119,11 +119,40 @@ def _check_consistent(store_dir: Path, suite: dict[str, Any]) -> None:
         assert wrong == []
 
 
+EXPECT_DETECTED = (
+    "count ±1",
+    "entity substitution (fabricated)",
+    "real-but-uncited entity added",
+    "ordering operand swap",
+    "unit confusion (µs as ms)",
+    "wrong belief state",
+    "truncated-page count",
+)
+
+
+def _check_mutations(store_dir: Path, suite: dict[str, Any]) -> None:
+    """Issue 7's acceptance on the real suite: >= 100 cases per class, 100 % detection where the verifier
+    must catch it, 0 false positives, the by-construction negative reported with its reason."""
+    from pipeline.mutations import run_experiment
+
+    by = {r["class"]: r for r in run_experiment(store_dir, suite, per_class=100, seed=0)["classes"]}
+    for name in EXPECT_DETECTED:
+        assert by[name]["cases"] == 100 and by[name]["detected"] == 100, by[name]
+    assert all(r["false_positives"] == 0 for r in by.values())
+    assert by["wrong belief state"]["pool"] >= 30 and by["truncated-page count"]["pool"] >= 15
+    assert by["truncated-page count"]["detected_without_mechanism"] == 0
+    assert (
+        by["entity member dropped"]["detected"] == 0
+        and "by construction" in by["entity member dropped"]["note"]
+    )
+
+
 def test_collegemsg_suite(cm_dir: Path, cm_suite: dict[str, Any]) -> None:
     _check_suite(cm_suite)
     _check_probes(cm_suite)
     _check_consistent(cm_dir, cm_suite)
     assert "Table 2" in table2_markdown(cm_suite)
+    _check_mutations(cm_dir, cm_suite)
 
 
 def test_synthetic_suite(syn_dir: Path, syn_suite: dict[str, Any]) -> None:
@@ -131,6 +160,7 @@ def test_synthetic_suite(syn_dir: Path, syn_suite: dict[str, Any]) -> None:
     _check_probes(syn_suite)
     _check_consistent(syn_dir, syn_suite)
     assert {t["template"] for t in _tasks(syn_suite)} >= {"T2.planted_ring", "T2.planted_pingpong"}
+    _check_mutations(syn_dir, syn_suite)
 
 
 def test_regeneration_from_the_event_log_is_byte_identical(cm_dir: Path, tmp_path: Path) -> None:

@@ -1,0 +1,36 @@
+"""Run the verifier mutation experiment (the paper's Table 5): ``tgms mutations --store DIR --suite
+suite.json --out DIR [--per-class N] [--seed S]``.
+
+Writes ``mutations.json`` (canonical JSON, one record per mutation class; byte-identical for the same store,
+suite, N and seed) and ``table5.md`` into ``--out``, and prints the table. The runtime goes to stderr only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from pipeline.cli._common import add_store, progress
+
+HELP = "verifier mutation experiment: `tgms mutations --store DIR --suite suite.json --out DIR`"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_store(p)
+    p.add_argument(
+        "--suite", required=True, metavar="suite.json", help="the task suite (dev + test are used)"
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="where mutations.json and table5.md go")
+    p.add_argument("--per-class", type=int, default=100, metavar="N", help="cases per class (default 100)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipeline.mutations import run_experiment, table5_markdown, write_outputs
+
+    t0 = time.perf_counter()
+    result = run_experiment(args.store, args.suite, per_class=args.per_class, seed=args.seed)
+    write_outputs(result, args.out)
+    print(table5_markdown(result), end="")
+    progress(f"mutations: {time.perf_counter() - t0:.1f} s; wrote {args.out}/mutations.json, table5.md")
+    return 0

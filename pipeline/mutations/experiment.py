@@ -1,0 +1,150 @@
+"""The mutation experiment (the paper's Table 5): how often a wrong claim stops verifying as supported.
+
+For each class, up to ``per_class`` cases are drawn from the pool claims it applies to — each applicable
+claim once in a seeded order first, then with replacement, preferring mutations not yet seen — and a case
+is *detected* when the mutated claim no longer verifies ``supported``. False positives are the applicable
+pool claims themselves not verifying supported. Everything is seeded by ``(seed, class)``, and the result
+holds no timings, so the same store, suite, ``per_class`` and seed give byte-identical JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from engine.canonical import dumps
+from engine.claims.verifier import VerifyConfig
+from engine.operators.context import OpContext
+from engine.store import Store
+from pipeline.mutations.base import Mutant, MutationClass
+from pipeline.mutations.pool import Pool, PoolItem, build_pool, verdict
+from pipeline.mutations.registry import CLASSES
+
+FORMAT = "tgms-mutations/1"
+MAX_EXAMPLES = 3  # undetected mutations kept per expected-detected class (to report verifier misses)
+
+
+def suite_tasks(suite: dict[str, Any]) -> list[dict[str, Any]]:
+    """The dev and test tasks of a suite, in file order."""
+    return list(suite["splits"]["dev"]) + list(suite["splits"]["test"])
+
+
+def _without(cls: MutationClass, mut: Mutant) -> tuple[Any, VerifyConfig] | None:
+    if not cls.has_without:
+        return None
+    if mut.without is not None:
+        return mut.without
+    return mut.trace, VerifyConfig(cite_rule=False)
+
+
+def draw(cls: MutationClass, items: list[PoolItem], n: int, rng: random.Random) -> list[Mutant]:
+    """Up to ``n`` mutants: each item once (seeded order), then with replacement, distinct where possible."""
+    out: list[Mutant] = []
+    seen: set[str] = set()
+    order = list(range(len(items)))
+    rng.shuffle(order)
+    tries = 0
+    while items and len(out) < n and tries < 20 * n:
+        idx = order[tries] if tries < len(order) else rng.randrange(len(items))
+        tries += 1
+        mut = cls.generate(items[idx], rng)
+        if mut is None:
+            continue
+        key = dumps([items[idx].task_id, mut.claim, mut.trace.digest])
+        if key in seen and tries < 10 * n:
+            continue
+        seen.add(key)
+        out.append(mut)
+    return out
+
+
+def run_class(cls: MutationClass, pool: Pool, n: int, seed: int, fp: dict[int, str]) -> dict[str, Any]:
+    items = [it for it in pool.items if cls.applies(it)]
+    mutants = draw(cls, items, n, random.Random(f"mutations:{seed}:{cls.name}"))
+    detected = without = 0
+    undetected: list[dict[str, Any]] = []
+    for mut in mutants:
+        got = verdict(mut.claim, mut.trace, items[0].ctx)
+        if got != "supported":
+            detected += 1
+        elif cls.expect_detected and len(undetected) < MAX_EXAMPLES:
+            undetected.append({"claim": mut.claim, "trace_steps": [r.id for r in mut.trace.steps]})
+        w = _without(cls, mut)
+        if w is not None and verdict(mut.claim, w[0], items[0].ctx, w[1]) != "supported":
+            without += 1
+    false_pos = sum(1 for it in items if fp[id(it)] != "supported")
+    rec: dict[str, Any] = {
+        "class": cls.name,
+        "applies_to": cls.applies_to,
+        "cases": len(mutants),
+        "detected": detected,
+        "detected_without_mechanism": without if cls.has_without else None,
+        "false_positives": false_pos,
+        "pool": len(items),
+        "expect_detected": cls.expect_detected,
+        "note": cls.note,
+    }
+    if undetected:
+        rec["undetected_examples"] = undetected
+    return rec
+
+
+def run_experiment(
+    store_dir: str | Path, suite: dict[str, Any] | str | Path, per_class: int = 100, seed: int = 0
+) -> dict[str, Any]:
+    """Build the pool of ``suite`` on the store and run every mutation class; the ``mutations.json`` body."""
+    if not isinstance(suite, dict):
+        suite = json.loads(Path(suite).read_text())
+    with Store.open(store_dir, read_only=True) as store:
+        ctx = OpContext(store)
+        pool = build_pool(suite_tasks(suite), ctx, seed)
+        fp = {id(it): verdict(it.claim, it.trace, ctx) for it in pool.items}
+        records = [run_class(cls, pool, per_class, seed, fp) for cls in CLASSES]
+        return {
+            "format": FORMAT,
+            "dataset": suite.get("dataset"),
+            "store_digest": store.digest(),
+            "seed": seed,
+            "per_class": per_class,
+            "pool": {
+                "tasks": pool.tasks_total,
+                "tasks_kept": pool.tasks_kept,
+                "claims": pool.sizes(),
+                "false_positives": sum(1 for x in fp.values() if x != "supported"),
+            },
+            "classes": records,
+        }
+
+
+def _cell(x: Any) -> str:
+    return "—" if x is None else str(x)
+
+
+def table5_markdown(result: dict[str, Any]) -> str:
+    """Table 5 as Markdown: one row per class (cases, detected, without mechanism, false positives)."""
+    lines = [
+        f"Table 5: verifier mutation classes ({result.get('dataset')}, seed {result.get('seed')}, "
+        f"up to {result.get('per_class')} cases per class). Detected = the mutated claim no longer "
+        "verifies as supported; w/o mechanism = the mechanism under test disabled.",
+        "",
+        "| mutation class | cases | detected | w/o mechanism | false positives | pool |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["classes"]:
+        lines.append(
+            f"| {r['class']} | {r['cases']} | {r['detected']} | {_cell(r['detected_without_mechanism'])} "
+            f"| {r['false_positives']} | {r['pool']} |"
+        )
+    sizes = ", ".join(f"{k} {v}" for k, v in result["pool"]["claims"].items())
+    lines += ["", f"Pool: {result['pool']['tasks_kept']}/{result['pool']['tasks']} tasks; claims: {sizes}."]
+    notes = [f"- {r['class']}: {r['note']}." for r in result["classes"] if r.get("note")]
+    return "\n".join(lines + (["", *notes] if notes else [])) + "\n"
+
+
+def write_outputs(result: dict[str, Any], out: str | Path) -> None:
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "mutations.json").write_text(dumps(result) + "\n")
+    (d / "table5.md").write_text(table5_markdown(result))
