@@ -6,6 +6,7 @@ a deliberate negative) are read in one place.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 from pipeline.mutations import classes as m
@@ -49,7 +50,10 @@ def _windowed_answer(item: PoolItem) -> bool:
 
 
 def _row0(item: PoolItem) -> bool:
-    return item.claim["type"] in ("count", "value") and "[0]" in str(item.claim.get("from", ""))
+    # applies only where the page holds a next element whose value differs (a one-row page has none)
+    if item.claim["type"] not in ("count", "value") or "[0]" not in str(item.claim.get("from", "")):
+        return False
+    return m.wrong_row(item, random.Random(0)) is not None
 
 
 CLASSES: tuple[MutationClass, ...] = (
