@@ -38,7 +38,7 @@ from engine.operators.envelope import run_call
 from engine.operators.registry import get_operator
 from engine.plan.contracts import arg_max_items
 from engine.plan.model import Plan, Step
-from engine.plan.refs import Ref, resolve
+from engine.plan.refs import Ref, resolve, set_at
 
 #: compute fns over a list whose result (a number, or rows and their count) is wrong on part of the list
 REDUCING = (
@@ -232,13 +232,6 @@ def trace_from_dict(d: dict[str, Any], results: ResultStore | None = None) -> Tr
 # -- running a plan -------------------------------------------------------------------------------------
 
 
-def _set_at(args: dict[str, Any], loc: tuple[str | int, ...], value: Any) -> None:
-    parent: Any = args
-    for part in loc[:-1]:
-        parent = parent[part]
-    parent[loc[-1]] = value
-
-
 def _list_cap(spec_name: str, loc: tuple[str | int, ...], config: ExecConfig) -> int:
     cap = arg_max_items(get_operator(spec_name), loc)
     return min(cap, config.max_ref_items) if cap is not None else config.max_ref_items
@@ -306,7 +299,7 @@ class Executor:
             if tainted and self.config.taint:
                 rec.upstream_truncated = True
             if r.loc:
-                _set_at(args, r.loc, value)
+                set_at(args, r.loc, value)
             else:
                 args = value
         return args

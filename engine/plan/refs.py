@@ -108,6 +108,14 @@ def find_refs(value: Any, loc: tuple[str | int, ...] = ()) -> list[tuple[tuple[s
     return []
 
 
+def set_at(args: Any, loc: tuple[str | int, ...], value: Any) -> None:
+    """Put ``value`` where a ref stood in an argument tree (``loc`` as :func:`find_refs` gives it)."""
+    parent: Any = args
+    for part in loc[:-1]:
+        parent = parent[part]
+    parent[loc[-1]] = value
+
+
 def loc_str(loc: tuple[str | int, ...]) -> str:
     out = ""
     for part in loc:

@@ -214,8 +214,9 @@ class _Check:
 
     # -- literal arguments
     def literal_args(self, s: Step, spec: OperatorSpec) -> Any | None:
-        """The step's args validated with refs left out; violations for the literal ones. Returns the
-        parsed args when the step has no refs and is valid (so it can be priced), else None."""
+        """The step's args validated with refs left out; violations for the literal ones (when the ``args``
+        check is on). Returns the parsed args when the step has no refs and is valid (so it can be
+        priced), else None."""
         args, removed = _strip_refs(s.args, [r.loc for r in s.refs])
         try:
             parsed = parse_args(spec.args, args, spec.name)
@@ -230,6 +231,8 @@ class _Check:
                     or (r.startswith(loc + ".") and prob.get("kind") == "missing")
                     for r in removed
                 ):
+                    continue
+                if not self.on("args"):
                     continue
                 code, legal = _arg_code(spec, prob)
                 self.add(
@@ -253,8 +256,6 @@ class _Check:
             if spec is None:
                 continue
             parsed = self.literal_args(s, spec) if self.on("args") or self.on("cost") else None
-            if self.on("args") is False:
-                self.out = [v for v in self.out if not v.code.startswith("arg_")]
             as_of = s.args.get("as_of_tt") if isinstance(s.args.get("as_of_tt"), int) else None
             if self.ctx is not None and (self.on("temporal") or self.on("vacuous")):
                 self.temporal(s, spec, as_of)

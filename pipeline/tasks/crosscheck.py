@@ -25,7 +25,7 @@ from engine.errors import TGMSError, UpstreamError
 from engine.operators.oracle import ORACLES, OracleStore, page
 from engine.operators.oracle.paging import DEFAULT_LIMIT
 from engine.plan.model import Plan, Step, build_plan
-from engine.plan.refs import resolve
+from engine.plan.refs import resolve, set_at
 from engine.store import Store
 from pipeline.scoring.typed import score
 
@@ -62,13 +62,6 @@ def oracle_store_for(store: Store) -> OracleStore:
     return SharedOracleStore(*store.public_rows())
 
 
-def _set_at(args: dict[str, Any], loc: tuple[str | int, ...], value: Any) -> None:
-    parent: Any = args
-    for part in loc[:-1]:
-        parent = parent[part]
-    parent[loc[-1]] = value
-
-
 def _resolved_args(
     step: Step, payloads: dict[str, dict[str, Any]], tainted: dict[str, bool]
 ) -> tuple[Any, bool]:
@@ -79,7 +72,7 @@ def _resolved_args(
         got = resolve(r.ref, payloads[r.ref.step])
         incomplete = incomplete or got.truncated or tainted[r.ref.step]
         if r.loc:
-            _set_at(args, r.loc, got.value)
+            set_at(args, r.loc, got.value)
         else:
             args = got.value
     return args, incomplete
