@@ -1,5 +1,6 @@
 """Run the verifier mutation experiment (the paper's Table 5): ``tgms mutations --store DIR --suite
-suite.json --out DIR [--per-class N] [--seed S]``.
+suite.json --out DIR [--per-class N] [--seed S]``. Without ``--suite`` the suite is generated from the
+store first (``--dataset``, default collegemsg) and written to ``DIR/suite.json``.
 
 Writes ``mutations.json`` (canonical JSON, one record per mutation class; byte-identical for the same store,
 suite, N and seed) and ``table5.md`` into ``--out``, and prints the table. The runtime goes to stderr only.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from pipeline.cli._common import add_store, progress
 
@@ -18,7 +20,16 @@ HELP = "verifier mutation experiment: `tgms mutations --store DIR --suite suite.
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_store(p)
     p.add_argument(
-        "--suite", required=True, metavar="suite.json", help="the task suite (dev + test are used)"
+        "--suite",
+        default=None,
+        metavar="suite.json",
+        help="the task suite (dev + test are used); default: generate it from the store (--dataset, --seed)",
+    )
+    p.add_argument(
+        "--dataset",
+        default="collegemsg",
+        choices=("collegemsg", "bitcoin-otc", "email-eu", "synthetic"),
+        help="the store's dataset, when the suite is generated here (default collegemsg)",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="where mutations.json and table5.md go")
     p.add_argument("--per-class", type=int, default=100, metavar="N", help="cases per class (default 100)")
@@ -29,7 +40,15 @@ def run(args: argparse.Namespace) -> int:
     from pipeline.mutations import run_experiment, table5_markdown, write_outputs
 
     t0 = time.perf_counter()
-    result = run_experiment(args.store, args.suite, per_class=args.per_class, seed=args.seed)
+    suite = args.suite
+    if suite is None:  # DESIGN §6's form: `tgms mutations --store DIR --out DIR`
+        from pipeline.tasks.build import build_suite, write_suite
+
+        progress(f"no --suite: generating the {args.dataset} suite (seed {args.seed}) from {args.store}")
+        suite = build_suite(args.store, args.dataset, args.seed, progress=progress)
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        write_suite(suite, Path(args.out) / "suite.json")
+    result = run_experiment(args.store, suite, per_class=args.per_class, seed=args.seed)
     write_outputs(result, args.out)
     print(table5_markdown(result), end="")
     progress(f"mutations: {time.perf_counter() - t0:.1f} s; wrote {args.out}/mutations.json, table5.md")
