@@ -81,3 +81,19 @@ def test_generated_suite_reproducible(syn: tuple[Path, dict[str, Any]]) -> None:
         assert r["false_positives"] == 0
         if r["expect_detected"]:
             assert r["detected"] == r["cases"], r
+
+
+def test_cli_without_a_suite_generates_it(syn: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """DESIGN §6's `tgms mutations --store DIR --out DIR`: the suite is generated from the store first,
+    and the result equals the two-step run on that suite."""
+    from pipeline.cli.main import main
+    from pipeline.tasks.generate import suite_text
+
+    root, suite = syn
+    out = tmp_path / "out"
+    assert main(["mutations", "--store", str(root), "--out", str(out), "--dataset", "synthetic",
+                 "--per-class", "10", "--seed", "0"]) == 0  # fmt: skip
+    assert (out / "suite.json").read_text() == suite_text(suite)
+    assert (out / "mutations.json").read_text() == dumps(
+        run_experiment(root, suite, per_class=10, seed=0)
+    ) + "\n"
