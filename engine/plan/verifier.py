@@ -282,7 +282,12 @@ class _Check:
         return frozenset(t.strip(".:-") for t in _TOKEN.findall(self.p.question) if t.strip(".:-") in known)
 
     def grounding(self, s: Step, spec: OperatorSpec, task: frozenset[str]) -> None:
-        for where, uid in literal_uids(spec.args, s.args):
+        found = literal_uids(spec.args, s.args)
+        if spec.name == "compute" and self.ctx is not None:
+            # compute's operands are untyped: a literal string there that is a store uid is an identifier too
+            known = self.ctx.nid_index()
+            found += [(w, v) for w, v in _literal_strings(s.args) if v in known]
+        for where, uid in found:
             if uid not in task:
                 self.add(
                     "grounding",
@@ -483,6 +488,19 @@ def _windows(args: dict[str, Any]) -> list[tuple[str, dict[str, int]]]:
 
     walk(args, "")
     return out
+
+
+def _literal_strings(value: Any, where: str = "") -> list[tuple[str, str]]:
+    """Every literal string in an argument tree (refs skipped), with its location."""
+    if isinstance(value, str):
+        return [(where, value)]
+    if is_ref(value):
+        return []
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in _literal_strings(v, f"{where}.{k}" if where else k)]
+    if isinstance(value, list):
+        return [x for i, v in enumerate(value) for x in _literal_strings(v, f"{where}[{i}]")]
+    return []
 
 
 def _int(x: Any) -> bool:

@@ -270,6 +270,17 @@ def test_grounding_uid_through_a_ref_from_resolve_entities_is_fine(plan_ctx: OpC
     assert one(mixed, plan_ctx, "grounding").field == "args.node_filter[1]"
 
 
+def test_grounding_covers_compute_literals_that_are_store_uids(plan_ctx: OpContext) -> None:
+    # compute's operands are untyped: a literal store uid there is an identifier like any other
+    flt = {"fn": "filter", "input": ref("s1.rows"), "field": "uid", "cmp": "==", "value": "d"}
+    raw = plan(reach(), step("s2", "compute", ("s1",), **flt))
+    v = one(raw, plan_ctx, "grounding")
+    assert (v.step, v.field) == ("s2", "args.value")
+    # a string that is no uid of the store ("fn", "field", "cmp" values) is not an identifier
+    grounded = plan(reach(), step("s2", "compute", ("s1",), **{**flt, "value": "a"}))
+    assert check(grounded, plan_ctx).violations == []
+
+
 def test_grounding_global_burst_target_is_not_a_uid(plan_ctx: OpContext) -> None:
     raw = plan(step("s1", "burst_detection", target="global", window=W, stride=100))
     assert check(raw, plan_ctx, VerifierConfig(task_uids=frozenset())).violations == []
