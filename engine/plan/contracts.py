@@ -127,22 +127,30 @@ def ref_target(spec: OperatorSpec, ref: Ref) -> RefTarget:
     return RefTarget(True, frozenset({"array"}) if projected else types)
 
 
-def arg_types(spec: OperatorSpec, loc: tuple[str | int, ...]) -> frozenset[str]:
-    """The JSON types the argument position ``loc`` accepts (``ANY`` if it cannot be told)."""
+def arg_node(spec: OperatorSpec, loc: tuple[str | int, ...]) -> dict[str, Any]:
+    """The args-schema node at argument position ``loc`` (``{}`` when the schema does not say)."""
     node: dict[str, Any] = _args_schema(spec)
     for part in loc:
         options = _branches(node)
         if isinstance(part, int):
             arrays = [o for o in options if "array" in _types(o)]
-            if not arrays:
-                return ANY
-            node = arrays[0].get("items", {})
+            node = arrays[0].get("items", {}) if arrays else {}
         else:
-            props = {k: v for o in options for k, v in o.get("properties", {}).items()}
-            if part not in props:
-                return ANY
-            node = props[part]
+            node = {k: v for o in options for k, v in o.get("properties", {}).items()}.get(part, {})
+        if not node:
+            return {}
+    return node
+
+
+def arg_types(spec: OperatorSpec, loc: tuple[str | int, ...]) -> frozenset[str]:
+    """The JSON types the argument position ``loc`` accepts (``ANY`` if it cannot be told)."""
+    node = arg_node(spec, loc)
     return _types(node) if node else ANY
+
+
+def arg_fields(spec: OperatorSpec, loc: tuple[str | int, ...]) -> list[str]:
+    """The argument names an object position ``loc`` takes (``()``: the operator's own arguments)."""
+    return sorted({k for o in _branches(arg_node(spec, loc)) for k in o.get("properties", {})})
 
 
 def compatible(arg: frozenset[str], value: frozenset[str]) -> bool:
@@ -224,14 +232,5 @@ def literal_uids(model: type[BaseModel], args: dict[str, Any]) -> list[tuple[str
 
 def arg_max_items(spec: OperatorSpec, loc: tuple[str | int, ...]) -> int | None:
     """The ``maxItems`` of the list argument at ``loc`` (None when it has none or is not a list)."""
-    node: dict[str, Any] = _args_schema(spec)
-    for part in loc:
-        options = _branches(node)
-        if isinstance(part, int):
-            arrays = [o for o in options if "array" in _types(o)]
-            node = arrays[0].get("items", {}) if arrays else {}
-        else:
-            props = {k: v for o in options for k, v in o.get("properties", {}).items()}
-            node = props.get(part, {})
-    caps = [o["maxItems"] for o in _branches(node) if "maxItems" in o]
+    caps = [o["maxItems"] for o in _branches(arg_node(spec, loc)) if "maxItems" in o]
     return min(caps) if caps else None

@@ -37,7 +37,7 @@ from engine.operators.base import parse_args
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, profile
 from engine.operators.registry import REGISTRY, OperatorSpec, load_all
-from engine.plan.contracts import ANY, arg_types, compatible, literal_uids, ref_target
+from engine.plan.contracts import ANY, arg_fields, arg_types, compatible, literal_uids, ref_target
 from engine.plan.model import Parsed, Step, Violation, parse_plan
 from engine.plan.refs import is_ref
 from engine.timeutil import OPEN_END
@@ -447,27 +447,14 @@ def _arg_code(spec: OperatorSpec, prob: dict[str, Any]) -> tuple[str, Any]:
     loc = str(prob.get("field") or "")
     if kind == "extra_forbidden":
         parent = loc.rsplit(".", 1)[0] if "." in loc else ""
-        return "arg_name", _field_names(spec, parent)
+        return "arg_name", arg_fields(
+            spec, tuple(int(p) if p.isdigit() else p for p in parent.split(".") if p)
+        )
     if kind == "missing":
         return "arg_missing", None
     if kind.endswith("_type") or kind in ("model_type", "model_attributes_type", "json_type"):
         return "arg_type", None
     return "arg_value", None
-
-
-def _field_names(spec: OperatorSpec, parent: str) -> list[str]:
-    from engine.operators.schemas import args_schema
-
-    node = args_schema(spec)
-    for part in [p for p in parent.split(".") if p]:
-        props: dict[str, Any] = {}
-        for o in node.get("anyOf", [node]):
-            props.update(o.get("properties", {}))
-        node = props.get(part, {})
-    props = {}
-    for o in node.get("anyOf", [node]):
-        props.update(o.get("properties", {}))
-    return sorted(props)
 
 
 def _windows(args: dict[str, Any]) -> list[tuple[str, dict[str, int]]]:
