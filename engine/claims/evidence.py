@@ -57,6 +57,15 @@ def uids_in(payload: Any, known: dict[str, int] | frozenset[str] | None = None) 
     return found if known is None else {u for u in found if u in known}
 
 
+def uid_of(x: Any) -> str | None:
+    """The uid a value names: a uid string, or an object's ``uid`` (entity answers and claims)."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, dict) and isinstance(x.get("uid"), str):
+        return x["uid"]
+    return None
+
+
 def is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 

@@ -24,17 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.claims.evidence import as_interval
+from engine.claims.evidence import as_interval, uid_of
 from engine.execute.executor import Trace
 from engine.plan.refs import Ref, is_ref
-
-
-def _uid_of(x: Any) -> str | None:
-    if isinstance(x, str):
-        return x
-    if isinstance(x, dict) and isinstance(x.get("uid"), str):
-        return x["uid"]
-    return None
 
 
 def typed_value(kind: str, value: Any) -> Any:
@@ -56,14 +48,14 @@ def typed_value(kind: str, value: Any) -> Any:
             raise ValueError("not an interval")
         return [iv[0], iv[1]]
     if kind == "entity":
-        uid = _uid_of(value)
+        uid = uid_of(value)
         if uid is None:
             raise ValueError("not a uid")
         return uid
     if kind == "entity_set":
-        if not isinstance(value, list) or any(_uid_of(v) is None for v in value):
+        if not isinstance(value, list) or any(uid_of(v) is None for v in value):
             raise ValueError("not a list of uids")
-        return sorted({_uid_of(v) for v in value})  # type: ignore[type-var]
+        return sorted({uid_of(v) for v in value})  # type: ignore[type-var]
     if kind == "relation" and not isinstance(value, str):
         raise ValueError("not a relation name")
     return value

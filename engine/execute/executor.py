@@ -32,6 +32,7 @@ from typing import Any
 from engine.canonical import canonicalize, digest
 from engine.errors import CorruptError, LimitError, TGMSError, UpstreamError
 from engine.execute.results import MemoryResults, ResultStore
+from engine.operators.compute import LIST_FNS
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S
 from engine.operators.envelope import run_call
@@ -40,20 +41,7 @@ from engine.plan.contracts import arg_max_items
 from engine.plan.model import Plan, Step
 from engine.plan.refs import Ref, resolve, set_at
 
-#: compute fns over a list whose result (a number, or rows and their count) is wrong on part of the list
-REDUCING = (
-    "count",
-    "sum",
-    "min",
-    "max",
-    "mean",
-    "median",
-    "topk",
-    "filter",
-    "union",
-    "intersection",
-    "difference",
-)
+REDUCING = LIST_FNS
 TIMING_FIELDS = ("wall_ms", "estimate_s")
 
 

@@ -32,6 +32,9 @@ SELECTORS = ("topk", "filter")
 PAIRWISE = ("ratio", "diff", "percent", "pct_change")
 SET_OPS = ("union", "intersection", "difference")
 FNS = (*REDUCERS, *SELECTORS, "interval_relation", *PAIRWISE, *SET_OPS)
+#: fns over a list whose result (a number, or rows and their count) is wrong on part of the list: a plan
+#: may not apply them to truncated input (docs/plans.md §3)
+LIST_FNS = (*REDUCERS, *SELECTORS, *SET_OPS)
 FN_ARGS = ("input", "field", "k", "cmp", "value", "a", "b")
 #: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG
 TAKES: dict[str, tuple[str, ...]] = {

@@ -30,13 +30,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compact", action="store_true", help="print canonical one-line JSON")
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
+    """``json.loads`` hook: NaN and Infinity are not JSON numbers."""
     raise ValueError(f"{name} is not a JSON number")
 
 
 def parse_json_args(text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=reject_constant)
     except ValueError as exc:
         raise SchemaError(f"JSON-ARGS is not valid JSON: {exc}", field="args") from None
 

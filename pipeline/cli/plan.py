@@ -19,6 +19,7 @@ from engine.operators.context import OpContext
 from engine.plan.verifier import CHECKS, VerifierConfig, verify
 from engine.store import Store
 from pipeline.cli._common import add_store, print_json
+from pipeline.cli.call import reject_constant
 
 HELP = "plans: `tgms plan verify PLAN.json --store DIR`, `tgms plan run PLAN.json --store DIR`"
 
@@ -29,9 +30,7 @@ def read_json(path: str, what: str) -> Any:
     except FileNotFoundError:
         raise NotFoundError(f"{what} file {path} does not exist", path=path) from None
     try:
-        return json.loads(
-            text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON"))
-        )
+        return json.loads(text, parse_constant=reject_constant)
     except ValueError as exc:
         raise SchemaError(f"{what} file {path} is not valid JSON: {exc}", path=path) from None
 

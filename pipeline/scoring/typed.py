@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.canonical import canon_float, dumps
-from engine.claims.evidence import as_interval, is_number, same_number
+from engine.claims.evidence import as_interval, is_number, same_number, uid_of
 from engine.errors import TGMSError
 from engine.plan.model import ANSWER_KINDS
 
@@ -100,11 +100,10 @@ def _number(x: Any) -> int | float:
 
 
 def _uid(x: Any) -> str:
-    if isinstance(x, str):
-        return x
-    if isinstance(x, dict) and isinstance(x.get("uid"), str):
-        return x["uid"]
-    raise _NoShape("a uid")
+    uid = uid_of(x)
+    if uid is None:
+        raise _NoShape("a uid")
+    return uid
 
 
 def _uid_set(x: Any) -> frozenset[str]:

@@ -22,6 +22,7 @@ from typing import Any
 from engine.canonical import canonicalize
 from engine.claims.reporter import typed_value
 from engine.errors import TGMSError, UpstreamError
+from engine.operators.compute import LIST_FNS
 from engine.operators.oracle import ORACLES, OracleStore, page
 from engine.operators.oracle.paging import DEFAULT_LIMIT
 from engine.plan.model import Plan, Step, build_plan
@@ -29,10 +30,8 @@ from engine.plan.refs import resolve, set_at
 from engine.store import Store
 from pipeline.scoring.typed import score
 
-#: compute fns whose result is wrong on part of a list (the executor's REDUCING, docs/plans.md §3)
-REDUCING = frozenset(
-    {"count", "sum", "min", "max", "mean", "median", "topk", "filter", "union", "intersection", "difference"}
-)
+#: compute fns whose result is wrong on part of a list (plan semantics, shared with the executor)
+REDUCING = frozenset(LIST_FNS)
 #: operators whose payload has no pageable list (and no ``truncated``/``cursor``)
 UNPAGED = frozenset({"count_temporal_motifs"})
 #: the error code of an answer value that does not have its kind's shape (the reporter's "unusable")

@@ -124,13 +124,6 @@ class Sampler:
         t_a = max(min(t_a, self.hi - length), self.day_start(self.lo))
         return {"t_a": t_a, "t_b": t_a + length}
 
-    def events_of(self, uid: str, limit: int = 10_000) -> list[dict[str, Any]]:
-        """The believed edge versions touching ``uid`` (entity_history), by time."""
-        env = call(
-            self.ctx, "entity_history", {"uid": uid, "include_edges": True, "limit": limit}, check_cost=False
-        )
-        return list(env["payload"]["edges"])
-
     def reachable(self, src: str, window: dict[str, int]) -> list[str]:
         env = call(
             self.ctx,
