@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.canonical import canonicalize, digest
+from engine.canonical import digest
 from engine.errors import CorruptError, LimitError, TGMSError, UpstreamError
 from engine.execute.results import MemoryResults, ResultStore
 from engine.operators.compute import LIST_FNS
@@ -343,8 +343,8 @@ class Executor:
             ).to_dict()
             return rows_used
         rec.status = "ok"
-        rec.envelope_digest = self.results.put(env)
-        trace._envelopes[step.id] = canonicalize(env)
+        rec.envelope_digest = self.results.put(env, canonical=True)  # run_call's envelope is canonical
+        trace._envelopes[step.id] = env
         rec.result_digest = env["result_digest"]
         rec.rows = len(payload["rows"]) if isinstance(payload.get("rows"), list) else None
         rec.rows_total = payload.get("rows_total") if isinstance(payload.get("rows_total"), int) else None

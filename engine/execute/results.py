@@ -22,6 +22,10 @@ from engine.canonical import canonicalize, dumps_canonical, sha256_hex
 from engine.errors import CorruptError, NotFoundError
 
 
+def _text(obj: Any, canonical: bool) -> str:
+    return dumps_canonical(obj if canonical else canonicalize(obj))
+
+
 class ResultStore:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
@@ -29,8 +33,10 @@ class ResultStore:
     def _path(self, digest: str) -> Path:
         return self.root / digest[:2] / f"{digest}.json"
 
-    def put(self, obj: Any) -> str:
-        text = dumps_canonical(canonicalize(obj))
+    def put(self, obj: Any, *, canonical: bool = False) -> str:
+        """Store ``obj`` and return its digest; ``canonical=True`` skips re-canonicalizing a value that
+        already is (an operator envelope), which is a full walk of a possibly large payload."""
+        text = _text(obj, canonical)
         digest = sha256_hex(text)
         path = self._path(digest)
         if path.exists():
@@ -70,8 +76,8 @@ class MemoryResults(ResultStore):
         super().__init__(os.devnull)
         self._objects: dict[str, str] = {}
 
-    def put(self, obj: Any) -> str:
-        text = dumps_canonical(canonicalize(obj))
+    def put(self, obj: Any, *, canonical: bool = False) -> str:
+        text = _text(obj, canonical)
         digest = sha256_hex(text)
         self._objects.setdefault(digest, text)
         return digest
