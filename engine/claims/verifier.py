@@ -75,7 +75,11 @@ class Verdict:
 
 
 class _Unverifiable(Exception):
-    pass
+    """The claim cannot be checked (verdict ``unverifiable``)."""
+
+
+class _Mismatch(Exception):
+    """The evidence contradicts or does not contain the claim (verdict ``unsupported``)."""
 
 
 class _Checker:
@@ -246,10 +250,6 @@ class _Checker:
                 c.id, c.type, "weakly_supported", reason + "; the evidence is incomplete (truncated)", True
             )
         return Verdict(c.id, c.type, "supported", reason, tainted)
-
-
-class _Mismatch(Exception):
-    pass
 
 
 def _holds(x: Any, cmp: str, y: Any) -> bool:
