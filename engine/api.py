@@ -65,9 +65,16 @@ from engine.operators.cost import profile
 from engine.operators.envelope import CallResult, call, run_call
 from engine.operators.oracle import ORACLES, OracleStore
 from engine.operators.oracle import page as oracle_page
-from engine.operators.registry import OPERATOR_ORDER, REGISTRY, OperatorSpec, all_operators, get_operator, load_all
-from engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
+from engine.operators.registry import (
+    OPERATOR_ORDER,
+    REGISTRY,
+    OperatorSpec,
+    all_operators,
+    get_operator,
+    load_all,
+)
 from engine.operators.schemas import dumps_json as schema_json
+from engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
 from engine.plan.model import ANSWER_KINDS, Plan, Step, build_plan
 from engine.plan.refs import Ref, RefSyntaxError, set_at
 from engine.plan.refs import resolve as resolve_ref

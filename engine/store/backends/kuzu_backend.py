@@ -67,7 +67,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util  # noqa: F401  (kuzu uses importlib.util when it scans an Arrow table parameter)
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,99 +76,25 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.errors import BackendError, ConflictError, CorruptError, TGMSError
+from engine.errors import BackendError, ConflictError, CorruptError
 from engine.store.backends.base import Backend
+from engine.store.backends.kuzu_cypher import (
+    COUNT_QUERIES,
+    DAMAGED_KEY,
+    DDL,
+    EDGE_PROPS,
+    LOAD_CREATE_EDGES,
+    NODE_COPY_SCHEMA,
+    TABLES,
+    Query,
+    driver_error,
+    mapped,
+    reraise,
+)
 from engine.store.model import EDGE_SCHEMA, ENTITY_SCHEMA, NODE_SCHEMA, BatchChanges, ScanFilter
 from engine.timeutil import OPEN_END
 
 log = logging.getLogger(__name__)
-
-_PROPS = "props STRING, vt_s INT64, vt_e INT64, tt_s INT64, tt_e INT64, source STRING, provenance_ref STRING"
-_DDL = (
-    "CREATE NODE TABLE Entity(nid INT64 PRIMARY KEY, uid STRING)",
-    f"CREATE NODE TABLE NodeVersion(vid INT64 PRIMARY KEY, nid INT64, uid STRING, label STRING, {_PROPS})",
-    "CREATE REL TABLE EdgeVersion(FROM Entity TO Entity, vid INT64, eid INT64, rel_type STRING, "
-    f"disc STRING, {_PROPS})",
-    "CREATE NODE TABLE Meta(key STRING PRIMARY KEY, value STRING)",
-)
-_NODE_COPY_SCHEMA = pa.schema([f.with_type(pa.int64()) if f.name == "nid" else f for f in NODE_SCHEMA])
-_TABLES = frozenset({"Entity", "NodeVersion", "EdgeVersion", "Meta"})
-DAMAGED_KEY = "damaged"
-
-# Edge property columns in table order (after FROM/TO), as COPY from Arrow maps them by position.
-_EDGE_PROPS = tuple(n for n in EDGE_SCHEMA.names if n not in ("src", "dst"))
-_COUNT_QUERIES = {
-    "entities": "MATCH (e:Entity) RETURN count(*)",
-    "node_versions": "MATCH (n:NodeVersion) RETURN count(*)",
-    "edge_versions": "MATCH ()-[r:EdgeVersion]->() RETURN count(*)",
-}
-_LOAD_CREATE_EDGES = (
-    # two MATCH clauses: the comma form "MATCH (a ...), (b ...)" is planned as a cross product of Entity
-    # with itself (it exhausts the buffer pool at 10^5 entities); separate clauses are primary-key lookups
-    "LOAD FROM $rows MATCH (a:Entity {nid: c_src}) MATCH (b:Entity {nid: c_dst}) "
-    "CREATE (a)-[:EdgeVersion {" + ", ".join(f"{n}: c_{n}" for n in _EDGE_PROPS) + "}]->(b) "
-    "RETURN count(*)"
-)
-
-
-def _driver_error(action: str, exc: BaseException) -> BackendError:
-    return BackendError(f"kuzu failed to {action}", driver="kuzu", detail=f"{type(exc).__name__}: {exc}")
-
-
-@contextlib.contextmanager
-def _mapped(action: str) -> Iterator[None]:
-    """Map every driver exception to :class:`BackendError` (TGMS errors pass through)."""
-    try:
-        yield
-    except TGMSError:
-        raise
-    except Exception as exc:
-        raise _driver_error(action, exc) from exc
-
-
-def _reraise(exc: BaseException) -> None:
-    """Raise ``exc`` as it is if it is a TGMS error or not an ``Exception``; else as a BackendError."""
-    if isinstance(exc, TGMSError) or not isinstance(exc, Exception):
-        raise exc
-    raise _driver_error("apply a batch", exc) from exc
-
-
-class _Query:
-    """A Cypher query under construction: WHERE clauses, parameters, at most one ``LOAD FROM`` join."""
-
-    def __init__(self, var: str, in_list_max: int) -> None:
-        self.var = var
-        self.in_list_max = in_list_max
-        self.clauses: list[str] = []
-        self.params: dict[str, Any] = {}
-        self.load: str | None = None  # the joined key variable, once a long list became a LOAD FROM
-        self.empty = False  # an empty id list: nothing can match
-
-    def param(self, value: Any) -> str:
-        name = f"p{len(self.params)}"
-        self.params[name] = value
-        return f"${name}"
-
-    def member(self, expr: str, values: Sequence[Any], typ: pa.DataType) -> None:
-        """``expr IN values``: a list parameter, or a ``LOAD FROM`` hash join for the first long list."""
-        if not values:
-            self.empty = True
-            return
-        if len(values) > self.in_list_max and self.load is None:
-            self.load = "tgms_k"
-            # unique keys (duplicates would repeat rows), typed like the column (INT64 keeps PK lookups)
-            keys = np.unique(pa.array(values, typ).to_numpy(zero_copy_only=False))
-            self.params["tgms_keys"] = pa.table({self.load: pa.array(keys, typ)})
-            self.clauses.append(f"{expr} = {self.load}")
-        else:
-            self.clauses.append(f"{expr} IN {self.param(list(values))}")
-
-    def text(self, match: str, returns: str, order: str | None, update: str = "") -> str:
-        head = f"LOAD FROM $tgms_keys {match}" if self.load else match
-        where = f" WHERE {' AND '.join(self.clauses)}" if self.clauses else ""
-        update = f" {update}" if update else ""
-        tail = f" ORDER BY {order}" if order else ""
-        return f"{head}{where}{update} RETURN {returns}{tail}"
 
 
 class KuzuBackend(Backend):
@@ -193,12 +119,12 @@ class KuzuBackend(Backend):
         path = Path(path)
         if path.exists() or Path(f"{path}.wal").exists():
             raise ConflictError("database already exists", path=str(path))
-        with _mapped("create the database"):
+        with mapped("create the database"):
             db = kuzu.Database(str(path))
             con = kuzu.Connection(db)
         backend = cls(path, False, db, con)
         try:
-            for ddl in _DDL:
+            for ddl in DDL:
                 backend._exec(ddl)
             backend._exec("CHECKPOINT")
         except BaseException:
@@ -221,11 +147,11 @@ class KuzuBackend(Backend):
                 raise ConflictError(
                     "the store is locked by another process", path=str(path), detail=str(exc)
                 ) from exc
-            raise _driver_error("open the database", exc) from exc
+            raise driver_error("open the database", exc) from exc
         backend = cls(path, read_only, db, con)
         try:
             tables = {r["name"] for r in backend._rows("CALL show_tables() RETURN name")}
-            if missing := sorted(_TABLES - tables):
+            if missing := sorted(TABLES - tables):
                 raise CorruptError("not a TGMS Kùzu database", path=str(path), missing=missing)
             damage = backend.get_meta().get(DAMAGED_KEY)
             if damage is not None:
@@ -245,7 +171,7 @@ class KuzuBackend(Backend):
         self._con = self._db = None
         if con is None or db is None:
             return
-        with _mapped("close the database"):
+        with mapped("close the database"):
             try:
                 if not self.read_only:
                     con.execute("CHECKPOINT")
@@ -263,7 +189,7 @@ class KuzuBackend(Backend):
         self, query: str, params: dict[str, Any] | None = None, action: str = "run a query"
     ) -> pa.Table:
         con = self._connection()
-        with _mapped(action):
+        with mapped(action):
             result = con.execute(query, params or {})
             if isinstance(result, list):  # never: one statement per call
                 raise BackendError("unexpected multi-statement result", query=query)
@@ -279,18 +205,18 @@ class KuzuBackend(Backend):
         return int(self._exec(query, params).column(0)[0].as_py())
 
     def _counts3(self) -> dict[str, int]:
-        return {k: self._scalar(q) for k, q in _COUNT_QUERIES.items()}
+        return {k: self._scalar(q) for k, q in COUNT_QUERIES.items()}
 
     # -- writes -------------------------------------------------------------------------------------
     def apply(self, changes: BatchChanges) -> None:
         if self.read_only:
             raise ConflictError("the store is open read-only", path=str(self.path))
         self._lut = None
-        with _mapped("prepare a batch"):
+        with mapped("prepare a batch"):
             entities = changes.new_entities.select(ENTITY_SCHEMA.names).cast(
                 pa.schema([("nid", pa.int64()), ("uid", pa.string())])
             )
-            nodes = changes.node_inserts.select(NODE_SCHEMA.names).cast(_NODE_COPY_SCHEMA)
+            nodes = changes.node_inserts.select(NODE_SCHEMA.names).cast(NODE_COPY_SCHEMA)
             edges = changes.edge_inserts.select(EDGE_SCHEMA.names).cast(EDGE_SCHEMA)
         before: dict[str, int] = {}
         copied_nonempty = False
@@ -317,7 +243,7 @@ class KuzuBackend(Backend):
         """``tt_e := tt`` for the open versions among ``vids`` (versions of earlier batches)."""
         if not vids:
             return
-        q = _Query(var, self.in_list_max)
+        q = Query(var, self.in_list_max)
         q.member(f"{var}.vid", list(vids), pa.int64())
         q.clauses.append(f"{var}.tt_e = {q.param(OPEN_END)}")
         text = q.text(f"MATCH {pattern}", "count(*)", None, f"SET {var}.tt_e = {q.param(int(tt))}")
@@ -328,7 +254,7 @@ class KuzuBackend(Backend):
         threshold = self.copy_nonempty_min_rows
         if existing == 0 or (threshold is not None and edges.num_rows >= threshold):
             cols = [edges.column("src").cast(pa.int64()), edges.column("dst").cast(pa.int64())]
-            rows = pa.table(cols + [edges.column(n) for n in _EDGE_PROPS], names=["from", "to", *_EDGE_PROPS])
+            rows = pa.table(cols + [edges.column(n) for n in EDGE_PROPS], names=["from", "to", *EDGE_PROPS])
             self._exec("COPY EdgeVersion FROM $rows", {"rows": rows}, "insert edge versions")
             return existing > 0
         # src/dst as INT64 like Entity.nid: an INT32 key turns the primary-key lookup into a scan
@@ -337,7 +263,7 @@ class KuzuBackend(Backend):
             for n in edges.schema.names
         ]
         rows = pa.table(cols, names=[f"c_{n}" for n in edges.schema.names])
-        created = self._scalar(_LOAD_CREATE_EDGES, {"rows": rows})
+        created = self._scalar(LOAD_CREATE_EDGES, {"rows": rows})
         if created != edges.num_rows:
             raise BackendError(
                 "edge endpoints are not in Entity", driver="kuzu", rows=edges.num_rows, created=created
@@ -363,7 +289,7 @@ class KuzuBackend(Backend):
         with contextlib.suppress(Exception):  # after a statement error Kùzu has already rolled back
             self._connection().execute("COMMIT" if copied_nonempty else "ROLLBACK")
         if not before:  # failed before anything was written
-            _reraise(exc)
+            reraise(exc)
         after = {"entities": n_entities, "node_versions": n_nodes, "edge_versions": n_edges}
         expected = {k: before[k] + after[k] for k in before}
         try:
@@ -383,7 +309,7 @@ class KuzuBackend(Backend):
             log.warning("kuzu raised after the batch was committed (seq %s): %s", changes.seq, exc)
             return
         if now == before and not meta_applied:
-            _reraise(exc)
+            reraise(exc)
         damage = f"batch seq {changes.seq}: counts {now} after a failed apply, expected {before}"
         with contextlib.suppress(Exception):
             self._exec("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": DAMAGED_KEY, "v": damage})
@@ -412,7 +338,7 @@ class KuzuBackend(Backend):
         return {k: out[k] for k in ("entities", "node_versions", "edge_versions", "edge_identities")}
 
     def scan_nodes(self, flt: ScanFilter) -> pa.Table:
-        q = _Query("n", self.in_list_max)
+        q = Query("n", self.in_list_max)
         self._common(q, flt)
         for values in (flt.nids, flt.ids):  # both are node nids
             if values is not None:
@@ -427,7 +353,7 @@ class KuzuBackend(Backend):
         return t.sort_by([("nid", "ascending"), ("vt_s", "ascending"), ("vid", "ascending")])
 
     def scan_edges(self, flt: ScanFilter) -> pa.Table:
-        q = _Query("r", self.in_list_max)
+        q = Query("r", self.in_list_max)
         self._common(q, flt)
         if flt.rel_types is not None:
             q.member("r.rel_type", flt.rel_types, pa.string())
@@ -450,7 +376,7 @@ class KuzuBackend(Backend):
         else:  # a long "either endpoint" list: one hash join per endpoint, merged by vid
             parts = []
             for endpoint in ("a.nid", "b.nid"):
-                qe = _Query("r", self.in_list_max)
+                qe = Query("r", self.in_list_max)
                 qe.clauses, qe.params = list(q.clauses), dict(q.params)
                 qe.member(endpoint, flt.nids, pa.int64())
                 parts.append(self._edge_query(qe, flt))
@@ -460,7 +386,7 @@ class KuzuBackend(Backend):
             t = t.take(pa.array(first))
         return t.sort_by([("vt_s", "ascending"), ("eid", "ascending"), ("vid", "ascending")])
 
-    def _edge_query(self, q: _Query, flt: ScanFilter) -> pa.Table:
+    def _edge_query(self, q: Query, flt: ScanFilter) -> pa.Table:
         """Run one edge scan; endpoints come back as node offsets (7x cheaper than ``a.nid``), mapped here."""
         cols = {n: f"r.{n}" for n in EDGE_SCHEMA.names} | {"src": "offset(id(a))", "dst": "offset(id(b))"}
         text = q.text("MATCH (a:Entity)-[r:EdgeVersion]->(b:Entity)", self._returns(cols, q, flt), None)
@@ -490,7 +416,7 @@ class KuzuBackend(Backend):
         return self._lut
 
     @staticmethod
-    def _common(q: _Query, flt: ScanFilter) -> None:
+    def _common(q: Query, flt: ScanFilter) -> None:
         v = q.var
         if not flt.all_beliefs:
             if flt.as_of_tt is None:
@@ -509,7 +435,7 @@ class KuzuBackend(Backend):
             q.clauses.append(f"{v}.vt_s >= {lo} AND {v}.vt_s < {hi}")
 
     @staticmethod
-    def _returns(cols: dict[str, str], q: _Query, flt: ScanFilter) -> str:
+    def _returns(cols: dict[str, str], q: Query, flt: ScanFilter) -> str:
         out = dict(cols)
         if not flt.all_beliefs and flt.as_of_tt is not None:  # censor later closes (DESIGN §3.2)
             a, open_end = q.param(int(flt.as_of_tt)), q.param(OPEN_END)
@@ -520,5 +446,5 @@ class KuzuBackend(Backend):
     def _shape(t: pa.Table, schema: pa.Schema) -> pa.Table:
         if t.num_columns == 0:
             return schema.empty_table()
-        with _mapped("convert a result"):
+        with mapped("convert a result"):
             return t.select(schema.names).cast(schema)
