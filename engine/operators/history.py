@@ -21,6 +21,11 @@ from engine.operators.context import EdgeArrays, LazyRows, OpContext, take_rows
 from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeVersionRow, NodeVersionRow
+from engine.operators.traits import NonEmpty, TimePoint
+
+#: a selecting uid list (``[]`` selects nothing) and a snapshot time, for the plan verifier
+Seeds = Annotated[UidList, NonEmpty()]
+SnapshotTime = Annotated[Time, TimePoint()]
 
 # -- entity_history -------------------------------------------------------------------------------------
 
@@ -80,8 +85,8 @@ def entity_history(ctx: OpContext, a: EntityHistoryArgs) -> dict[str, Any]:
 
 
 class SnapshotArgs(OpArgs):
-    seeds: UidList
-    t_valid: Time
+    seeds: Seeds
+    t_valid: SnapshotTime
     hops: Annotated[int, Field(ge=0, le=3)] = 1
     rel_types: list[Annotated[str, Field(min_length=1)]] | None = None
 
@@ -183,13 +188,13 @@ def snapshot_subgraph(ctx: OpContext, a: SnapshotArgs) -> dict[str, Any]:
 
 
 class DiffScope(Model):
-    seeds: UidList
+    seeds: Seeds
     hops: Annotated[int, Field(ge=0, le=3)] = 1
 
 
 class DiffArgs(OpArgs):
-    t1: Time
-    t2: Time
+    t1: SnapshotTime
+    t2: SnapshotTime
     scope: DiffScope | None = None
 
     @model_validator(mode="after")

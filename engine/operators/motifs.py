@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, overload
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from engine.operators.base import Model, OpArgs, PagedOutput, UidList, Window, dedupe, invalid
+from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, UidList, Window, dedupe
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor, recheck
 from engine.operators.motif_kernels import (
@@ -33,6 +33,7 @@ from engine.operators.motif_kernels import (
 )
 from engine.operators.registry import operator
 from engine.operators.rows import Step
+from engine.operators.traits import EventWindow, NonEmpty, Traits
 
 #: variables per motif (their order is the order of ``nodes`` in an instance row)
 N_VARS = {
@@ -48,17 +49,10 @@ _ROW_CHUNK = 10_000
 
 
 class MotifArgs(OpArgs):
-    motif: Annotated[str, Field(json_schema_extra={"enum": list(MOTIF_NAMES)})]
+    motif: Annotated[str, OneOf(MOTIF_NAMES)]
     delta: Annotated[int, Field(ge=0, description="µs; an instance spans t3 - t1 <= delta")]
-    window: Window
-    node_filter: UidList | None = None
-
-    @field_validator("motif")
-    @classmethod
-    def _check_motif(cls, v: str) -> str:
-        if v not in MOTIF_NAMES:
-            raise invalid(f"motif must be one of {list(MOTIF_NAMES)} (got {v!r})")
-        return v
+    window: Annotated[Window, EventWindow()]
+    node_filter: Annotated[UidList, NonEmpty()] | None = None
 
 
 class CountMotifsArgs(MotifArgs):
@@ -387,6 +381,7 @@ def _recheck(ctx: OpContext, op: str, a: MotifArgs, sel: Selection, ev: MotifEve
 @operator(
     name="count_temporal_motifs",
     family="motifs",
+    traits=Traits(pattern_counts=("count",)),
     args=CountMotifsArgs,
     output=CountMotifsOut,
     cost=_count_cost,

@@ -38,6 +38,10 @@ def motif(sid: str, window: dict[str, int]) -> dict[str, Any]:
     return step(sid, "count_temporal_motifs", motif="M_2node_pingpong", delta=100, window=window)
 
 
+def instances(sid: str, window: dict[str, int]) -> dict[str, Any]:
+    return step(sid, "find_temporal_motif_instances", motif="M_2node_pingpong", delta=100, window=window)
+
+
 # -- gap 1: the element shape of an entity answer -------------------------------------------------------
 
 
@@ -109,6 +113,7 @@ def test_a_sum_of_only_empty_terms_is_vacuous(plan_ctx: OpContext) -> None:
 def test_an_empty_operand_of_a_union_or_max_is_fine(plan_ctx: OpContext, fn: str) -> None:
     a, b = motif("s1", BUSY[0]), motif("s2", EMPTY)
     if fn == "union":
+        a, b = instances("s1", BUSY[0]), instances("s2", EMPTY)
         top = step("t", "compute", ("s1", "s2"), fn="union", a=ref("s1.rows"), b=ref("s2.rows"))
     else:
         top = step("t", "compute", ("s1", "s2"), fn="max", input=[ref("s1.count"), ref("s2.count")])
@@ -131,16 +136,14 @@ def test_the_answers_producer_is_still_vacuous(plan_ctx: OpContext) -> None:
 def test_emptiness_kept_by_the_consumer_reaches_the_answer(
     plan_ctx: OpContext, fn: str, args: dict[str, Any]
 ) -> None:
-    s1 = step("s1", "find_temporal_motif_instances", motif="M_2node_pingpong", delta=100, window=EMPTY)
-    s2 = step("s2", "find_temporal_motif_instances", motif="M_2node_pingpong", delta=100, window=W)
+    s1, s2 = instances("s1", EMPTY), instances("s2", W)
     top = step("t", "compute", ("s1", "s2"), fn=fn, **args)
     v = one(plan(s1, s2, top, answer={"kind": "count", "from": "t.value"}), plan_ctx, "vacuous_arg")
     assert (v.step, v.field) == ("s1", "args.window")
 
 
 def test_an_empty_subtrahend_is_fine(plan_ctx: OpContext) -> None:
-    s1 = step("s1", "find_temporal_motif_instances", motif="M_2node_pingpong", delta=100, window=W)
-    s2 = step("s2", "find_temporal_motif_instances", motif="M_2node_pingpong", delta=100, window=EMPTY)
+    s1, s2 = instances("s1", W), instances("s2", EMPTY)
     top = step("t", "compute", ("s1", "s2"), fn="difference", a=ref("s1.rows"), b=ref("s2.rows"))
     assert check(plan(s1, s2, top, answer={"kind": "count", "from": "t.value"}), plan_ctx).violations == []
 
