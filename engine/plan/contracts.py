@@ -76,23 +76,24 @@ class RefTarget:
     projected: bool = False  # through [*]: a list of ``node`` values
 
 
-_SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {}
+# keyed by the model, not the operator name: a name registered again (a test's toy) has new models
+_SCHEMAS: dict[tuple[str, type[BaseModel]], dict[str, Any]] = {}
 
 
-def _out_schema(op: str, spec: OperatorSpec) -> dict[str, Any]:
-    if ("out", op) not in _SCHEMAS:
-        _SCHEMAS["out", op] = output_schema(spec)
-    return _SCHEMAS["out", op]
+def _out_schema(spec: OperatorSpec) -> dict[str, Any]:
+    if ("out", spec.output) not in _SCHEMAS:
+        _SCHEMAS["out", spec.output] = output_schema(spec)
+    return _SCHEMAS["out", spec.output]
 
 
 def _args_schema(spec: OperatorSpec) -> dict[str, Any]:
-    if ("args", spec.name) not in _SCHEMAS:
-        _SCHEMAS["args", spec.name] = args_schema(spec)
-    return _SCHEMAS["args", spec.name]
+    if ("args", spec.args) not in _SCHEMAS:
+        _SCHEMAS["args", spec.args] = args_schema(spec)
+    return _SCHEMAS["args", spec.args]
 
 
 def ref_target(spec: OperatorSpec, ref: Ref) -> RefTarget:
-    schema = _out_schema(spec.name, spec)
+    schema = _out_schema(spec)
     fields = tuple(spec.declared_outputs)
     if ref.field not in fields:
         return RefTarget(

@@ -34,14 +34,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from engine.errors import TGMSError
 from engine.operators.base import parse_args
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, profile
 from engine.operators.registry import REGISTRY, OperatorSpec, load_all
-from engine.operators.traits import EventWindow, NonEmpty, Operand, TimePoint, literals_at, marked
+from engine.operators.traits import Operand, literals_at, marked
 from engine.plan.contracts import (
     ANY,
     Shape,
@@ -53,10 +51,10 @@ from engine.plan.contracts import (
     ref_target,
     value_shape,
 )
+from engine.plan.extent import data_findings
 from engine.plan.model import Parsed, Step, Violation, parse_plan
 from engine.plan.refs import Ref, is_ref
 from engine.plan.vacuity import reaching_answer
-from engine.timeutil import OPEN_END
 
 CHECKS = ("structure", "output_contracts", "args", "temporal", "vacuous", "grounding", "cost")
 DEFAULT_PLAN_BUDGET_S = 60.0
@@ -108,32 +106,6 @@ class Report:
             "estimates_s": {k: round(v, 6) for k, v in self.estimates_s.items()},
             "task_uids": self.task_uids,
         }
-
-
-# -- the dataset's valid-time extent ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Extent:
-    lo: int | None  # least vt_s
-    last_start: int | None  # greatest vt_s
-    hi: int | None  # exclusive end of anything valid; None: something is valid forever
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"vt_min": self.lo, "vt_max": self.last_start, "valid_until": self.hi}
-
-
-def dataset_extent(ctx: OpContext, as_of_tt: int | None) -> Extent:
-    def build() -> Extent:
-        p = profile(ctx, as_of_tt)
-        if p.vt_min is None:
-            return Extent(None, None, 0)
-        vt_e = ctx.edges(as_of_tt).vt_e
-        if bool((vt_e >= OPEN_END).any()):
-            return Extent(p.vt_min, p.vt_max, None)
-        return Extent(p.vt_min, p.vt_max, int(vt_e.max()))
-
-    return ctx.cached(("plan_extent", as_of_tt), build)
 
 
 # -- the verifier ---------------------------------------------------------------------------------------
@@ -313,8 +285,11 @@ class _Check:
         """Each step's temporal and vacuous findings; a vacuous one only where it reaches the answer."""
         if self.ctx is None or not (self.on("temporal") or self.on("vacuous")):
             return {}
+        on = {"temporal": self.on("temporal"), "vacuous": self.on("vacuous")}
         found = {
-            s.id: self.temporal(s, spec, _as_of(s)) for s in self.p.steps if (spec := self.specs.get(s.id))
+            s.id: data_findings(self.ctx, s, spec, _as_of(s), **on)
+            for s in self.p.steps
+            if (spec := self.specs.get(s.id))
         }
         vacant = {sid for sid, vs in found.items() if any(v.code == "vacuous_arg" for v in vs)}
         live = reaching_answer(self.p.steps, self.specs, vacant, self.p.answer_spec) if vacant else set()
@@ -347,80 +322,6 @@ class _Check:
                     f"args.{where}",
                     sorted(task),
                 )
-
-    def temporal(self, s: Step, spec: OperatorSpec, as_of: int | None) -> list[Violation]:
-        """The step's temporal_extent and vacuous_arg findings (not yet filtered by the answer)."""
-        assert self.ctx is not None
-        found: list[Violation] = []
-
-        def add(code: str, message: str, fld: str, legal: Any = None) -> None:
-            found.append(Violation(code, f"step {s.id}: {message}", s.id, fld, legal))
-
-        ext = dataset_extent(self.ctx, as_of)
-        if ext.lo is None:
-            if self.on("vacuous") and spec.edge_arrays:
-                add("vacuous_arg", f"nothing is believed at as_of_tt={as_of}", "args.as_of_tt")
-            return found
-        prof = profile(self.ctx, as_of)
-        hi = ext.hi if ext.hi is not None else OPEN_END
-        legal = ext.to_dict()
-        events = _event_windows(spec, s.args)
-        for where, w in _windows(s.args):
-            if self.on("temporal") and (w["t_b"] <= ext.lo or w["t_a"] >= hi):
-                add(
-                    "temporal_extent",
-                    f"{where} [{w['t_a']}, {w['t_b']}) lies outside the dataset's valid-time extent "
-                    f"[{ext.lo}, {hi})",
-                    f"args.{where}",
-                    legal,
-                )
-            elif self.on("vacuous") and where in events and prof.events_in(w["t_a"], w["t_b"]) == 0:
-                add(
-                    "vacuous_arg",
-                    f"{where} [{w['t_a']}, {w['t_b']}) contains no events, so the answer is empty whatever "
-                    "the data",
-                    f"args.{where}",
-                    _nearest_events(prof.vt_sorted, w["t_a"], w["t_b"]),
-                )
-        for name, t in _time_points(spec, s.args):
-            if self.on("temporal") and not ext.lo <= t < hi:
-                add(
-                    "temporal_extent",
-                    f"{name}={t} lies outside the dataset's valid-time extent [{ext.lo}, {hi})",
-                    f"args.{name}",
-                    legal,
-                )
-        period = spec.traits.period
-        t1, t2 = (s.args.get(period.start), s.args.get(period.end)) if period else (None, None)
-        if (
-            period
-            and _int(t1)
-            and _int(t2)
-            and t1 < t2
-            and self.on("temporal")
-            and (t2 <= ext.lo or t1 >= hi)
-        ):
-            add(
-                "temporal_extent",
-                f"the period [{period.start}, {period.end}) = [{t1}, {t2}) lies outside the dataset's "
-                f"valid-time extent [{ext.lo}, {hi})",
-                f"args.{period.start}",
-                legal,
-            )
-        if not self.on("vacuous"):
-            return found
-        for path, _ in marked(spec.args, NonEmpty):
-            for where, value in literals_at(s.args, path):
-                if value == []:
-                    add(
-                        "vacuous_arg",
-                        f"args.{where} is an empty list, which selects nothing",
-                        f"args.{where}",
-                    )
-        own = spec.traits.vacuous(s.args) if spec.traits.vacuous is not None else None
-        if own is not None:
-            add("vacuous_arg", own.message, f"args.{own.field}", own.legal)
-        return found
 
     def cost(self, s: Step, spec: OperatorSpec, args: Any, as_of: int | None) -> None:
         assert self.ctx is not None
@@ -492,26 +393,6 @@ def _arg_code(spec: OperatorSpec, prob: dict[str, Any]) -> tuple[str, Any]:
     return "arg_value", None
 
 
-def _windows(args: dict[str, Any]) -> list[tuple[str, dict[str, int]]]:
-    """Literal windows ``{t_a, t_b}`` (ints, t_a < t_b) anywhere in the args, with their location."""
-    out: list[tuple[str, dict[str, int]]] = []
-
-    def walk(v: Any, where: str) -> None:
-        if isinstance(v, dict) and not is_ref(v):
-            ta, tb = v.get("t_a"), v.get("t_b")
-            if where.endswith("window") and all(
-                isinstance(x, int) and not isinstance(x, bool) for x in (ta, tb)
-            ):
-                if ta < tb:  # type: ignore[operator]
-                    out.append((where, {"t_a": ta, "t_b": tb}))  # type: ignore[dict-item]
-                return
-            for k, x in v.items():
-                walk(x, f"{where}.{k}" if where else k)
-
-    walk(args, "")
-    return out
-
-
 def _literal_strings(value: Any, where: str = "") -> list[tuple[str, str]]:
     """Every literal string in an argument tree (refs skipped), with its location."""
     if isinstance(value, str):
@@ -525,38 +406,5 @@ def _literal_strings(value: Any, where: str = "") -> list[tuple[str, str]]:
     return []
 
 
-def _int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def _as_of(s: Step) -> int | None:
     return s.args.get("as_of_tt") if isinstance(s.args.get("as_of_tt"), int) else None
-
-
-def _time_points(spec: OperatorSpec, args: dict[str, Any]) -> list[tuple[str, int]]:
-    """Literal time *points* (a snapshot time): the arguments marked :class:`TimePoint`."""
-    return [
-        (where, t)
-        for path, _ in marked(spec.args, TimePoint)
-        for where, t in literals_at(args, path)
-        if _int(t)
-    ]
-
-
-def _event_windows(spec: OperatorSpec, args: dict[str, Any]) -> set[str]:
-    """Where this call's windows select events by vt_s (an eventless one gives a trivially empty result)."""
-    return {
-        where
-        for path, mark in marked(spec.args, EventWindow)
-        if mark.when.holds(args)
-        for where, _ in literals_at(args, path)
-    }
-
-
-def _nearest_events(vt: np.ndarray, t_a: int, t_b: int) -> dict[str, Any]:
-    i = int(np.searchsorted(vt, t_a, "left"))
-    return {
-        "previous_event": int(vt[i - 1]) if i > 0 else None,
-        "next_event": int(vt[i]) if i < len(vt) else None,
-        "window_length": t_b - t_a,
-    }
