@@ -37,8 +37,10 @@ from engine.operators.base import (
     dedupe,
     invalid,
 )
-from engine.operators.context import EdgeArrays, LazyRows, OpContext
+from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
+from engine.operators.edge_arrays import EdgeArrays
+from engine.operators.lazy_rows import LazyRows
 from engine.operators.metrics import check_buckets, coverage, grid, n_buckets
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeRef

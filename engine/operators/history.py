@@ -16,9 +16,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
+from engine.operators.arrow_take import take_rows
 from engine.operators.base import Model, OpArgs, PagedOutput, Time, Uid, UidList, dedupe, invalid
-from engine.operators.context import EdgeArrays, LazyRows, OpContext, take_rows
+from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
+from engine.operators.edge_arrays import EdgeArrays
+from engine.operators.lazy_rows import LazyRows
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeVersionRow, NodeVersionRow
 from engine.operators.traits import NonEmpty, TimePoint

@@ -31,8 +31,9 @@ from pydantic import Field, model_validator
 from engine.canonical import canon_float
 from engine.errors import InvalidArgError
 from engine.operators.base import MAX_BUCKETS, Model, OneOf, OpArgs, PagedOutput, Window
-from engine.operators.context import EdgeArrays, OpContext
+from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
+from engine.operators.edge_arrays import EdgeArrays
 from engine.operators.registry import operator
 from engine.operators.traits import EventWindow, When
 

@@ -369,18 +369,21 @@ def exact_estimate(ctx: OpContext, a: MotifArgs, sel: Selection, ev: MotifEvents
     return CostEstimate(work, ["use a smaller delta", "narrow the window", "add a node_filter"])
 
 
-def _recheck(ctx: OpContext, op: str, a: MotifArgs, sel: Selection, ev: MotifEvents) -> None:
+def _recheck(
+    ctx: OpContext, op: str, a: MotifArgs, sel: Selection, ev: MotifEvents, budget_s: float | None
+) -> None:
     """Refuse before the kernel when the exact-work estimate exceeds the call's budget."""
-    if ctx.budget_s is None:
+    if budget_s is None:
         return
     est = exact_estimate(ctx, a, sel, ev)
     if est is not None:
-        recheck(ctx, op, est, f"{ev.n_wedges():,} wedges at delta {a.delta}")
+        recheck(op, est, f"{ev.n_wedges():,} wedges at delta {a.delta}", budget_s)
 
 
 @operator(
     name="count_temporal_motifs",
     family="motifs",
+    budgeted=True,  # re-prices the exact wedge count before the kernel
     traits=Traits(pattern_counts=("count",)),
     args=CountMotifsArgs,
     output=CountMotifsOut,
@@ -402,16 +405,19 @@ def _recheck(ctx: OpContext, op: str, a: MotifArgs, sel: Selection, ev: MotifEve
         "note": "a→b@1, b→c@2, c→a@3, a→b@9 with delta 2: count 1 (n_events_in_window 4)",
     },
 )
-def count_temporal_motifs(ctx: OpContext, a: CountMotifsArgs) -> dict[str, Any]:
+def count_temporal_motifs(
+    ctx: OpContext, a: CountMotifsArgs, budget_s: float | None = None
+) -> dict[str, Any]:
     sel = selection(ctx, a)
     ev = sel.at(a.delta)
-    _recheck(ctx, "count_temporal_motifs", a, sel, ev)
+    _recheck(ctx, "count_temporal_motifs", a, sel, ev, budget_s)
     return {"count": sel.count(a.motif, a.delta, ev), "n_events_in_window": sel.n_events}
 
 
 @operator(
     name="find_temporal_motif_instances",
     family="motifs",
+    budgeted=True,
     args=FindMotifsArgs,
     output=FindMotifsOut,
     cost=_find_cost,
@@ -434,9 +440,11 @@ def count_temporal_motifs(ctx: OpContext, a: CountMotifsArgs) -> dict[str, Any]:
         "note": "a→b@1, b→a@2, a→b@3 with delta 2: one row, nodes [a, b]",
     },
 )
-def find_temporal_motif_instances(ctx: OpContext, a: FindMotifsArgs) -> dict[str, Any]:
+def find_temporal_motif_instances(
+    ctx: OpContext, a: FindMotifsArgs, budget_s: float | None = None
+) -> dict[str, Any]:
     sel = selection(ctx, a)
     ev = sel.at(a.delta)
-    _recheck(ctx, "find_temporal_motif_instances", a, sel, ev)
+    _recheck(ctx, "find_temporal_motif_instances", a, sel, ev, budget_s)
     total = sel.count(a.motif, a.delta, ev)
     return {"rows": InstanceRows(ctx, a, sel, ev, total), "rows_total": total}

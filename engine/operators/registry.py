@@ -39,10 +39,10 @@ from engine.errors import NotFoundError
 from engine.operators.traits import NO_TRAITS, Traits
 
 if TYPE_CHECKING:
-    from engine.operators.context import OpContext
     from engine.operators.cost import CostEstimate, StoreProfile
 
-Impl = Callable[["OpContext", Any], dict[str, Any]]
+#: ``impl(ctx, args)``, or ``impl(ctx, args, budget_s=...)`` for a ``budgeted`` operator
+Impl = Callable[..., dict[str, Any]]
 CostFn = Callable[["StoreProfile", Any], "CostEstimate"]
 
 
@@ -60,6 +60,9 @@ class OperatorSpec:
     #: before pricing, so the profile comes from what the call loads anyway instead of extra aggregates
     edge_arrays: bool = True
     traits: Traits = NO_TRAITS
+    #: whether the implementation re-checks its cost mid-call, once it knows its exact work: it is then
+    #: called as ``impl(ctx, args, budget_s=...)`` with the call's budget (None: an unguarded call)
+    budgeted: bool = False
 
     @property
     def declared_outputs(self) -> tuple[str, ...]:
@@ -91,12 +94,13 @@ def operator(
     example: dict[str, Any],
     edge_arrays: bool = True,
     traits: Traits = NO_TRAITS,
+    budgeted: bool = False,
 ) -> Callable[[Impl], Impl]:
     def register(fn: Impl) -> Impl:
         if name in REGISTRY:
             raise RuntimeError(f"operator {name!r} registered twice")
         REGISTRY[name] = OperatorSpec(
-            name, family, args, output, cost, manual, example, fn, edge_arrays, traits
+            name, family, args, output, cost, manual, example, fn, edge_arrays, traits, budgeted
         )
         return fn
 
