@@ -13,11 +13,13 @@ interval        ``[s, e]`` from ``[s, e]``, ``{vt_s, vt_e}``, ``{t_a, t_b}`` / a
 entity          the uid (a string, or an object's ``uid``) / an ``entity`` claim
 entity_set      the sorted distinct uids (strings, or objects' ``uid``) / an ``entity`` claim; for an
                 empty set, a ``count`` claim of 0 on the named list (there is nothing to name)
-relation        the Allen relation / an ``ordering`` claim with the operands of the ``interval_relation``
-                compute step (refs stay refs, citing their steps), else a ``value`` claim
+relation        the Allen relation / an ``ordering`` claim with the operands of the step that computed
+                it (its operator's ``allen`` trait; refs stay refs, citing their steps), else a ``value``
+                claim
 ==============  =====================================================================================
 
-A count read from ``count_temporal_motifs`` also gets a ``temporal_pattern`` claim re-executing the call.
+A count read from an output field the operator declares a pattern count (``Traits.pattern_counts``:
+count_temporal_motifs' ``count``) also gets a ``temporal_pattern`` claim re-executing the call.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from typing import Any
 
 from engine.claims.evidence import as_interval, uid_of
 from engine.execute.executor import Trace
+from engine.operators.registry import REGISTRY, load_all
+from engine.operators.traits import NO_TRAITS, AllenCall, Traits
 from engine.plan.refs import Ref, is_ref
 
 
@@ -97,14 +101,16 @@ def mechanical_answer(trace: Trace) -> dict[str, Any]:
     except ValueError as exc:
         return unusable(str(exc))
     rec = trace.record(step)
+    traits = _traits(rec.op) if rec is not None else NO_TRAITS
     if kind == "count":
         claim("count", value=value, **{"from": src})
-        if rec is not None and rec.op == "count_temporal_motifs" and Ref.parse(src).field == "count":
+        field = Ref.parse(src)
+        if rec is not None and not field.path and field.field in traits.pattern_counts:
             args = trace.resolved_args(step)
             if args is not None:
                 claim(
                     "temporal_pattern",
-                    assertion={"op": rec.op, "args": args, "field": "count", "value": value},
+                    assertion={"op": rec.op, "args": args, "field": field.field, "value": value},
                 )
     elif kind in ("value", "boolean", "rows", "interval"):
         claim("value", value=value, **{"from": src})
@@ -118,8 +124,8 @@ def mechanical_answer(trace: Trace) -> dict[str, Any]:
     elif kind == "relation":
         args = trace.resolved_args(step) if rec is not None else None
         raw = _raw_args(trace, step)
-        if rec is not None and rec.op == "compute" and args and args.get("fn") == "interval_relation" and raw:
-            a, b = _operands(raw)
+        if traits.allen is not None and args and traits.computes_allen(args) and raw:
+            a, b = _operands(traits.allen, raw)
             ea = [Ref.parse(x).step for x in (a, b) if isinstance(x, str)]
             claim(
                 "ordering",
@@ -143,10 +149,17 @@ def _raw_args(trace: Trace, sid: str) -> dict[str, Any] | None:
     return trace.step_args.get(sid)
 
 
-def _operands(raw: dict[str, Any]) -> tuple[Any, Any]:
-    """``a`` and ``b`` of an interval_relation step: a ref becomes its ref string, a literal stays."""
-    a, b = raw.get("a"), raw.get("b")
-    pair = raw.get("input")
+def _traits(op: str) -> Traits:
+    load_all()
+    spec = REGISTRY.get(op)
+    return spec.traits if spec is not None else NO_TRAITS
+
+
+def _operands(allen: AllenCall, raw: dict[str, Any]) -> tuple[Any, Any]:
+    """``a`` and ``b`` of a step computing an Allen relation: a ref becomes its ref string, a literal
+    stays."""
+    a, b = raw.get(allen.a), raw.get(allen.b)
+    pair = raw.get(allen.pair) if allen.pair else None
     if a is None and b is None and isinstance(pair, list) and len(pair) == 2:
         a, b = pair
     elif a is None and b is None and is_ref(pair) and "[*]" not in pair["$ref"]:

@@ -41,6 +41,7 @@ from engine.execute.executor import Trace
 from engine.operators.compute import allen_relation
 from engine.operators.context import OpContext
 from engine.operators.envelope import run_call
+from engine.operators.registry import REGISTRY, load_all
 from engine.plan.refs import Ref, RefSyntaxError, resolve
 
 VERDICTS = ("supported", "weakly_supported", "unsupported", "unverifiable")
@@ -88,6 +89,7 @@ class _Checker:
         self.ctx = ctx
         self.cfg = cfg
         self.known = ctx.nid_index() if ctx is not None else None
+        load_all()  # the operators' traits say which cited steps computed an Allen relation
 
     # -- evidence
     def cited(self, c: Claim) -> dict[str, dict[str, Any]]:
@@ -176,18 +178,14 @@ class _Checker:
         iv = as_interval(x)
         if iv is None:
             raise _Mismatch(f"{name} = {_show(x)} is not an interval [s, e), {{vt_s, vt_e}} or an instant")
-        # a literal operand must be in the cited results, or be an operand a cited interval_relation
-        # compute step was given (the plan's literal, echoed)
+        # a literal operand must be in the cited results, or be an operand a cited step computing an
+        # Allen relation was given (the plan's literal, echoed)
         echoed: list[Any] = []
         for sid in cited:
             env = self.trace.envelope(sid)
-            if (
-                env is not None
-                and env["op"] == "compute"
-                and env["args_echo"].get("fn") == "interval_relation"
-            ):
-                echo = env["args_echo"]
-                echoed += [echo.get("a"), echo.get("b"), *(echo.get("input") or [])]
+            spec = REGISTRY.get(env["op"]) if env is not None else None
+            if env is not None and spec is not None and spec.traits.computes_allen(env["args_echo"]):
+                echoed += spec.traits.allen.operands(env["args_echo"])  # type: ignore[union-attr]
         grounded = (
             any(iv in intervals_in(p) for p in cited.values())
             or any(isinstance(x, int) and same_number(x, n) for p in cited.values() for n in numbers_in(p))

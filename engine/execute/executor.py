@@ -11,8 +11,9 @@ For each step, in :meth:`Plan.order` (topological, ties in plan order):
    or through ``[*]``), when a ref list was cut in step 2, or when it read anything from a producer that
    is itself upstream-truncated. Taint follows the data a step reads: ``rows_total`` of a cut page is
    exact and carries none, ``rows[*].uid`` of it does;
-4. a reducing ``compute`` (:data:`REDUCING`) over tainted input is ``refused`` (``E_UPSTREAM``, reason
-   ``truncated_input``) instead of returning the count of a page;
+4. a call its operator declares list-reducing (``Traits.reduces``: compute's count, sum, topk, union, ...)
+   over tainted input is ``refused`` (``E_UPSTREAM``, reason ``truncated_input``) instead of returning
+   the count of a page;
 5. the call runs through the operator envelope with the cost guard, its budget capped by what is left
    of the plan's wall budget; the envelope and the resolved arguments go into the content-addressed
    :class:`ResultStore`; the plan's row budget counts every returned list element.
@@ -32,7 +33,6 @@ from typing import Any
 from engine.canonical import digest
 from engine.errors import CorruptError, LimitError, TGMSError, UpstreamError
 from engine.execute.results import MemoryResults, ResultStore
-from engine.operators.compute import LIST_FNS
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S
 from engine.operators.envelope import run_call
@@ -41,7 +41,6 @@ from engine.plan.contracts import arg_max_items
 from engine.plan.model import Plan, Step
 from engine.plan.refs import Ref, resolve, set_at
 
-REDUCING = LIST_FNS
 TIMING_FIELDS = ("wall_ms", "estimate_s")
 
 
@@ -297,10 +296,13 @@ class Executor:
         try:
             args = self._resolve(step, rec, trace)
             rec.args_digest = self.results.put(args) if isinstance(args, dict) else None
-            if step.op == "compute" and rec.upstream_truncated and args.get("fn") in REDUCING:
+            spec = get_operator(step.op)
+            if rec.upstream_truncated and isinstance(args, dict) and spec.traits.reduces_list(args):
                 srcs = [x["ref"] for x in rec.reads if x["truncated"]]
+                how = spec.traits.reduces
+                what = f"{step.op} {args.get(how.arg)}" if how is not None and how.arg else step.op
                 raise UpstreamError(
-                    f"step {step.id}: compute {args.get('fn')} over incomplete input {srcs} would give a "
+                    f"step {step.id}: {what} over incomplete input {srcs} would give a "
                     "wrong number; use the producer's *_total field, or raise its limit to cover the result",
                     reason="truncated_input",
                     reads=srcs,
@@ -328,7 +330,6 @@ class Executor:
             return rows_used
         env = result.envelope
         payload = env["payload"]
-        spec = get_operator(step.op)
         returned = sum(len(payload[name]) for name in spec.lists)
         rec.estimate_s = round(result.estimate_s, 6)
         rec.wall_ms = round((time.perf_counter() - t0) * 1e3, 3)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.operators.context import EdgeArrays, OpContext
+from engine.operators.context import OpContext
+from engine.operators.edge_arrays import EdgeArrays
 from engine.operators.sorting import stable_order
 
 # -- adjacency --------------------------------------------------------------------------------------

@@ -17,8 +17,18 @@ import types
 import typing
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
 
 from engine.errors import InvalidArgError, SchemaError, TGMSError
 from engine.timeutil import OPEN_END
@@ -52,6 +62,32 @@ UidList = Annotated[list[Uid], Field(max_length=MAX_LIST)]
 def invalid(message: str) -> PydanticCustomError:
     """A value error raised inside a validator; maps to ``E_INVALID_ARG``."""
     return PydanticCustomError("invalid_arg", message)
+
+
+class OneOf:
+    """A string argument that must be one of ``choices`` (``Annotated[str, OneOf(METRICS)]``): the JSON
+    Schema lists them as an ``enum``, and another string is ``E_INVALID_ARG`` naming the field and the
+    choices (a non-string stays a type error, ``E_SCHEMA``). Not a ``Literal``: a ``Literal`` miss would
+    be a schema error, and a planner's misspelt choice is a value to correct, not a malformed call."""
+
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        self.choices = tuple(choices)
+
+    def __repr__(self) -> str:
+        return f"OneOf({self.choices!r})"
+
+    def _check(self, value: str, info: ValidationInfo) -> str:
+        if value not in self.choices:
+            raise invalid(f"{info.field_name} must be one of {list(self.choices)} (got {value!r})")
+        return value
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        return core_schema.with_info_after_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        out = handler(schema)
+        out["enum"] = list(self.choices)
+        return out
 
 
 class Model(BaseModel):

@@ -8,18 +8,20 @@ The series is :func:`engine.operators.metrics.event_counts` over the bucket grid
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from engine.canonical import canon_float
-from engine.operators.base import Model, OpArgs, PagedOutput, UidArg, Window, invalid
+from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, UidArg, Window, invalid
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.metrics import METHODS, check_buckets, event_counts, exact, grid, n_buckets
 from engine.operators.registry import operator
+from engine.operators.traits import EventWindow, Traits, Vacancy
 
 
 class BurstParams(Model):
@@ -42,17 +44,10 @@ class BurstParams(Model):
 
 class BurstArgs(OpArgs):
     target: Annotated[str, UidArg(keywords=("global",)), Field(description='"global" or a uid')]
-    window: Window
+    window: Annotated[Window, EventWindow()]
     stride: Annotated[int, Field(ge=1)]
-    method: Annotated[str, Field(json_schema_extra={"enum": list(METHODS)})] = "zscore"
+    method: Annotated[str, OneOf(METHODS)] = "zscore"
     params: BurstParams | None = None
-
-    @field_validator("method")
-    @classmethod
-    def _check_method(cls, v: str) -> str:
-        if v not in METHODS:
-            raise invalid(f"method must be one of {list(METHODS)} (got {v!r})")
-        return v
 
     @model_validator(mode="after")
     def _check_buckets(self) -> BurstArgs:
@@ -123,6 +118,34 @@ def _ratios(x: list[int], w: int, min_history: int) -> list[tuple[int | float, i
     return out
 
 
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def too_few_buckets(args: Mapping[str, Any]) -> Vacancy | None:
+    """burst's vacuous rule, on a plan's literal arguments (which need not be valid): a series of at
+    most ``min_history`` buckets has no bucket with enough history to be scored, so nothing can be flagged.
+    The defaults are :class:`BurstParams`' own (an absent or non-integer ``w`` / ``min_history`` counts as
+    its default; an invalid value is the args rule's to report)."""
+    w, stride = args.get("window"), args.get("stride")
+    if not (isinstance(w, dict) and _is_int(stride) and stride > 0):
+        return None
+    if not all(_is_int(w.get(k)) for k in ("t_a", "t_b")) or w["t_b"] <= w["t_a"]:
+        return None
+    raw = args.get("params") if isinstance(args.get("params"), dict) else {}
+    given = {k: raw[k] for k in ("w", "min_history") if _is_int(raw.get(k))}
+    mh = BurstParams.model_construct(**given).history  # unvalidated: only the defaults are wanted
+    n = n_buckets(w["t_a"], w["t_b"], stride)
+    if n > mh:
+        return None
+    need = (w["t_b"] - w["t_a"]) // (mh + 1)
+    return Vacancy(
+        "stride",
+        f"{n} bucket(s) of stride {stride}: with min_history {mh} no bucket can be scored",
+        {"stride_at_most": max(need, 1)},
+    )
+
+
 def _burst_work(p: StoreProfile, a: BurstArgs, n: int) -> dict[str, float]:
     w = (a.params or BurstParams()).w
     scan = 0.0 if a.target == "global" else 0.05 * p.n_edges  # one endpoint mask over the scan
@@ -143,6 +166,7 @@ def _burst_cost(p: StoreProfile, a: BurstArgs) -> CostEstimate:
 @operator(
     name="burst_detection",
     family="metrics",
+    traits=Traits(vacuous=too_few_buckets),
     args=BurstArgs,
     output=BurstOut,
     cost=_burst_cost,

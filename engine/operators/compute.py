@@ -14,7 +14,7 @@ not take, then the fn's own arguments and values) and keeps the result for the o
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Annotated, Any, Literal, NoReturn
 
@@ -26,6 +26,7 @@ from engine.operators.base import OpArgs, PagedOutput
 from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.registry import operator
+from engine.operators.traits import AllenCall, Loc, Operand, Traits, When
 
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 SELECTORS = ("topk", "filter")
@@ -35,6 +36,7 @@ FNS = (*REDUCERS, *SELECTORS, "interval_relation", *PAIRWISE, *SET_OPS)
 #: fns over a list whose result (a number, or rows and their count) is wrong on part of the list: a plan
 #: may not apply them to truncated input (docs/plans.md §3)
 LIST_FNS = (*REDUCERS, *SELECTORS, *SET_OPS)
+TWO_OPERANDS = ("interval_relation", *PAIRWISE, *SET_OPS)  # a and b, or input = [a, b]
 FN_ARGS = ("input", "field", "k", "cmp", "value", "a", "b")
 #: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG
 TAKES: dict[str, tuple[str, ...]] = {
@@ -397,6 +399,7 @@ class ComputeArgs(OpArgs):
     fn: Annotated[Literal[FNS], Field(description="the function; see the manual for each fn's arguments")]
     input: Annotated[
         list[Any] | None,
+        Operand(),
         Field(
             description="the elements (usually a $ref projection); for a/b fns input = [a, b]. "
             + _takers("input")
@@ -413,9 +416,15 @@ class ComputeArgs(OpArgs):
         Literal[(*CMPS, *CMP_ALIASES)] | None,
         Field(description="comparison of each value with `value`. " + _takers("cmp")),
     ] = None
-    value: Annotated[Any, Field(description="the value compared against. " + _takers("value"))] = None
-    a: Annotated[Any, Field(description="first operand (number, interval or list). " + _takers("a"))] = None
-    b: Annotated[Any, Field(description="second operand (number, interval or list). " + _takers("b"))] = None
+    value: Annotated[Any, Operand(), Field(description="the value compared against. " + _takers("value"))] = (
+        None
+    )
+    a: Annotated[
+        Any, Operand(), Field(description="first operand (number, interval or list). " + _takers("a"))
+    ] = None
+    b: Annotated[
+        Any, Operand(), Field(description="second operand (number, interval or list). " + _takers("b"))
+    ] = None
 
     _result: Result | None = PrivateAttr(default=None)
 
@@ -449,10 +458,35 @@ def _compute_cost(p: StoreProfile, a: ComputeArgs) -> CostEstimate:
     return CostEstimate({"scan_row": 20 * n, "row_out": n}, ["compute over fewer elements"])
 
 
+def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
+    """Whether an empty producer read at argument position ``loc`` leaves the result trivially empty or
+    zero (the plan verifier's vacuous rule, docs/plans.md §2): the call's whole input being empty gives the
+    count 0, the sum 0, no rows; an empty intersection operand or minuend empties the result, and an
+    interval read from nothing cannot be related. An empty *term* (one element of a literal list, an
+    operand of a union or of a pairwise fn, a subtrahend) is a legitimate zero or empty set: the result
+    still depends on the other terms."""
+    if not loc or loc == ("input",):
+        return True
+    fn = args.get("fn")
+    operand: Any = None
+    if len(loc) == 1 and loc[0] in ("a", "b"):
+        operand = loc[0]
+    elif len(loc) == 2 and loc[0] == "input" and fn in TWO_OPERANDS:
+        operand = {0: "a", 1: "b"}.get(loc[1])  # type: ignore[call-overload]
+    if operand is None:
+        return False  # a term of a literal list
+    return fn in ("interval_relation", "intersection") or (fn == "difference" and operand == "a")
+
+
 @operator(
     name="compute",
     edge_arrays=False,  # no store data at all
     family="compute",
+    traits=Traits(
+        reduces=When("fn", LIST_FNS),
+        keeps_empty=keeps_empty,
+        allen=AllenCall(When("fn", ("interval_relation",)), a="a", b="b", pair="input"),
+    ),
     args=ComputeArgs,
     output=ComputeOut,
     cost=_compute_cost,

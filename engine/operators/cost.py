@@ -107,17 +107,17 @@ def check_budget(op: str, est: CostEstimate, budget_s: float | None) -> None:
         )
 
 
-def recheck(ctx: OpContext, op: str, est: CostEstimate, what: str) -> None:
+def recheck(op: str, est: CostEstimate, what: str, budget_s: float | None) -> None:
     """The guard's second look, from inside a call that now knows its exact work (e.g. the wedge count of
     a motif selection): ``E_COST`` if that estimate exceeds the call's budget. Unguarded calls (the
     budget is None) pass. The estimate before the call is a model of the store's statistics and can be
     off by 10x on skewed selections; this bounds what an admitted call may cost."""
-    if ctx.budget_s is not None and est.seconds > ctx.budget_s:
+    if budget_s is not None and est.seconds > budget_s:
         raise CostError(
-            f"{op}: {what}: estimated {est.seconds:.2f} s exceeds the budget of {ctx.budget_s:.2f} s",
+            f"{op}: {what}: estimated {est.seconds:.2f} s exceeds the budget of {budget_s:.2f} s",
             op=op,
             stage="run",
             estimate=est.to_dict(),
-            budget_s=ctx.budget_s,
+            budget_s=budget_s,
             suggestions=est.suggestions or ["narrow the window or the seeds"],
         )

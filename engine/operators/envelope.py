@@ -108,12 +108,10 @@ def run_call(
     if check_cost:
         check_budget(op, est, budget_s)
     t0 = time.perf_counter()
-    ctx.budget_s = (DEFAULT_BUDGET_S if budget_s is None else budget_s) if check_cost else None
-    try:
-        payload = spec.impl(ctx, args)
-        payload = page_payload(spec, payload, getattr(args, "limit", 100), offset, key)
-    finally:
-        ctx.budget_s = None
+    # the budget a budgeted implementation re-checks mid-call (None: an unguarded call is not rechecked)
+    budget = (DEFAULT_BUDGET_S if budget_s is None else budget_s) if check_cost else None
+    payload = spec.impl(ctx, args, budget_s=budget) if spec.budgeted else spec.impl(ctx, args)
+    payload = page_payload(spec, payload, getattr(args, "limit", 100), offset, key)
     payload = canonicalize(payload)
     wall = time.perf_counter() - t0
     envelope = {

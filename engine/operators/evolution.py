@@ -28,6 +28,7 @@ from engine.operators.base import (
     MAX_LIMIT,
     MAX_LIST,
     Model,
+    OneOf,
     OpArgs,
     PagedOutput,
     Time,
@@ -36,11 +37,14 @@ from engine.operators.base import (
     dedupe,
     invalid,
 )
-from engine.operators.context import EdgeArrays, LazyRows, OpContext
+from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
+from engine.operators.edge_arrays import EdgeArrays
+from engine.operators.lazy_rows import LazyRows
 from engine.operators.metrics import check_buckets, coverage, grid, n_buckets
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeRef
+from engine.operators.traits import Period, Traits
 
 ALLEN_RELATIONS = (
     "before",
@@ -133,6 +137,7 @@ def _first_by_group(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, n
 @operator(
     name="neighborhood_evolution",
     family="evolution",
+    traits=Traits(period=Period("t1", "t2")),
     args=NeighborhoodArgs,
     output=NeighborhoodOut,
     cost=_neighborhood_cost,
@@ -226,14 +231,7 @@ class EdgeSpec(Model):
 class CoActiveArgs(OpArgs):
     a_spec: EdgeSpec
     b_spec: EdgeSpec
-    allen_relation: Annotated[str, Field(json_schema_extra={"enum": list(ALLEN_RELATIONS)})]
-
-    @field_validator("allen_relation")
-    @classmethod
-    def _check_rel(cls, v: str) -> str:
-        if v not in ALLEN_RELATIONS:
-            raise invalid(f"allen_relation must be one of {list(ALLEN_RELATIONS)} (got {v!r})")
-        return v
+    allen_relation: Annotated[str, OneOf(ALLEN_RELATIONS)]
 
 
 class CoActiveRow(Model):

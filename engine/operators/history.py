@@ -16,11 +16,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
+from engine.operators.arrow_take import take_rows
 from engine.operators.base import Model, OpArgs, PagedOutput, Time, Uid, UidList, dedupe, invalid
-from engine.operators.context import EdgeArrays, LazyRows, OpContext, take_rows
+from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
+from engine.operators.edge_arrays import EdgeArrays
+from engine.operators.lazy_rows import LazyRows
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeVersionRow, NodeVersionRow
+from engine.operators.traits import NonEmpty, TimePoint
+
+#: a selecting uid list (``[]`` selects nothing) and a snapshot time, for the plan verifier
+Seeds = Annotated[UidList, NonEmpty()]
+SnapshotTime = Annotated[Time, TimePoint()]
 
 # -- entity_history -------------------------------------------------------------------------------------
 
@@ -80,8 +88,8 @@ def entity_history(ctx: OpContext, a: EntityHistoryArgs) -> dict[str, Any]:
 
 
 class SnapshotArgs(OpArgs):
-    seeds: UidList
-    t_valid: Time
+    seeds: Seeds
+    t_valid: SnapshotTime
     hops: Annotated[int, Field(ge=0, le=3)] = 1
     rel_types: list[Annotated[str, Field(min_length=1)]] | None = None
 
@@ -183,13 +191,13 @@ def snapshot_subgraph(ctx: OpContext, a: SnapshotArgs) -> dict[str, Any]:
 
 
 class DiffScope(Model):
-    seeds: UidList
+    seeds: Seeds
     hops: Annotated[int, Field(ge=0, le=3)] = 1
 
 
 class DiffArgs(OpArgs):
-    t1: Time
-    t2: Time
+    t1: SnapshotTime
+    t2: SnapshotTime
     scope: DiffScope | None = None
 
     @model_validator(mode="after")

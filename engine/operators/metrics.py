@@ -26,14 +26,16 @@ from functools import cached_property
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from engine.canonical import canon_float
 from engine.errors import InvalidArgError
-from engine.operators.base import MAX_BUCKETS, Model, OpArgs, PagedOutput, Window, invalid
-from engine.operators.context import EdgeArrays, OpContext
+from engine.operators.base import MAX_BUCKETS, Model, OneOf, OpArgs, PagedOutput, Window
+from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
+from engine.operators.edge_arrays import EdgeArrays
 from engine.operators.registry import operator
+from engine.operators.traits import EventWindow, When
 
 METRICS = (
     "node_count",
@@ -43,6 +45,9 @@ METRICS = (
     "new_node_rate",
     "reciprocity",
 )
+#: the metrics computed from the events starting in each bucket (new nodes are first seen in an event):
+#: over a window without events every bucket is zero, whatever the data
+EVENT_METRICS = ("edge_event_count", "new_node_rate", "reciprocity")
 METHODS = ("zscore", "ratio")
 _I64_MAX = np.iinfo(np.int64).max
 
@@ -337,16 +342,9 @@ def metric_series(ctx: OpContext, as_of_tt: int | None, metric: str, g: Grid) ->
 
 
 class MetricArgs(OpArgs):
-    metric: Annotated[str, Field(json_schema_extra={"enum": list(METRICS)})]
-    window: Window
+    metric: Annotated[str, OneOf(METRICS)]
+    window: Annotated[Window, EventWindow(When("metric", EVENT_METRICS))]
     stride: Annotated[int, Field(ge=1, description="bucket width in µs; at most 2,000 buckets")]
-
-    @field_validator("metric")
-    @classmethod
-    def _check_metric(cls, v: str) -> str:
-        if v not in METRICS:
-            raise invalid(f"metric must be one of {list(METRICS)} (got {v!r})")
-        return v
 
     @model_validator(mode="after")
     def _check_buckets(self) -> MetricArgs:

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, overload
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from engine.operators.base import Model, OpArgs, PagedOutput, UidList, Window, dedupe, invalid
+from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, UidList, Window, dedupe
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor, recheck
 from engine.operators.motif_kernels import (
@@ -33,6 +33,7 @@ from engine.operators.motif_kernels import (
 )
 from engine.operators.registry import operator
 from engine.operators.rows import Step
+from engine.operators.traits import EventWindow, NonEmpty, Traits
 
 #: variables per motif (their order is the order of ``nodes`` in an instance row)
 N_VARS = {
@@ -48,17 +49,10 @@ _ROW_CHUNK = 10_000
 
 
 class MotifArgs(OpArgs):
-    motif: Annotated[str, Field(json_schema_extra={"enum": list(MOTIF_NAMES)})]
+    motif: Annotated[str, OneOf(MOTIF_NAMES)]
     delta: Annotated[int, Field(ge=0, description="µs; an instance spans t3 - t1 <= delta")]
-    window: Window
-    node_filter: UidList | None = None
-
-    @field_validator("motif")
-    @classmethod
-    def _check_motif(cls, v: str) -> str:
-        if v not in MOTIF_NAMES:
-            raise invalid(f"motif must be one of {list(MOTIF_NAMES)} (got {v!r})")
-        return v
+    window: Annotated[Window, EventWindow()]
+    node_filter: Annotated[UidList, NonEmpty()] | None = None
 
 
 class CountMotifsArgs(MotifArgs):
@@ -375,18 +369,22 @@ def exact_estimate(ctx: OpContext, a: MotifArgs, sel: Selection, ev: MotifEvents
     return CostEstimate(work, ["use a smaller delta", "narrow the window", "add a node_filter"])
 
 
-def _recheck(ctx: OpContext, op: str, a: MotifArgs, sel: Selection, ev: MotifEvents) -> None:
+def _recheck(
+    ctx: OpContext, op: str, a: MotifArgs, sel: Selection, ev: MotifEvents, budget_s: float | None
+) -> None:
     """Refuse before the kernel when the exact-work estimate exceeds the call's budget."""
-    if ctx.budget_s is None:
+    if budget_s is None:
         return
     est = exact_estimate(ctx, a, sel, ev)
     if est is not None:
-        recheck(ctx, op, est, f"{ev.n_wedges():,} wedges at delta {a.delta}")
+        recheck(op, est, f"{ev.n_wedges():,} wedges at delta {a.delta}", budget_s)
 
 
 @operator(
     name="count_temporal_motifs",
     family="motifs",
+    budgeted=True,  # re-prices the exact wedge count before the kernel
+    traits=Traits(pattern_counts=("count",)),
     args=CountMotifsArgs,
     output=CountMotifsOut,
     cost=_count_cost,
@@ -407,16 +405,19 @@ def _recheck(ctx: OpContext, op: str, a: MotifArgs, sel: Selection, ev: MotifEve
         "note": "a→b@1, b→c@2, c→a@3, a→b@9 with delta 2: count 1 (n_events_in_window 4)",
     },
 )
-def count_temporal_motifs(ctx: OpContext, a: CountMotifsArgs) -> dict[str, Any]:
+def count_temporal_motifs(
+    ctx: OpContext, a: CountMotifsArgs, budget_s: float | None = None
+) -> dict[str, Any]:
     sel = selection(ctx, a)
     ev = sel.at(a.delta)
-    _recheck(ctx, "count_temporal_motifs", a, sel, ev)
+    _recheck(ctx, "count_temporal_motifs", a, sel, ev, budget_s)
     return {"count": sel.count(a.motif, a.delta, ev), "n_events_in_window": sel.n_events}
 
 
 @operator(
     name="find_temporal_motif_instances",
     family="motifs",
+    budgeted=True,
     args=FindMotifsArgs,
     output=FindMotifsOut,
     cost=_find_cost,
@@ -439,9 +440,11 @@ def count_temporal_motifs(ctx: OpContext, a: CountMotifsArgs) -> dict[str, Any]:
         "note": "a→b@1, b→a@2, a→b@3 with delta 2: one row, nodes [a, b]",
     },
 )
-def find_temporal_motif_instances(ctx: OpContext, a: FindMotifsArgs) -> dict[str, Any]:
+def find_temporal_motif_instances(
+    ctx: OpContext, a: FindMotifsArgs, budget_s: float | None = None
+) -> dict[str, Any]:
     sel = selection(ctx, a)
     ev = sel.at(a.delta)
-    _recheck(ctx, "find_temporal_motif_instances", a, sel, ev)
+    _recheck(ctx, "find_temporal_motif_instances", a, sel, ev, budget_s)
     total = sel.count(a.motif, a.delta, ev)
     return {"rows": InstanceRows(ctx, a, sel, ev, total), "rows_total": total}

@@ -22,11 +22,11 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from engine.errors import CostError, InvalidArgError
 from engine.operators.adjacency import Scope, _ranges, adjacency, scope
-from engine.operators.base import Model, OpArgs, PagedOutput, Uid, Window, invalid
+from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, Uid, Window
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor
 from engine.operators.registry import operator
@@ -204,14 +204,7 @@ class ReachabilityArgs(OpArgs):
     src: Uid
     window: Window
     delta_max_wait: Annotated[int, Field(ge=0)] | None = None
-    direction: Annotated[str, Field(json_schema_extra={"enum": list(DIRECTIONS)})] = "out"
-
-    @field_validator("direction")
-    @classmethod
-    def _check_direction(cls, v: str) -> str:
-        if v not in DIRECTIONS:
-            raise invalid(f"direction must be one of {list(DIRECTIONS)} (got {v!r})")
-        return v
+    direction: Annotated[str, OneOf(DIRECTIONS)] = "out"
 
 
 class ReachRow(Model):

@@ -4,22 +4,25 @@
   and return the JSON types it yields, or the position where it leaves the contract and the fields that
   were legal there (the paper's Lesson 1: ``s2.count`` where the operator emits ``rows_total``);
 - :func:`arg_types`: the JSON types an **argument** position accepts (for ref/argument compatibility);
+- :func:`value_shape`, :func:`element_shape`: whether what a ref yields names entities (uid strings, or
+  objects with a ``uid``), read from the producer's output schema, for the answer-kind check;
 - :func:`uid_positions`: where an operator's arguments name node uids (the :class:`UidArg` marker), for
   the grounding rule.
 """
 
 from __future__ import annotations
 
-import typing
 from dataclasses import dataclass
+from enum import Enum
 from functools import cache
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import BaseModel
 
 from engine.operators.base import UidArg
 from engine.operators.registry import OperatorSpec
 from engine.operators.schemas import args_schema, output_schema
+from engine.operators.traits import literals_at, marked
 from engine.plan.refs import Field, Index, Ref, Star
 
 ANY: frozenset[str] = frozenset()  # "no constraint": the schema position accepts or yields anything
@@ -69,25 +72,28 @@ class RefTarget:
     at: str = ""  # on failure: the position that is not in the contract
     legal: tuple[str, ...] = ()  # on failure: the fields legal at that position
     message: str = ""
+    node: dict[str, Any] | None = None  # the schema node it lands on ({}: unconstrained)
+    projected: bool = False  # through [*]: a list of ``node`` values
 
 
-_SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {}
+# keyed by the model, not the operator name: a name registered again (a test's toy) has new models
+_SCHEMAS: dict[tuple[str, type[BaseModel]], dict[str, Any]] = {}
 
 
-def _out_schema(op: str, spec: OperatorSpec) -> dict[str, Any]:
-    if ("out", op) not in _SCHEMAS:
-        _SCHEMAS["out", op] = output_schema(spec)
-    return _SCHEMAS["out", op]
+def _out_schema(spec: OperatorSpec) -> dict[str, Any]:
+    if ("out", spec.output) not in _SCHEMAS:
+        _SCHEMAS["out", spec.output] = output_schema(spec)
+    return _SCHEMAS["out", spec.output]
 
 
 def _args_schema(spec: OperatorSpec) -> dict[str, Any]:
-    if ("args", spec.name) not in _SCHEMAS:
-        _SCHEMAS["args", spec.name] = args_schema(spec)
-    return _SCHEMAS["args", spec.name]
+    if ("args", spec.args) not in _SCHEMAS:
+        _SCHEMAS["args", spec.args] = args_schema(spec)
+    return _SCHEMAS["args", spec.args]
 
 
 def ref_target(spec: OperatorSpec, ref: Ref) -> RefTarget:
-    schema = _out_schema(spec.name, spec)
+    schema = _out_schema(spec)
     fields = tuple(spec.declared_outputs)
     if ref.field not in fields:
         return RefTarget(
@@ -124,7 +130,65 @@ def ref_target(spec: OperatorSpec, ref: Ref) -> RefTarget:
             node = props[seg.name]
         here += str(seg)
     types = _types(node) if node else ANY
-    return RefTarget(True, frozenset({"array"}) if projected else types)
+    return RefTarget(True, frozenset({"array"}) if projected else types, node=node, projected=projected)
+
+
+# -- what a value holds: uids or not -----------------------------------------------------------------------
+
+
+class Shape(Enum):
+    """Whether a value the contract declares can name an entity (DESIGN §3.5 answer kinds)."""
+
+    UID = "a uid string or an object with a uid"
+    OTHER = "neither a uid string nor an object with a uid"
+    UNKNOWN = "not declared"
+
+
+def _shape(node: dict[str, Any]) -> Shape:
+    """The shape of a schema node: UID if some branch is a string or an object whose ``uid`` is a string;
+    UNKNOWN if some branch is unconstrained (compute's rows, an open object); else OTHER. ``null``
+    branches are neutral (a missing value is the run's to report)."""
+    shapes = set()
+    for o in _branches(node):
+        types = _types(o) if o else ANY
+        if types == ANY:
+            shapes.add(Shape.UNKNOWN)
+        elif "string" in types:
+            shapes.add(Shape.UID)
+        elif "object" in types:
+            props = o.get("properties")
+            if not props:
+                shapes.add(Shape.UNKNOWN)
+            elif "uid" in props:
+                uid = _types(props["uid"]) if props["uid"] else ANY
+                shapes.add(Shape.UID if uid == ANY or "string" in uid else Shape.OTHER)
+            else:
+                shapes.add(Shape.OTHER)
+        elif types != {"null"}:
+            shapes.add(Shape.OTHER)
+    for s in (Shape.UID, Shape.UNKNOWN):
+        if s in shapes:
+            return s
+    return Shape.OTHER
+
+
+def value_shape(tgt: RefTarget) -> Shape:
+    """What the value a ref yields is (an ``entity`` answer needs UID or UNKNOWN)."""
+    if tgt.node is None or tgt.projected:
+        return Shape.UNKNOWN if tgt.node is None else Shape.OTHER
+    return _shape(tgt.node)
+
+
+def element_shape(tgt: RefTarget) -> Shape:
+    """What the elements of the list a ref yields are (an ``entity_set`` answer needs UID or UNKNOWN)."""
+    if tgt.node is None:
+        return Shape.UNKNOWN
+    if tgt.projected:
+        return _shape(tgt.node)
+    if not tgt.node:
+        return Shape.UNKNOWN
+    items = [o.get("items", {}) for o in _branches(tgt.node) if "array" in _types(o)]
+    return _shape({"anyOf": items}) if items else Shape.OTHER
 
 
 def arg_node(spec: OperatorSpec, loc: tuple[str | int, ...]) -> dict[str, Any]:
@@ -169,64 +233,24 @@ class UidPosition:
     keywords: tuple[str, ...] = ()
 
 
-def _walk_annotation(ann: Any, path: tuple[str, ...], out: list[UidPosition]) -> None:
-    origin = typing.get_origin(ann)
-    if origin is Annotated:
-        base, *meta = typing.get_args(ann)
-        marks = [m for m in meta if isinstance(m, UidArg)]
-        if marks:
-            out.append(UidPosition(path, marks[0].keywords))
-            return
-        _walk_annotation(base, path, out)
-    elif origin in (list, tuple):
-        for a in typing.get_args(ann):
-            _walk_annotation(a, (*path, "*"), out)
-    elif origin is not None:  # unions
-        for a in typing.get_args(ann):
-            _walk_annotation(a, path, out)
-    elif isinstance(ann, type) and issubclass(ann, BaseModel):
-        out.extend(_model_positions(ann, path))
-
-
-def _model_positions(model: type[BaseModel], path: tuple[str, ...]) -> list[UidPosition]:
-    out: list[UidPosition] = []
-    for name, info in model.model_fields.items():
-        marks = [m for m in info.metadata if isinstance(m, UidArg)]
-        if marks:
-            out.append(UidPosition((*path, name), marks[0].keywords))
-        else:
-            _walk_annotation(info.annotation, (*path, name), out)
-    return list(dict.fromkeys(out))
-
-
 @cache
 def uid_positions(model: type[BaseModel]) -> tuple[UidPosition, ...]:
-    return tuple(_model_positions(model, ()))
+    return tuple(UidPosition(path, mark.keywords) for path, mark in marked(model, UidArg))
 
 
 def literal_uids(model: type[BaseModel], args: dict[str, Any]) -> list[tuple[str, str]]:
     """``(argument location, uid)`` for every literal uid in ``args`` (refs are not literals)."""
     found: list[tuple[str, str]] = []
-
-    def take(value: Any, path: tuple[str, ...], where: str, keywords: tuple[str, ...]) -> None:
-        if not path:
-            if isinstance(value, str) and value not in keywords:
+    for pos in uid_positions(model):
+        for where, value in literals_at(args, pos.path):
+            if isinstance(value, str) and value not in pos.keywords:
                 found.append((where, value))
             elif isinstance(value, list):  # a uid-or-list position (co_active specs)
-                for i, v in enumerate(value):
-                    if isinstance(v, str) and v not in keywords:
-                        found.append((f"{where}[{i}]", v))
-            return
-        head, rest = path[0], path[1:]
-        if head == "*":
-            if isinstance(value, list):
-                for i, v in enumerate(value):
-                    take(v, rest, f"{where}[{i}]", keywords)
-        elif isinstance(value, dict) and head in value and "$ref" not in value:
-            take(value[head], rest, f"{where}.{head}" if where else head, keywords)
-
-    for pos in uid_positions(model):
-        take(args, pos.path, "", pos.keywords)
+                found += [
+                    (f"{where}[{i}]", v)
+                    for i, v in enumerate(value)
+                    if isinstance(v, str) and v not in pos.keywords
+                ]
     return found
 
 

@@ -14,13 +14,17 @@ group                     codes
                           (a list where a scalar is expected, or the reverse), answer_field, answer_kind
 ``args``                  arg_name, arg_missing, arg_type, arg_value    (literal arguments; refs skipped)
 ``temporal``              temporal_extent (a time or window outside the dataset's valid-time extent)
-``vacuous``               vacuous_arg (a window with no events for an event operator, t1 == t2, an empty
-                          uid list, a burst series too short to score)
+``vacuous``               vacuous_arg (a window with no events for an event operator, an empty selecting
+                          list, an operator's own rule such as burst's series too short to score),
+                          reported only where the emptiness reaches the answer (:mod:`engine.plan.vacuity`)
 ``grounding``             grounding (a literal uid that is not in the task input)
 ``cost``                  cost (a step's estimate exceeds the call budget), plan_cost (the plan's)
 ========================  ==================================================================================
 
 Steps whose arguments contain refs are priced at run time by the executor (their values are unknown here).
+
+Nothing here names an operator: what the rules need to know comes from the operator's declared traits and
+argument markers (:mod:`engine.operators.traits`) and its output schema (:mod:`engine.plan.contracts`).
 """
 
 from __future__ import annotations
@@ -30,23 +34,31 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from engine.errors import TGMSError
 from engine.operators.base import parse_args
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, profile
 from engine.operators.registry import REGISTRY, OperatorSpec, load_all
-from engine.plan.contracts import ANY, arg_fields, arg_types, compatible, literal_uids, ref_target
+from engine.operators.traits import Operand, literals_at, marked
+from engine.plan.contracts import (
+    ANY,
+    Shape,
+    arg_fields,
+    arg_types,
+    compatible,
+    element_shape,
+    literal_uids,
+    ref_target,
+    value_shape,
+)
+from engine.plan.extent import data_findings
 from engine.plan.model import Parsed, Step, Violation, parse_plan
-from engine.plan.refs import is_ref
-from engine.timeutil import OPEN_END
+from engine.plan.refs import Ref, is_ref
+from engine.plan.vacuity import reaching_answer
 
 CHECKS = ("structure", "output_contracts", "args", "temporal", "vacuous", "grounding", "cost")
 DEFAULT_PLAN_BUDGET_S = 60.0
-#: operators whose window selects events by vt_s (an eventless window gives a trivially empty answer)
-EVENT_WINDOW_OPS = ("count_temporal_motifs", "find_temporal_motif_instances", "burst_detection")
-EVENT_METRICS = ("edge_event_count", "new_node_rate", "reciprocity")
+ENTITY_KINDS = {"entity": value_shape, "entity_set": element_shape}
 KIND_TYPES: dict[str, frozenset[str]] = {
     "count": frozenset({"integer"}),
     "boolean": frozenset({"boolean"}),
@@ -94,32 +106,6 @@ class Report:
             "estimates_s": {k: round(v, 6) for k, v in self.estimates_s.items()},
             "task_uids": self.task_uids,
         }
-
-
-# -- the dataset's valid-time extent ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Extent:
-    lo: int | None  # least vt_s
-    last_start: int | None  # greatest vt_s
-    hi: int | None  # exclusive end of anything valid; None: something is valid forever
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"vt_min": self.lo, "vt_max": self.last_start, "valid_until": self.hi}
-
-
-def dataset_extent(ctx: OpContext, as_of_tt: int | None) -> Extent:
-    def build() -> Extent:
-        p = profile(ctx, as_of_tt)
-        if p.vt_min is None:
-            return Extent(None, None, 0)
-        vt_e = ctx.edges(as_of_tt).vt_e
-        if bool((vt_e >= OPEN_END).any()):
-            return Extent(p.vt_min, p.vt_max, None)
-        return Extent(p.vt_min, p.vt_max, int(vt_e.max()))
-
-    return ctx.cached(("plan_extent", as_of_tt), build)
 
 
 # -- the verifier ---------------------------------------------------------------------------------------
@@ -211,6 +197,28 @@ class _Check:
                     "answer_spec.kind",
                     sorted(KIND_TYPES[spec.kind]),
                 )
+            elif spec.kind in ENTITY_KINDS:
+                self.entity_shape(spec.kind, spec.source, self.specs[spec.source.step], tgt)
+
+    def entity_shape(self, kind: str, source: Ref, pspec: OperatorSpec, tgt: Any) -> None:
+        """An entity answer must name uids: the value (``entity``) or the elements (``entity_set``) the
+        producer's output schema declares must be uid strings or objects with a ``uid``."""
+        shape_of = ENTITY_KINDS[kind]
+        shape = shape_of(tgt)
+        if shape is not Shape.OTHER:
+            return
+        what = "the value" if kind == "entity" else "the elements"
+        holding = [
+            f for f in pspec.declared_outputs if shape_of(ref_target(pspec, Ref(source.step, f))) is Shape.UID
+        ]
+        self.add(
+            "answer_kind",
+            f"answer_spec.kind {kind!r} needs uids (uid strings or objects with a uid) but {what} of "
+            f"{source} are {shape.value}",
+            source.step,
+            "answer_spec.kind",
+            [f"{source.step}.{f}" for f in holding],
+        )
 
     # -- literal arguments
     def literal_args(self, s: Step, spec: OperatorSpec) -> Any | None:
@@ -251,14 +259,14 @@ class _Check:
         if self.on("output_contracts"):
             self.refs()
         task = self.task_uids()
+        data = self.data_findings()
         for s in self.p.steps:
             spec = self.specs.get(s.id)
             if spec is None:
                 continue
             parsed = self.literal_args(s, spec) if self.on("args") or self.on("cost") else None
-            as_of = s.args.get("as_of_tt") if isinstance(s.args.get("as_of_tt"), int) else None
-            if self.ctx is not None and (self.on("temporal") or self.on("vacuous")):
-                self.temporal(s, spec, as_of)
+            as_of = _as_of(s)
+            self.out += data.get(s.id, [])
             if self.on("grounding") and task is not None:
                 self.grounding(s, spec, task)
             if self.on("cost") and parsed is not None and self.ctx is not None:
@@ -273,6 +281,20 @@ class _Check:
             )
         return Report(self.out, {c: self.on(c) for c in CHECKS}, self.estimates, sorted(task or ()))
 
+    def data_findings(self) -> dict[str, list[Violation]]:
+        """Each step's temporal and vacuous findings; a vacuous one only where it reaches the answer."""
+        if self.ctx is None or not (self.on("temporal") or self.on("vacuous")):
+            return {}
+        on = {"temporal": self.on("temporal"), "vacuous": self.on("vacuous")}
+        found = {
+            s.id: data_findings(self.ctx, s, spec, _as_of(s), **on)
+            for s in self.p.steps
+            if (spec := self.specs.get(s.id))
+        }
+        vacant = {sid for sid, vs in found.items() if any(v.code == "vacuous_arg" for v in vs)}
+        live = reaching_answer(self.p.steps, self.specs, vacant, self.p.answer_spec) if vacant else set()
+        return {sid: [v for v in vs if v.code != "vacuous_arg" or sid in live] for sid, vs in found.items()}
+
     def task_uids(self) -> frozenset[str] | None:
         if self.cfg.task_uids is not None:
             return self.cfg.task_uids
@@ -283,10 +305,13 @@ class _Check:
 
     def grounding(self, s: Step, spec: OperatorSpec, task: frozenset[str]) -> None:
         found = literal_uids(spec.args, s.args)
-        if spec.name == "compute" and self.ctx is not None:
-            # compute's operands are untyped: a literal string there that is a store uid is an identifier too
+        operands = marked(spec.args, Operand)
+        if operands and self.ctx is not None:
+            # untyped operands: a literal string there that is a store uid is an identifier too
             known = self.ctx.nid_index()
-            found += [(w, v) for w, v in _literal_strings(s.args) if v in known]
+            for path, _ in operands:
+                for where, value in literals_at(s.args, path):
+                    found += [(w, v) for w, v in _literal_strings(value, where) if v in known]
         for where, uid in found:
             if uid not in task:
                 self.add(
@@ -297,95 +322,6 @@ class _Check:
                     f"args.{where}",
                     sorted(task),
                 )
-
-    def temporal(self, s: Step, spec: OperatorSpec, as_of: int | None) -> None:
-        assert self.ctx is not None
-        ext = dataset_extent(self.ctx, as_of)
-        if ext.lo is None:
-            if self.on("vacuous") and spec.edge_arrays:
-                self.add(
-                    "vacuous_arg",
-                    f"step {s.id}: nothing is believed at as_of_tt={as_of}",
-                    s.id,
-                    "args.as_of_tt",
-                )
-            return
-        prof = profile(self.ctx, as_of)
-        hi = ext.hi if ext.hi is not None else OPEN_END
-        legal = ext.to_dict()
-        for where, w in _windows(s.args):
-            if self.on("temporal") and (w["t_b"] <= ext.lo or w["t_a"] >= hi):
-                self.add(
-                    "temporal_extent",
-                    f"step {s.id}: {where} [{w['t_a']}, {w['t_b']}) lies outside the dataset's "
-                    f"valid-time extent [{ext.lo}, {hi})",
-                    s.id,
-                    f"args.{where}",
-                    legal,
-                )
-            elif (
-                self.on("vacuous") and _event_window(spec, s.args) and prof.events_in(w["t_a"], w["t_b"]) == 0
-            ):
-                self.add(
-                    "vacuous_arg",
-                    f"step {s.id}: {where} [{w['t_a']}, {w['t_b']}) contains no events, so the "
-                    "answer is empty whatever the data",
-                    s.id,
-                    f"args.{where}",
-                    _nearest_events(prof.vt_sorted, w["t_a"], w["t_b"]),
-                )
-        for name, t in _time_points(s.op, s.args):
-            if self.on("temporal") and not ext.lo <= t < hi:
-                self.add(
-                    "temporal_extent",
-                    f"step {s.id}: {name}={t} lies outside the dataset's valid-time extent [{ext.lo}, {hi})",
-                    s.id,
-                    f"args.{name}",
-                    legal,
-                )
-        period = _period(s.op, s.args)
-        if period is not None and self.on("temporal") and (period[1] <= ext.lo or period[0] >= hi):
-            self.add(
-                "temporal_extent",
-                f"step {s.id}: the period [t1, t2) = [{period[0]}, {period[1]}) lies outside "
-                f"the dataset's valid-time extent [{ext.lo}, {hi})",
-                s.id,
-                "args.t1",
-                legal,
-            )
-        if not self.on("vacuous"):
-            return
-        for where, value in _uid_lists(s.args):
-            if value == []:
-                self.add(
-                    "vacuous_arg",
-                    f"step {s.id}: args.{where} is an empty list, which selects nothing",
-                    s.id,
-                    f"args.{where}",
-                )
-        if s.op == "burst_detection":
-            self._burst(s)
-
-    def _burst(self, s: Step) -> None:
-        w, stride = s.args.get("window"), s.args.get("stride")
-        if not (isinstance(w, dict) and isinstance(stride, int) and stride > 0):
-            return
-        if not all(isinstance(w.get(k), int) for k in ("t_a", "t_b")) or w["t_b"] <= w["t_a"]:
-            return
-        params = s.args.get("params") if isinstance(s.args.get("params"), dict) else {}
-        win = params.get("w") if isinstance(params.get("w"), int) else 7
-        mh = params.get("min_history") if isinstance(params.get("min_history"), int) else min(3, win)
-        n = -(-(w["t_b"] - w["t_a"]) // stride)
-        if n <= mh:
-            need = (w["t_b"] - w["t_a"]) // (mh + 1)
-            self.add(
-                "vacuous_arg",
-                f"step {s.id}: {n} bucket(s) of stride {stride}: with min_history {mh} no bucket "
-                "can be scored",
-                s.id,
-                "args.stride",
-                {"stride_at_most": max(need, 1)},
-            )
 
     def cost(self, s: Step, spec: OperatorSpec, args: Any, as_of: int | None) -> None:
         assert self.ctx is not None
@@ -457,26 +393,6 @@ def _arg_code(spec: OperatorSpec, prob: dict[str, Any]) -> tuple[str, Any]:
     return "arg_value", None
 
 
-def _windows(args: dict[str, Any]) -> list[tuple[str, dict[str, int]]]:
-    """Literal windows ``{t_a, t_b}`` (ints, t_a < t_b) anywhere in the args, with their location."""
-    out: list[tuple[str, dict[str, int]]] = []
-
-    def walk(v: Any, where: str) -> None:
-        if isinstance(v, dict) and not is_ref(v):
-            ta, tb = v.get("t_a"), v.get("t_b")
-            if where.endswith("window") and all(
-                isinstance(x, int) and not isinstance(x, bool) for x in (ta, tb)
-            ):
-                if ta < tb:  # type: ignore[operator]
-                    out.append((where, {"t_a": ta, "t_b": tb}))  # type: ignore[dict-item]
-                return
-            for k, x in v.items():
-                walk(x, f"{where}.{k}" if where else k)
-
-    walk(args, "")
-    return out
-
-
 def _literal_strings(value: Any, where: str = "") -> list[tuple[str, str]]:
     """Every literal string in an argument tree (refs skipped), with its location."""
     if isinstance(value, str):
@@ -490,45 +406,5 @@ def _literal_strings(value: Any, where: str = "") -> list[tuple[str, str]]:
     return []
 
 
-def _int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _time_points(op: str, args: dict[str, Any]) -> list[tuple[str, int]]:
-    """Literal time *points* (a snapshot time): ``t_valid``, and diff_snapshots' ``t1`` and ``t2``."""
-    names = ("t_valid", "t1", "t2") if op == "diff_snapshots" else ("t_valid",)
-    return [(n, args[n]) for n in names if _int(args.get(n))]
-
-
-def _period(op: str, args: dict[str, Any]) -> tuple[int, int] | None:
-    """neighborhood_evolution's period ``[t1, t2)`` (an interval, not two points)."""
-    t1, t2 = args.get("t1"), args.get("t2")
-    if op == "neighborhood_evolution" and _int(t1) and _int(t2) and t1 < t2:
-        return (t1, t2)
-    return None
-
-
-def _uid_lists(args: dict[str, Any]) -> list[tuple[str, Any]]:
-    out = []
-    for key in ("seeds", "node_filter"):
-        if key in args:
-            out.append((key, args[key]))
-    scope = args.get("scope")
-    if isinstance(scope, dict) and "seeds" in scope:
-        out.append(("scope.seeds", scope["seeds"]))
-    return out
-
-
-def _event_window(spec: OperatorSpec, args: dict[str, Any]) -> bool:
-    return spec.name in EVENT_WINDOW_OPS or (
-        spec.name == "graph_metric_timeseries" and args.get("metric") in EVENT_METRICS
-    )
-
-
-def _nearest_events(vt: np.ndarray, t_a: int, t_b: int) -> dict[str, Any]:
-    i = int(np.searchsorted(vt, t_a, "left"))
-    return {
-        "previous_event": int(vt[i - 1]) if i > 0 else None,
-        "next_event": int(vt[i]) if i < len(vt) else None,
-        "window_length": t_b - t_a,
-    }
+def _as_of(s: Step) -> int | None:
+    return s.args.get("as_of_tt") if isinstance(s.args.get("as_of_tt"), int) else None

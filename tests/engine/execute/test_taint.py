@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from engine.execute.executor import REDUCING, Trace
+from engine.execute.executor import Trace
 from engine.operators.context import OpContext
+from engine.operators.registry import get_operator
 from engine.plan.model import Plan
 
 from ._support import N_REACHED, REACHED, plan, reach, ref, run, snapshot, statuses, step
@@ -224,7 +225,7 @@ def test_with_taint_off_the_count_is_the_count_of_the_page(ctx: OpContext) -> No
      ("median", "earliest_arrival"), ("min", "earliest_arrival"), ("topk", "earliest_arrival")],
 )  # fmt: skip
 def test_every_reducer_over_a_truncated_page_is_refused(ctx: OpContext, fn: str, field: str) -> None:
-    assert fn in REDUCING
+    assert get_operator("compute").traits.reduces_list({"fn": fn})
     trace = run(ctx, _count_plan(PAGE, fn, field))
     assert _rec(trace, "s2").status == "refused"
     assert _rec(trace, "s2").error["details"]["reason"] == "truncated_input"

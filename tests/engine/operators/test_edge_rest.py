@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from engine.operators.context import EdgeArrays, OpContext
+from engine.operators.context import OpContext
+from engine.operators.edge_arrays import EdgeArrays
 
 N = 50
 

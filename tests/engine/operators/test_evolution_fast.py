@@ -21,8 +21,8 @@ from engine.errors import CostError
 from engine.operators import allen as allen_mod
 from engine.operators import evolution
 from engine.operators.allen import RunPairs, allen_join, allen_pairs
-from engine.operators.context import EdgeArrays
 from engine.operators.cost import StoreProfile
+from engine.operators.edge_arrays import EdgeArrays
 from engine.operators.envelope import call
 from engine.operators.evolution import CoActiveArgs, _co_active_cost
 from engine.operators.oracle.evolution import ALLEN_RELATIONS, allen

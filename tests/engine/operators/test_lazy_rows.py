@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.operators.context import LazyRows, take_rows
+from engine.operators.arrow_take import take_rows
+from engine.operators.lazy_rows import LazyRows
 
 
 class Squares(LazyRows):

@@ -1,0 +1,34 @@
+"""Payload lists held as index arrays: rows are built only for the slice a page reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, overload
+
+import numpy as np
+
+
+class LazyRows(Sequence[dict[str, Any]]):
+    """A payload list held as an index array; rows are built only for the slice that is read (the
+    envelope reads one page of a list that may hold 10^5 rows). Subclasses implement :meth:`_build`."""
+
+    def __init__(self, pos: np.ndarray) -> None:
+        self._pos = pos
+
+    def __len__(self) -> int:
+        return len(self._pos)
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if not isinstance(i, slice):
+            j = range(len(self))[i]  # bounds and negative indices as a list has them
+            return self[j : j + 1][0]
+        pos = self._pos[i]
+        return self._build(pos) if len(pos) else []
+
+    def _build(self, pos: np.ndarray) -> list[dict[str, Any]]:
+        raise NotImplementedError
