@@ -17,9 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.canonical import dumps
-from engine.ingest.snap import load_dataset
-from engine.ingest.synthetic import generate
+from engine.ingest.build import build_store
 from engine.operators.context import OpContext
 from engine.plan.verifier import VerifierConfig, verify
 from engine.store import Store
@@ -40,16 +38,7 @@ def _clock() -> Callable[[], int]:
 
 def base_store(root: Path, dataset: str) -> Path:
     """Ingest ``dataset`` as the CLI does (synthetic: with its correction epoch and manifest)."""
-    with Store.create(root, "duckdb", now=_clock()) as store:
-        if dataset == "synthetic":
-            data = generate(n_nodes=200, n_events=5000, seed=0)
-            for frame in data.frames:
-                store.ingest_events(frame)
-            for batch in data.corrections:
-                store.write(batch)
-            (root / "manifest.json").write_text(dumps(data.manifest) + "\n")
-        else:
-            store.ingest_events(load_dataset(dataset))
+    build_store(dataset, root, events=5000, nodes=200, seed=0, now=_clock()).close()
     return root
 
 
