@@ -11,6 +11,9 @@ of one data set and options is built the same way everywhere.
   further generator ``knobs``; its planted-pattern manifest is written to ``root/manifest.json`` (the task
   generator reads its gold there) and, unless ``corrections=False``, its second belief epoch (corrections,
   retractions, late facts) is written as later batches.
+
+:func:`load_data` and :func:`ingest_data` are build_store's two halves, for a caller that times them apart
+(``tgms bench store``).
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.canonical import dumps
+from engine.ingest.events import EventFrame
 from engine.store import Store
 
 #: the data sets build_store knows: the SNAP sets and the generator
@@ -35,6 +40,38 @@ Progress = Callable[[str], None]
 
 def _quiet(_: str) -> None:
     pass
+
+
+@dataclass(frozen=True)
+class DatasetData:
+    """What a data set ingests as: event frames, then (synthetic) correction batches and a manifest."""
+
+    frames: tuple[EventFrame, ...]
+    corrections: list[list[dict[str, Any]]] = field(default_factory=list)
+    manifest: dict[str, Any] | None = None
+
+
+def load_data(
+    dataset: str,
+    *,
+    source: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    events: int = 100_000,
+    nodes: int = 1_000,
+    seed: int = 0,
+    knobs: dict[str, Any] | None = None,
+    progress: Progress = _quiet,
+) -> DatasetData:
+    """The data of ``dataset`` before it is ingested (a benchmark times loading and ingesting apart)."""
+    if dataset == "synthetic":
+        from engine.ingest.synthetic import generate
+
+        progress(f"generating synthetic data: {events} events, {nodes} nodes, seed {seed}")
+        data = generate(n_nodes=nodes, n_events=events, seed=seed, **(knobs or {}))
+        return DatasetData(data.frames, data.corrections, data.manifest)
+    from engine.ingest.snap import load_dataset
+
+    return DatasetData((load_dataset(dataset, source, cache_dir),))
 
 
 def build_store(
@@ -60,32 +97,32 @@ def build_store(
     """
     t0 = time.perf_counter()
     root = Path(root)
-    manifest: dict[str, Any] | None = None
-    batches: list[list[dict[str, Any]]] = []
-    if dataset == "synthetic":
-        from engine.ingest.synthetic import generate
-
-        progress(f"generating synthetic data: {events} events, {nodes} nodes, seed {seed}")
-        data = generate(n_nodes=nodes, n_events=events, seed=seed, **(knobs or {}))
-        frames, manifest = list(data.frames), data.manifest
-        batches = data.corrections if corrections else []
-    else:
-        from engine.ingest.snap import load_dataset
-
-        frames = [load_dataset(dataset, source, cache_dir)]
+    data = load_data(
+        dataset, source=source, cache_dir=cache_dir, events=events, nodes=nodes, seed=seed, knobs=knobs,
+        progress=progress,
+    )  # fmt: skip
     store = Store.create(root, backend, now=now)
     try:
-        for frame in frames:
-            progress(f"ingesting {frame.num_rows} {frame.rel_type} events")
-            store.ingest_events(frame)
-        for i, batch in enumerate(batches, start=1):
-            store.write(batch)
-            if i % _CORRECTIONS_EVERY == 0 or i == len(batches):
-                progress(f"corrections: {i}/{len(batches)} batches")
-        if manifest is not None:
-            (root / MANIFEST_NAME).write_text(dumps(manifest) + "\n")
+        ingest_data(store, data, corrections=corrections, progress=progress)
     except BaseException:
         store.close()
         raise
     progress(f"built {root} ({backend}) in {time.perf_counter() - t0:.2f} s")
     return store
+
+
+def ingest_data(
+    store: Store, data: DatasetData, *, corrections: bool = True, progress: Progress = _quiet
+) -> None:
+    """Ingest a data set's frames into ``store``, then its correction batches (unless ``corrections`` is
+    false) and its manifest (``store.root/manifest.json``)."""
+    for frame in data.frames:
+        progress(f"ingesting {frame.num_rows} {frame.rel_type} events")
+        store.ingest_events(frame)
+    batches = data.corrections if corrections else []
+    for i, batch in enumerate(batches, start=1):
+        store.write(batch)
+        if i % _CORRECTIONS_EVERY == 0 or i == len(batches):
+            progress(f"corrections: {i}/{len(batches)} batches")
+    if data.manifest is not None:
+        (store.root / MANIFEST_NAME).write_text(dumps(data.manifest) + "\n")
