@@ -24,7 +24,7 @@ from engine.operators.context import OpContext
 from engine.operators.registry import load_all
 from engine.store import Store
 from pipeline.bench.ops_bench import typical_calls
-from pipeline.bench.report import BenchResult
+from pipeline.bench.report import BenchResult, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, one_scale, store_dir
 
 HELP = "open + first query of a store in fresh processes"
@@ -90,18 +90,19 @@ def measure(root: Path, runs: int, progress: Callable[[str], None]) -> list[dict
 
 
 def table(records: list[dict[str, Any]]) -> str:
-    lines = [
-        "| first call (fresh process) | open s | first call s | open + first s | max | import s |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for r in records:
-        o = statistics.median(x["open_s"] for x in r["runs"])
-        f = statistics.median(x["first_s"] for x in r["runs"])
-        lines.append(
-            f"| {r['case']} | {o:.2f} | {f:.2f} | {r['open_plus_first_s_median']:.2f} | "
-            f"{r['open_plus_first_s_max']:.2f} | {r['import_s_median']:.2f} |"
-        )
-    return "\n".join(lines)
+    header = ("first call (fresh process)", "open s", "first call s", "open + first s", "max", "import s")
+    rows = (
+        [
+            r["case"],
+            f"{statistics.median(x['open_s'] for x in r['runs']):.2f}",
+            f"{statistics.median(x['first_s'] for x in r['runs']):.2f}",
+            f"{r['open_plus_first_s_median']:.2f}",
+            f"{r['open_plus_first_s_max']:.2f}",
+            f"{r['import_s_median']:.2f}",
+        ]
+        for r in records
+    )
+    return markdown_table(header, "lrrrrr", rows)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

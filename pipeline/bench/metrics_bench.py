@@ -24,7 +24,7 @@ from engine.operators.envelope import call
 from engine.operators.metrics import METRICS
 from engine.operators.registry import load_all
 from pipeline.bench.ops_bench import TARGETS as OPS_TARGETS
-from pipeline.bench.report import BenchResult
+from pipeline.bench.report import BenchResult, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, parse_scales
 
 HELP = "graph_metric_timeseries (every metric) and burst_detection, 100 buckets, on synthetic stores"
@@ -71,13 +71,10 @@ def measure(scale: int, work: Path, reps: int, progress: Callable[[str], None]) 
 
 
 def table(records: list[dict[str, Any]]) -> str:
-    lines = ["| scale | case | cold ms | p50 ms | p95 ms | target p50 ms |", "|---:|---|---:|---:|---:|---:|"]
-    lines += [
-        f"| {r['scale']:,} | {r['case']} | {r['cold_ms']} | {r['p50_ms']} | {r['p95_ms']} | "
-        f"{r.get('target_ms', '')} |"
-        for r in records
-    ]
-    return "\n".join(lines)
+    header = ("scale", "case", "cold ms", "p50 ms", "p95 ms", "target p50 ms")
+    keys = ("cold_ms", "p50_ms", "p95_ms", "target_ms")
+    rows = ([f"{r['scale']:,}", r["case"], *map(r.get, keys)] for r in records)
+    return markdown_table(header, "rlrrrr", rows)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

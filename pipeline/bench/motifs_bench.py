@@ -28,7 +28,7 @@ from engine.operators.envelope import run_call
 from engine.operators.motifs import CountMotifsArgs, selection
 from engine.operators.registry import load_all
 from pipeline.bench import peers_bench
-from pipeline.bench.report import BenchResult
+from pipeline.bench.report import BenchResult, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, one_scale
 
 HELP = "motif counts on CollegeMsg and node-filtered counts on a synthetic store, with cost estimates"
@@ -122,14 +122,19 @@ def bench_synthetic(root: Path, reps: int, n_events: int, filters: list[int]) ->
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| case | motif | count | events | p50 ms | estimate ms |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        est = f"{r['est_ms']:.1f}" if r.get("est_ms") is not None else ""
-        count = r["count"] if r["count"] is not None else ""
-        lines.append(
-            f"| {r['case']} | {r['motif']} | {count} | {r.get('events') or ''} | {r['p50_ms']:.1f} | {est} |"
-        )
-    return "\n".join(lines)
+    header = ("case", "motif", "count", "events", "p50 ms", "estimate ms")
+    cells = (
+        [
+            r["case"],
+            r["motif"],
+            r["count"],
+            r.get("events") or "",
+            f"{r['p50_ms']:.1f}",
+            "" if r.get("est_ms") is None else f"{r['est_ms']:.1f}",
+        ]
+        for r in rows
+    )
+    return markdown_table(header, "llllll", cells)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

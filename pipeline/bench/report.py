@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,3 +44,11 @@ def update_section(path: Path, name: str, heading: str, md: str) -> None:
     else:
         text = text.rstrip() + f"\n\n## {heading}\n\n" + block + "\n"
     path.write_text(text)
+
+
+def markdown_table(header: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table; ``align`` has one letter per column, ``l`` (left) or ``r`` (right)."""
+    rule = "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"
+    lines = ["| " + " | ".join(header) + " |", rule]
+    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -22,7 +22,7 @@ from engine.operators.context import OpContext
 from engine.operators.cost import profile
 from engine.operators.envelope import call
 from engine.operators.registry import get_operator, load_all
-from pipeline.bench.report import BenchResult
+from pipeline.bench.report import BenchResult, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, one_scale
 
 HELP = "temporal_reachability and temporal_paths cases on a synthetic store"
@@ -89,13 +89,9 @@ def measure(scale: int, work: Path, reps: int, progress: Callable[[str], None]) 
 
 
 def table(records: list[dict[str, Any]]) -> str:
-    lines = ["| case | rows | warm-up ms | p50 ms | p95 ms | estimate s |", "|---|---:|---:|---:|---:|---:|"]
-    lines += [
-        f"| {r['case']} | {r['rows']} | {r['warm_up_ms']} | {r['p50_ms']} | {r['p95_ms']} | "
-        f"{r['estimate_s']} |"
-        for r in records
-    ]
-    return "\n".join(lines)
+    keys = ("case", "rows", "warm_up_ms", "p50_ms", "p95_ms", "estimate_s")
+    header = ("case", "rows", "warm-up ms", "p50 ms", "p95 ms", "estimate s")
+    return markdown_table(header, "lrrrrr", ([r[k] for k in keys] for r in records))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
