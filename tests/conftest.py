@@ -1,9 +1,17 @@
-"""Shared fixtures: the two store backends, a store factory with a deterministic clock, shared data.
+"""Shared fixtures: the store backends, a store factory with a deterministic clock, shared data.
 
-Every store test takes the ``backend`` fixture, so one suite runs on DuckDB and on Kùzu. The Kùzu
-parameter is skipped only while the adapter module (or its optional ``kuzu`` driver) cannot be imported;
-once ``engine/store/backends/kuzu_backend.py`` exists and imports, every store test runs on it and its
-failures are real failures.
+Every store test takes the ``backend`` fixture (parametrized over :data:`engine.store.backends.BACKENDS`,
+the one list of backends), so one suite runs on DuckDB and on Kùzu. A backend parameter is skipped only
+while the backend's optional driver package is not installed; any other import failure of an adapter is a
+real failure.
+
+A test that a backend does not implement yet says so with a marker instead of branching on the name::
+
+    @pytest.mark.notimpl("kuzu", reason="...")          # or notimpl(["kuzu", ...], reason=..., raises=...)
+    def test_something(backend): ...
+
+On the named backends the test is expected to fail (strict ``xfail``: once it passes, the marker must go).
+The marker applies to any test parametrized by ``backend`` (the fixture or ``@pytest.mark.parametrize``).
 """
 
 from __future__ import annotations
@@ -19,12 +27,12 @@ import pytest
 
 from engine.errors import NotFoundError
 from engine.store import Store
-from engine.store.backends import backend_class
+from engine.store.backends import BACKENDS, backend_class
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
-BACKENDS = ("duckdb", "kuzu")
+__all__ = ["BACKENDS", "FakeClock", "MakeStore", "require_backend"]
 
 #: transaction times of the fake clock: T0, T0 + STEP, T0 + 2 * STEP, ... (microseconds)
 CLOCK_T0 = 1_700_000_000_000_000
@@ -44,26 +52,27 @@ class FakeClock:
         return now
 
 
-def _adapter_present(name: str) -> bool:
-    """The adapter module exists and a driver for it is installed (then an ImportError is a bug)."""
-    module = REPO_ROOT / "engine" / "store" / "backends" / f"{name}_backend.py"
-    drivers = ("kuzu", "ladybug") if name == "kuzu" else (name,)
-    return module.exists() and any(importlib.util.find_spec(d) is not None for d in drivers)
+def _missing_driver(exc: BaseException) -> str | None:
+    """The package whose absence caused ``exc`` (an adapter's ImportError) when it is not installed at all;
+    None when the cause is anything else (a bug in the adapter, a broken or mismatched driver)."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ImportError):
+        cause = cause.__cause__
+    top = (getattr(cause, "name", None) or "").split(".")[0]
+    return top if top and importlib.util.find_spec(top) is None else None
 
 
 def _unavailable_reason(name: str) -> str | None:
-    """Why ``name`` cannot be used here, or None. Only a missing module/driver is a reason to skip."""
+    """Why ``name`` cannot be used here, or None. Only a missing driver package is a reason to skip."""
     try:
         backend_class(name)
-    except (ImportError, NotFoundError) as exc:
-        # backend_class maps the ImportError of the adapter module or of its driver to E_NOT_FOUND.
-        # If the module is there and its driver is installed, the import failure is a real failure.
-        if _adapter_present(name):
+    except NotFoundError as exc:
+        # backend_class maps the ImportError of an adapter (or of its driver) to E_NOT_FOUND; only the
+        # driver's absence is an installation matter, anything else is a bug in the adapter
+        driver = _missing_driver(exc)
+        if driver is None:
             raise
-        module = REPO_ROOT / "engine" / "store" / "backends" / f"{name}_backend.py"
-        if not module.exists():
-            return f"{name} backend not written yet ({module.relative_to(REPO_ROOT)} does not exist)"
-        return f"{name} backend driver not installed: {exc}"
+        return f"{name} backend: its driver package {driver!r} is not installed ({exc.message})"
     return None
 
 
@@ -73,6 +82,26 @@ def require_backend(name: str) -> str:
     if reason is not None:
         pytest.skip(reason)
     return name
+
+
+def _notimpl_backends(marker: pytest.Mark) -> tuple[str, ...]:
+    names = marker.args[0] if marker.args else marker.kwargs.get("backends", ())
+    names = (names,) if isinstance(names, str) else tuple(names)
+    unknown = [n for n in names if n not in BACKENDS]
+    if unknown:
+        raise pytest.UsageError(f"notimpl names unknown backend(s) {unknown}; known: {list(BACKENDS)}")
+    return names
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Turn ``notimpl(backends)`` into a strict xfail on the items parametrized with those backends."""
+    for item in items:
+        backend = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
+        for marker in item.iter_markers("notimpl"):
+            if backend in _notimpl_backends(marker):
+                reason = marker.kwargs.get("reason", "not implemented")
+                raises = marker.kwargs.get("raises")
+                item.add_marker(pytest.mark.xfail(reason=f"{backend}: {reason}", raises=raises, strict=True))
 
 
 @pytest.fixture(params=BACKENDS)

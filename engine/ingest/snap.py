@@ -221,24 +221,6 @@ def load_dataset(
     return read_snap_file(path, spec)
 
 
-def load_collegemsg(
-    source: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None
-) -> EventFrame:
-    return load_dataset("collegemsg", source, cache_dir)
-
-
-def load_bitcoin_otc(
-    source: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None
-) -> EventFrame:
-    return load_dataset("bitcoin-otc", source, cache_dir)
-
-
-def load_email_eu(
-    source: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None
-) -> EventFrame:
-    return load_dataset("email-eu", source, cache_dir)
-
-
 def read_snap_file(path: str | os.PathLike[str], spec: SnapSpec | str) -> EventFrame:
     """Parse one SNAP file (plain or gzip) laid out as ``spec`` into an event frame."""
     if isinstance(spec, str):

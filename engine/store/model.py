@@ -167,24 +167,12 @@ class EdgeVersion:
     provenance_ref: str | None = None
 
 
-def node_table(rows: list[NodeVersion]) -> pa.Table:
-    return pa.Table.from_pylist([_asdict(r) for r in rows], schema=NODE_SCHEMA)
-
-
-def edge_table(rows: list[EdgeVersion]) -> pa.Table:
-    return pa.Table.from_pylist([_asdict(r) for r in rows], schema=EDGE_SCHEMA)
-
-
 def node_versions_from(table: pa.Table) -> list[NodeVersion]:
     return [NodeVersion(**r) for r in table.select(NODE_SCHEMA.names).to_pylist()]
 
 
 def edge_versions_from(table: pa.Table) -> list[EdgeVersion]:
     return [EdgeVersion(**r) for r in table.select(EDGE_SCHEMA.names).to_pylist()]
-
-
-def _asdict(row: NodeVersion | EdgeVersion) -> dict:
-    return {name: getattr(row, name) for name in row.__slots__}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,12 +1,17 @@
 """``tgms bench ops``: operator latency on synthetic stores of several scales (a benchmark, not a test).
 
-For each scale a synthetic store is built once (cached under ``--work``), then every typical call is run
-once to warm up and ``reps`` times timed; p50 and p95 are reported with the target where one applies
-(issue targets on this 2-core machine) and the ratio p50 / target. Peak RSS is that of this process.
+For each scale a synthetic store is built once (cached under ``--work``, see :mod:`pipeline.bench.stores`),
+then every typical call is run once to warm up and ``reps`` times timed; p50 and p95 are reported with the
+target where one applies (issue targets on this 2-core machine) and the ratio p50 / target. The task
+templates' calls are timed the same way on CollegeMsg (``--datasets``). Peak RSS is that of the process
+that ran each scale.
+
+    tgms bench ops --scales 1e5,1e6,1e7 --json ops.json [--update-docs]
 """
 
 from __future__ import annotations
 
+import argparse
 import resource
 import statistics
 import time
@@ -20,7 +25,8 @@ from engine.errors import TGMSError
 from engine.operators.context import OpContext
 from engine.operators.envelope import call
 from engine.operators.registry import REGISTRY, load_all
-from engine.store import Store
+from pipeline.bench.report import BenchResult, stamp
+from pipeline.bench.stores import Scale, bench_store, default_work_dir, parse_scales, store_dir
 
 # p50 targets in ms by (case, scale): the paper's DuckDB p50s (40 threads) and our own goals
 TARGETS: dict[tuple[str, int], float] = {
@@ -41,29 +47,7 @@ TARGETS: dict[tuple[str, int], float] = {
 }
 
 
-#: a scale token that is a real dataset, not a synthetic size
-DATASETS = ("collegemsg",)
 TEMPLATE_TARGET_MS = 20.0  # every call the task templates make, on CollegeMsg
-
-
-def build_store(root: Path, scale: int | str, progress: Callable[[str], None]) -> Store:
-    if (root / "store.json").exists():
-        return Store.open(root, read_only=True)
-    if isinstance(scale, str):
-        from engine.ingest.snap import load_dataset
-
-        progress(f"loading {scale} into {root}")
-        with Store.create(root, "duckdb") as s:
-            s.ingest_events(load_dataset(scale))
-        return Store.open(root, read_only=True)
-    from engine.ingest.synthetic import generate
-
-    progress(f"building synthetic store of {scale:,} events in {root}")
-    ds = generate(n_nodes=max(1_000, scale // 50), n_events=scale, seed=0)
-    with Store.create(root, "duckdb") as s:
-        for frame in ds.frames:
-            s.ingest_events(frame)
-    return Store.open(root, read_only=True)
 
 
 def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
@@ -125,17 +109,11 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     return [c for c in calls if c[0] in REGISTRY]
 
 
-def store_dir(work: Path, scale: int | str) -> Path:
-    return work / (scale if isinstance(scale, str) else f"syn-{scale}")
-
-
-def run_scale(
-    scale: int | str, reps: int, work: Path, progress: Callable[[str], None]
-) -> list[dict[str, Any]]:
+def run_scale(scale: Scale, reps: int, work: Path, progress: Callable[[str], None]) -> list[dict[str, Any]]:
     """Every typical call on one store (the template calls on a dataset); records carry peak RSS."""
     load_all()
     records = []
-    store = build_store(store_dir(work, scale), scale, progress)
+    store = bench_store(work, scale, progress)
     try:
         ctx = OpContext(store)
         t0 = time.perf_counter()
@@ -168,7 +146,7 @@ def run_scale(
 
 
 def _time_case(
-    ctx: OpContext, op: str, case: str, args: dict[str, Any], scale: int | str, reps: int
+    ctx: OpContext, op: str, case: str, args: dict[str, Any], scale: Scale, reps: int
 ) -> dict[str, Any]:
     times = []
     error = None
@@ -196,21 +174,19 @@ def _time_case(
     return rec
 
 
-def _child(scale: int | str, reps: int, work: Path) -> list[dict[str, Any]]:
+def _child(scale: Scale, reps: int, work: Path) -> list[dict[str, Any]]:
     import sys
 
     return run_scale(scale, reps, work, lambda m: print(m, file=sys.stderr, flush=True))
 
 
-def _build_child(scale: int | str, work: Path) -> None:
+def _build_child(scale: Scale, work: Path) -> None:
     import sys
 
-    build_store(store_dir(work, scale), scale, lambda m: print(m, file=sys.stderr, flush=True)).close()
+    bench_store(work, scale, lambda m: print(m, file=sys.stderr, flush=True)).close()
 
 
-def run(
-    scales: list[int | str], reps: int, work: Path, progress: Callable[[str], None]
-) -> list[dict[str, Any]]:
+def run(scales: list[Scale], reps: int, work: Path, progress: Callable[[str], None]) -> list[dict[str, Any]]:
     """One fresh process per scale (after another that builds its store if not cached), so each scale's
     peak RSS is that of querying it alone."""
     import multiprocessing as mp
@@ -226,7 +202,7 @@ def run(
     return records
 
 
-def _scale(scale: int | str) -> str:
+def _scale(scale: Scale) -> str:
     return f"{scale:,}" if isinstance(scale, int) else scale
 
 
@@ -261,3 +237,29 @@ def table(records: list[dict[str, Any]]) -> str:
         for r in records
     ]
     return "\n".join([head, *rows])
+
+
+HELP = "operator p50/p95 on synthetic stores vs targets, and the task templates' calls on CollegeMsg"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scales", default="1e5,1e6", help="edge-version counts, e.g. 1e5,1e6,1e7")
+    p.add_argument(
+        "--datasets", default="collegemsg", help="data sets whose task-template calls are timed ('' = none)"
+    )
+    p.add_argument("--reps", type=int, default=7, help="timed repetitions after one warm-up")
+
+
+def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:
+    scales = parse_scales(args.datasets, datasets=True) + parse_scales(args.scales)
+    records = run(scales, args.reps, Path(args.work or default_work_dir()), progress)
+    md = (
+        f"Measured {stamp()}; "
+        f"p50/p95 of {args.reps} reps after one warm-up (the warm-up, the first call on the store, "
+        "builds the operator's cached indexes and is shown as *first call*; the store-wide believed-edge "
+        "arrays are loaded before, in *cold_load*); peak RSS of the process that ran each scale.\n\n"
+        + table(records)
+        + "\n\n"
+        + template_summary(records)
+    )
+    return BenchResult(records, md, ("ops-bench", "Operators: `tgms bench ops`"))

@@ -6,11 +6,14 @@ Paranjape 3-node counts; it has no call for one motif). Both are timed p50/p95 o
 warm-up, both on two threads' worth of machine; TGMS's motif selection cache is dropped before every run, so
 its kernels and the selection's indexes are timed cold, as Raphtory's are. The counts both compute (cyclic
 and acyclic triangle, 2-node ping-pong) must be equal: ``equal`` says so and the command fails otherwise.
-Raphtory is an optional extra (``pip install -e .[peers]``).
+Raphtory is an optional extra (``pip install -e .[peers]``); without it the command exits 2.
+
+    tgms bench peers --json peers.json [--update-docs]
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 from collections.abc import Callable
@@ -22,7 +25,8 @@ import numpy as np
 from engine.operators.context import OpContext
 from engine.operators.envelope import run_call
 from engine.operators.registry import load_all
-from pipeline.bench.ops_bench import build_store
+from pipeline.bench.report import BenchResult, stamp
+from pipeline.bench.stores import bench_store, default_work_dir
 
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 DAY = 86_400_000_000
@@ -63,7 +67,7 @@ def raphtory_version() -> str | None:
 
 def run(work: Path, reps: int, progress: Callable[[str], None]) -> list[dict[str, Any]]:
     load_all()
-    store = build_store(work / "collegemsg", "collegemsg", progress)
+    store = bench_store(work, "collegemsg", progress)
     try:
         ctx = OpContext(store)
         e = ctx.edges(None)
@@ -137,3 +141,27 @@ def table(records: list[dict[str, Any]]) -> str:
             f"{'' if peer_ms is None else peer_ms} | {ratio} | {r.get('equal', '')} |"
         )
     return "\n".join([head, *rows])
+
+
+HELP = "TGMS's five motif counts on CollegeMsg side by side with Raphtory (the `peers` extra)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reps", type=int, default=7, help="timed repetitions after one warm-up")
+
+
+def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:
+    records = run(Path(args.work or default_work_dir()), args.reps, progress)
+    md = (
+        f"Measured {stamp()}; p50/p95 of {args.reps} reps after one warm-up, both systems in the same "
+        "process.\n\n" + table(records)
+    )
+    head = records[0]
+    section = ("peers-bench", "Side by side with Raphtory: `tgms bench peers`")
+    if "peer" not in head:
+        md += "\n\nraphtory is not installed (pip install -e '.[peers]'): no peer was timed"
+        return BenchResult(records, md, section, exit_code=2)
+    if not head["equal"]:
+        md += f"\n\ncounts differ: ours {head['counts']} vs raphtory {head['peer_counts']}"
+        return BenchResult(records, md, section, exit_code=1)
+    return BenchResult(records, md, section)

@@ -1,90 +1,56 @@
-"""Benchmarks (not tests): ``tgms bench ops`` times the operators on synthetic stores of several scales
-and the task-template calls on CollegeMsg; ``tgms bench peers`` times TGMS and Raphtory side by side.
-Both print a table and write it into docs/benchmarks.md.
+"""Benchmarks (not tests), one subcommand each: ``tgms bench ops`` (operators on synthetic stores and the
+task templates' calls on CollegeMsg), ``peers`` (side by side with Raphtory), ``store`` (ingest, replay,
+size, open), ``cold`` (open + first query in fresh processes), ``metrics``, ``motifs``, ``traversal``
+(finer operator cases) and ``calibrate`` (fit the cost guard's coefficients).
+
+Every benchmark prints its table to stdout and, with ``--json OUT``, writes its records. Only an explicit
+``--update-docs [FILE]`` rewrites the benchmark's own section of ``docs/benchmarks.md`` (or FILE), so a run
+in a checkout leaves it clean; stores are built once under ``--work`` (default ``$TGMS_CACHE/bench`` or
+``~/.cache/tgms/bench``, outside the checkout).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
-import os
-import platform
-import time
 from pathlib import Path
 
+from pipeline.bench import BENCHES
+from pipeline.bench.report import update_section
 from pipeline.cli._common import progress
 
-HELP = "benchmarks: `tgms bench ops --scales 1e5,1e6,1e7`, `tgms bench peers` (Raphtory)"
+HELP = "benchmarks: `tgms bench ops --scales 1e5,1e6,1e7`, `tgms bench peers`, store, cold, calibrate, ..."
+DOCS = "docs/benchmarks.md"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("what", choices=["ops", "peers"], help="which benchmark")
-    p.add_argument(
-        "--scales", default="1e5,1e6", help="comma-separated edge-version counts (e.g. 1e5,1e6,1e7)"
-    )
-    p.add_argument(
-        "--datasets",
-        default="collegemsg",
-        help="real datasets whose task-template calls are timed (20 ms each; '' = none)",
-    )
-    p.add_argument("--reps", type=int, default=7, help="timed repetitions after one warm-up")
-    p.add_argument("--work", default="bench-out", help="where synthetic stores are built and kept")
-    p.add_argument("--json", metavar="OUT", help="write one JSON record per measured case")
-    p.add_argument("--docs", default="docs/benchmarks.md", help="Markdown file to update ('' = none)")
+    sub = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    for name, module in BENCHES.items():
+        mod = importlib.import_module(f"pipeline.bench.{module}")
+        q = sub.add_parser(
+            name, help=mod.HELP, description=mod.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        mod.add_arguments(q)
+        q.add_argument("--work", metavar="DIR", help="where bench stores are kept (default: cache)")
+        q.add_argument("--json", metavar="OUT", help="write the measured records as JSON")
+        q.add_argument(
+            "--update-docs",
+            nargs="?",
+            const=DOCS,
+            metavar="FILE",
+            help=f"rewrite this benchmark's section of {DOCS} (or FILE); off unless given",
+        )
+        q.set_defaults(_bench=mod.main)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.what == "peers":
-        return _peers(args)
-    from pipeline.bench.ops_bench import run as run_bench
-    from pipeline.bench.ops_bench import table, template_summary
-
-    scales: list[int | str] = [d for d in args.datasets.split(",") if d]
-    scales += [int(float(s)) for s in args.scales.split(",") if s]
-    records = run_bench(scales, args.reps, Path(args.work), progress)
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    md = (
-        f"Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, "
-        f"Python {platform.python_version()}); "
-        f"p50/p95 of {args.reps} reps after one warm-up (the warm-up, the first call on the store, "
-        "builds the operator's cached indexes and is shown as *first call*; the store-wide believed-edge "
-        "arrays are loaded before, in *cold_load*); peak RSS of the process that ran each scale.\n\n"
-        + table(records)
-        + "\n\n"
-        + template_summary(records)
-    )
-    print(md)
+    result = args._bench(args, progress)
+    print(result.markdown)
     if args.json:
-        Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
-    if args.docs:
-        from pipeline.bench.docs import update_section
-
-        update_section(Path(args.docs), "ops-bench", "Operators: `tgms bench ops`", md)
-    return 0
-
-
-def _peers(args: argparse.Namespace) -> int:
-    from pipeline.bench import peers_bench
-
-    records = peers_bench.run(Path(args.work), args.reps, progress)
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    md = (
-        f"Measured {stamp} on {platform.node()} ({os.cpu_count()} cores, "
-        f"Python {platform.python_version()}); p50/p95 of {args.reps} reps after one warm-up, both systems "
-        "in the same process.\n\n" + peers_bench.table(records)
-    )
-    print(md)
-    if args.json:
-        Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
-    head = records[0]
-    if "peer" not in head:
-        print("raphtory is not installed (pip install -e '.[peers]'): no peer was timed", flush=True)
-        return 2
-    if args.docs:
-        from pipeline.bench.docs import update_section
-
-        update_section(Path(args.docs), "peers-bench", "Side by side with Raphtory: `tgms bench peers`", md)
-    if not head["equal"]:
-        print(f"counts differ: ours {head['counts']} vs raphtory {head['peer_counts']}", flush=True)
-        return 1
-    return 0
+        Path(args.json).write_text(json.dumps(result.data, indent=2) + "\n")
+    if args.update_docs and result.section is not None and result.exit_code == 0:
+        name, heading = result.section
+        update_section(Path(args.update_docs), name, heading, result.markdown)
+        progress(f"rewrote the {name} section of {args.update_docs}")
+    return result.exit_code

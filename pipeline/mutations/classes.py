@@ -15,7 +15,7 @@ from typing import Any
 from engine.claims.evidence import uids_in
 from engine.errors import TGMSError
 from engine.plan.refs import Ref, RefSyntaxError, resolve
-from pipeline.mutations.base import Mutant, mutant
+from pipeline.mutations.base import Mutant, claim_types, mutant, mutation_class
 from pipeline.mutations.pool import PoolItem
 
 US_PER_MS = 1000
@@ -30,6 +30,7 @@ def replace_number(text: str, old: Any, new: Any) -> str:
     return re.sub(rf"(?<!\d)(?<!\d\.){re.escape(str(old))}(?!\d|\.\d)", str(new), text, count=1)
 
 
+@mutation_class("count ±1", row=1, applies_to="count claims", applies=claim_types("count"))
 def count_pm1(item: PoolItem, rng: random.Random) -> Mutant | None:
     c = item.claim
     if c["type"] != "count":
@@ -43,6 +44,9 @@ def _known(item: PoolItem) -> dict[str, int]:
     return item.ctx.nid_index()
 
 
+@mutation_class(
+    "entity substitution (fabricated)", row=2, applies_to="entity claims", applies=claim_types("entity")
+)
 def fabricated_entity(item: PoolItem, rng: random.Random) -> Mutant | None:
     c = item.claim
     if c["type"] != "entity":
@@ -55,6 +59,9 @@ def fabricated_entity(item: PoolItem, rng: random.Random) -> Mutant | None:
     return mutant(item, {**c, "uids": uids})
 
 
+@mutation_class(
+    "real-but-uncited entity added", row=3, applies_to="entity claims", applies=claim_types("entity")
+)
 def uncited_entity(item: PoolItem, rng: random.Random) -> Mutant | None:
     c = item.claim
     if c["type"] != "entity":
@@ -73,6 +80,16 @@ def uncited_entity(item: PoolItem, rng: random.Random) -> Mutant | None:
     return mutant(item, {**c, "uids": uids})
 
 
+def _asymmetric_ordering(item: PoolItem) -> bool:
+    return item.claim["type"] == "ordering" and item.claim["relation"] != "equals"
+
+
+@mutation_class(
+    "ordering operand swap",
+    row=4,
+    applies_to="ordering claims with a non-symmetric relation",
+    applies=_asymmetric_ordering,
+)
 def ordering_swap(item: PoolItem, rng: random.Random) -> Mutant | None:
     c = item.claim
     if c["type"] != "ordering" or c["relation"] == "equals":  # equals is the one symmetric relation
@@ -99,6 +116,19 @@ def time_valued(c: dict[str, Any]) -> bool:
     return last in TIME_FIELDS or is_iv
 
 
+def _times(item: PoolItem) -> bool:
+    c = item.claim
+    if c["type"] == "ordering":
+        return not (isinstance(c["a"], str) and isinstance(c["b"], str))
+    return (c["type"] == "value" and time_valued(c)) or c["type"] == "temporal_pattern"
+
+
+@mutation_class(
+    "unit confusion (µs as ms)",
+    row=5,
+    applies_to="ordering claims with literal operands; value claims stating a time; temporal-pattern claims",
+    applies=_times,
+)
 def unit_confusion(item: PoolItem, rng: random.Random) -> Mutant | None:
     """A literal ordering operand, a value claim's time, or a pattern call's window read as ms."""
     c = item.claim
@@ -117,6 +147,19 @@ def unit_confusion(item: PoolItem, rng: random.Random) -> Mutant | None:
     return None if new is None or new == c else mutant(item, new)
 
 
+def _has_from(item: PoolItem) -> bool:
+    return item.claim.get("from") is not None and len(item.trace.steps) > 1
+
+
+@mutation_class(
+    "wrong-step citation",
+    row=8,
+    applies_to="claims with `from` in multi-step traces",
+    applies=_has_from,
+    expect_detected=False,
+    note="caught only when the surrogate step cannot ground the claim; a cited step holding the same "
+    "value genuinely grounds it (the mutation moves `from` together with `evidence`)",
+)
 def wrong_step(item: PoolItem, rng: random.Random) -> Mutant | None:
     """Cite another step of the same trace: ``evidence`` and ``from`` both moved to it."""
     c = item.claim
@@ -131,6 +174,15 @@ def wrong_step(item: PoolItem, rng: random.Random) -> Mutant | None:
     return mutant(item, {**c, "evidence": [other], "from": f"{other}.{rest}"})
 
 
+@mutation_class(
+    "uncited provenance pointer",
+    row=9,
+    applies_to="claims with `from` in multi-step traces",
+    applies=_has_from,
+    has_without=True,
+    note="`from` names a step the claim does not cite (evidence unchanged): rejected outright by the "
+    "cite rule; without it the pointer is read from the trace, and a step holding the same value passes",
+)
 def uncited_pointer(item: PoolItem, rng: random.Random) -> Mutant | None:
     """Point ``from`` at another step of the trace, keeping ``evidence``: a provenance pointer naming a step
     the claim does not cite. Steps whose value at the same path equals the claim's are preferred (the case
@@ -159,6 +211,19 @@ def _value_at(item: PoolItem, ref_text: str) -> Any:
         return None
 
 
+def _multi(item: PoolItem) -> bool:
+    return item.claim["type"] == "entity" and len(item.claim["uids"]) > 1
+
+
+@mutation_class(
+    "entity member dropped",
+    row=10,
+    applies_to="multi-uid entity claims",
+    applies=_multi,
+    expect_detected=False,
+    note="invisible to trace grounding by construction: the verifier checks that claimed uids appear in "
+    "the cited evidence (precision); set completeness is checked by gold scoring, not the trace",
+)
 def member_dropped(item: PoolItem, rng: random.Random) -> Mutant | None:
     c = item.claim
     if c["type"] != "entity" or len(c["uids"]) < 2:
@@ -168,6 +233,16 @@ def member_dropped(item: PoolItem, rng: random.Random) -> Mutant | None:
     return mutant(item, {**c, "uids": uids})
 
 
+def _row0(item: PoolItem) -> bool:
+    # applies only where the page holds a next element whose value differs (a one-row page has none)
+    if item.claim["type"] not in ("count", "value") or "[0]" not in str(item.claim.get("from", "")):
+        return False
+    return wrong_row(item, random.Random(0)) is not None
+
+
+@mutation_class(
+    "wrong row of the right step", row=12, applies_to="count/value claims from `rows[0]`", applies=_row0
+)
 def wrong_row(item: PoolItem, rng: random.Random) -> Mutant | None:
     """The value of the next element (``[1]`` for a ``[0]`` of ``from``, first one that differs) quoted
     with the citation of the right one."""

@@ -20,7 +20,7 @@ from engine.operators.context import OpContext
 from engine.store import Store
 from pipeline.mutations.base import Mutant, MutationClass
 from pipeline.mutations.pool import Pool, PoolItem, build_pool, verdict
-from pipeline.mutations.registry import CLASSES
+from pipeline.mutations.registry import all_classes
 
 FORMAT = "tgms-mutations/1"
 MAX_EXAMPLES = 3  # undetected mutations kept per expected-detected class (to report verifier misses)
@@ -101,7 +101,7 @@ def run_experiment(
         ctx = OpContext(store)
         pool = build_pool(suite_tasks(suite), ctx, seed)
         fp = {id(it): verdict(it.claim, it.trace, ctx) for it in pool.items}
-        records = [run_class(cls, pool, per_class, seed, fp) for cls in CLASSES]
+        records = [run_class(cls, pool, per_class, seed, fp) for cls in all_classes()]
         return {
             "format": FORMAT,
             "dataset": suite.get("dataset"),

@@ -22,7 +22,7 @@ from engine.claims.verifier import VerifyConfig
 from engine.errors import TGMSError
 from engine.execute.executor import Trace
 from engine.plan.refs import Ref
-from pipeline.mutations.base import Mutant, mutant
+from pipeline.mutations.base import Mutant, mutant, mutation_class
 from pipeline.mutations.pool import PoolItem, run_plan
 
 PAGE_STEP = "page_count"
@@ -76,6 +76,11 @@ def _with_value(item: PoolItem, value: Any) -> Mutant | None:
     return mutant(item, {**c, "value": value})
 
 
+def _probe_before(item: PoolItem) -> bool:
+    return item.task.get("probe_half") == "before" and item.claim["type"] in ("count", "value")
+
+
+@mutation_class("wrong belief state", row=6, applies_to="probe `before` answer claims", applies=_probe_before)
 def wrong_belief(item: PoolItem, rng: random.Random) -> Mutant | None:
     if item.task.get("probe_half") != "before" or not is_answer_claim(item):
         return None
@@ -83,6 +88,16 @@ def wrong_belief(item: PoolItem, rng: random.Random) -> Mutant | None:
     return _with_value(item, _answer_of(item, f"belief:{item.task_id}", plan))
 
 
+def _windowed_answer(item: PoolItem) -> bool:
+    return is_answer_claim(item) and shift(item.task["oracle_plan"]) != item.task["oracle_plan"]
+
+
+@mutation_class(
+    "value from a shifted window",
+    row=11,
+    applies_to="answer claims of windowed plans",
+    applies=_windowed_answer,
+)
 def shifted_window(item: PoolItem, rng: random.Random) -> Mutant | None:
     if not is_answer_claim(item):
         return None
@@ -92,7 +107,7 @@ def shifted_window(item: PoolItem, rng: random.Random) -> Mutant | None:
     return _with_value(item, _answer_of(item, f"shift:{item.task_id}", plan))
 
 
-def _paged_list(item: PoolItem) -> tuple[str, str, int] | None:
+def paged_list(item: PoolItem) -> tuple[str, str, int] | None:
     """``(step, list, total)`` when the claim is a count ``from`` a non-compute step's ``L_total``."""
     c = item.claim
     src = c.get("from")
@@ -133,7 +148,7 @@ def _page_traces(item: PoolItem, step: str, lst: str, limit: int) -> tuple[Trace
 
 
 def _page_case(item: PoolItem, rng: random.Random) -> tuple[int, int, Trace, Trace] | None:
-    found = _paged_list(item)
+    found = paged_list(item)
     if found is None or any(s["id"] == PAGE_STEP for s in item.task["oracle_plan"]["steps"]):
         return None
     step, lst, total = found
@@ -159,6 +174,17 @@ def _page_claim(item: PoolItem, value: int) -> dict[str, Any]:
     }
 
 
+def _paged(item: PoolItem) -> bool:
+    return paged_list(item) is not None
+
+
+@mutation_class(
+    "truncated-page count",
+    row=7,
+    applies_to="count claims from a list's L_total",
+    applies=_paged,
+    has_without=True,
+)
 def truncated_page(item: PoolItem, rng: random.Random) -> Mutant | None:
     case = _page_case(item, rng)
     if case is None:
@@ -167,6 +193,12 @@ def truncated_page(item: PoolItem, rng: random.Random) -> Mutant | None:
     return mutant(item, _page_claim(item, limit), trace=tainted, without=(plain, VerifyConfig(taint=False)))
 
 
+@mutation_class(
+    "right count, refused step cited",
+    row=13,
+    applies_to="count claims from a list's L_total",
+    applies=_paged,
+)
 def refused_citation(item: PoolItem, rng: random.Random) -> Mutant | None:
     """The right total, but cited from the page count the taint refused."""
     case = _page_case(item, rng)

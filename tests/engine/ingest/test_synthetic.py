@@ -18,7 +18,8 @@ import pytest
 from engine.canonical import dumps
 from engine.errors import InvalidArgError
 from engine.ingest.events import EventFrame
-from engine.ingest.synthetic import SyntheticDataset, _Endpoints, generate
+from engine.ingest.synthetic import SyntheticDataset, generate
+from engine.ingest.synthetic.world import Endpoints
 from engine.timeutil import OPEN_END
 
 N_NODES, N_EVENTS, SEED = 400, 20_000, 7
@@ -273,7 +274,7 @@ def test_guide_table_search_equals_searchsorted() -> None:
     rng = np.random.default_rng(5)
     for n in (4, 37, 5000):
         weights = rng.pareto(1.1, n) + 1.0
-        ep = _Endpoints(weights, np.array([0, n // 2, n]), 0.5)
+        ep = Endpoints(weights, np.array([0, n // 2, n]), 0.5)
         x = np.concatenate([rng.random(20_000) * ep.total, ep.cum, [0.0, np.nextafter(ep.total, 0.0)]])
         expected = np.minimum(np.searchsorted(ep.cum, x, side="right"), n - 1)
         assert np.array_equal(ep._search(x.copy()), expected)

@@ -21,6 +21,7 @@ from engine.operators.context import OpContext
 from engine.operators.envelope import call
 from engine.operators.oracle import OracleStore
 from engine.operators.registry import REGISTRY, load_all
+from tests.conftest import BACKENDS, require_backend
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, random_store, sample_args
 
@@ -31,10 +32,10 @@ DESIGN_CODES = {"E_SCHEMA", "E_INVALID_ARG", "E_NOT_FOUND", "E_COST", "E_LIMIT"}
 WINDOW_OPS = [op for op in OPS if "window" in REGISTRY[op].args.model_fields]
 
 
-@pytest.fixture(scope="module", params=["duckdb", "kuzu"])
+@pytest.fixture(scope="module", params=BACKENDS)
 def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     root: Path = tmp_path_factory.mktemp(f"bad-{request.param}")
-    store, tts = random_store(root / "s", request.param, seed=5)
+    store, tts = random_store(root / "s", require_backend(request.param), seed=5)
     yield OpContext(store), tts, store
     store.close()
 

@@ -35,12 +35,11 @@ from engine.operators.motifs import CountMotifsArgs, FindMotifsArgs, find_tempor
 from engine.operators.oracle import ORACLES, OracleStore, page
 from engine.store import Store
 from engine.timeutil import OPEN_END
-from tests.conftest import require_backend
+from tests.conftest import BACKENDS, require_backend
 
 N_CASES = int(os.environ.get("TGMS_ORACLE_CASES", "50"))
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 OPS = ("count_temporal_motifs", "find_temporal_motif_instances")
-BACKENDS = ("duckdb", "kuzu")
 DAY = 86_400 * 1_000_000
 #: pattern edges as (from, to) variables, written independently of the operator code
 PATTERNS = {

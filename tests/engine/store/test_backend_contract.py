@@ -34,18 +34,16 @@ from engine.store.model import (
     vid_of,
 )
 from engine.timeutil import OPEN_END
+from tests.conftest import require_backend
 
 Row = dict[str, Any]
-BACKENDS_DIR = Path(__file__).resolve().parents[3] / "engine" / "store" / "backends"
 UIDS = {"a": 0, "b": 1, "c": 2, "d": 3}
 T1, T2, T3 = 100, 200, 300
 
 
 def require(name: str) -> type[Backend]:
-    """The backend class; skip (only) while its module has not been written yet."""
-    if not (BACKENDS_DIR / f"{name}_backend.py").exists():
-        pytest.skip(f"{name} backend module does not exist yet")
-    return backend_class(name)
+    """The backend class; skip (only) while its driver package is not installed."""
+    return backend_class(require_backend(name))
 
 
 # -- hand-built batches -------------------------------------------------------------------------------

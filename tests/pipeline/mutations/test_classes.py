@@ -5,13 +5,16 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
 from engine.claims.verifier import VerifyConfig
 from engine.operators.context import OpContext
 from pipeline.mutations import classes as m
 from pipeline.mutations import variants as v
-from pipeline.mutations.base import Mutant
+from pipeline.mutations.base import MUTATION_CLASSES, Mutant, claim_types, mutant, mutation_class
+from pipeline.mutations.experiment import run_class
 from pipeline.mutations.pool import Pool, PoolItem, verdict
-from pipeline.mutations.registry import CLASSES
+from pipeline.mutations.registry import CLASSES, all_classes
 
 from .conftest import item
 
@@ -185,3 +188,46 @@ def test_classes_apply_where_they_say(pool: Pool) -> None:
         for it in pool.items:
             mut = cls.generate(it, random.Random(0))
             assert mut is None or cls.applies(it), (cls.name, it.task_id, it.claim)
+
+
+TABLE5_ORDER = (
+    "count ±1",
+    "entity substitution (fabricated)",
+    "real-but-uncited entity added",
+    "ordering operand swap",
+    "unit confusion (µs as ms)",
+    "wrong belief state",
+    "truncated-page count",
+    "wrong-step citation",
+    "uncited provenance pointer",
+    "entity member dropped",
+    "value from a shifted window",
+    "wrong row of the right step",
+    "right count, refused step cited",
+)
+
+
+def test_registered_classes_come_in_table5_order() -> None:
+    assert tuple(c.name for c in CLASSES) == TABLE5_ORDER
+    assert [c.row for c in CLASSES] == list(range(1, len(TABLE5_ORDER) + 1))
+
+
+def test_a_class_registered_elsewhere_joins_the_experiment(pool: Pool) -> None:
+    @mutation_class("toy: count +1000", row=99, applies_to="count claims", applies=claim_types("count"))
+    def toy(item: PoolItem, rng: random.Random) -> Mutant | None:
+        return mutant(item, {**item.claim, "value": item.claim["value"] + 1000})
+
+    try:
+        assert all_classes()[-1].name == "toy: count +1000" and all_classes()[:-1] == CLASSES
+        rec = run_class(all_classes()[-1], pool, 5, 0, {id(it): "supported" for it in pool.items})
+        assert rec["cases"] > 0 and rec["detected"] == rec["cases"]
+    finally:
+        del MUTATION_CLASSES["toy: count +1000"]
+    assert all_classes() == CLASSES
+
+
+def test_the_registry_refuses_a_duplicate_name_or_row() -> None:
+    with pytest.raises(RuntimeError, match="registered twice"):
+        mutation_class("count ±1", row=98, applies_to="", applies=claim_types("count"))(m.count_pm1)
+    with pytest.raises(RuntimeError, match="row 1 is taken"):
+        mutation_class("another", row=1, applies_to="", applies=claim_types("count"))(m.count_pm1)

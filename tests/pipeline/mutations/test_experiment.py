@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine.canonical import dumps
-from pipeline.cli.ingest import build_store
+from engine.ingest.build import build_store
 from pipeline.cli.main import main
 from pipeline.mutations import run_experiment, table5_markdown
 from pipeline.tasks.build import build_suite
@@ -65,9 +64,7 @@ def test_table_and_cli(store_dir: Path, suite: dict[str, Any], result: dict[str,
 def syn(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """A small generated synthetic store and its suite (probes included)."""
     root = tmp_path_factory.mktemp("syn") / "synthetic"
-    args = argparse.Namespace(dataset="synthetic", events=5000, nodes=200, seed=0, no_corrections=False,
-                              store=str(root), backend="duckdb")  # fmt: skip
-    build_store(args).close()
+    build_store("synthetic", root, events=5000, nodes=200, seed=0).close()
     return root, build_suite(root, "synthetic", 0)
 
 

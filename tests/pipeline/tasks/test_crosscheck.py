@@ -14,11 +14,10 @@ import pytest
 
 from engine.claims.reporter import typed_value
 from engine.execute.executor import ExecConfig, execute
-from engine.ingest.synthetic import generate
+from engine.ingest.build import build_store
 from engine.operators.context import OpContext
 from engine.operators.oracle import OracleStore
 from engine.plan.model import build_plan
-from engine.store import Store
 from pipeline.tasks.crosscheck import agree, oracle_answer, oracle_store_for
 from tests.engine.operators.sampling import counter_clock
 
@@ -44,14 +43,10 @@ def plan(kind: str, src: str, *steps: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[OpContext, OracleStore]]:
-    data = generate(n_nodes=60, n_events=2000, seed=1, n_rings=4, n_pingpongs=4, days=14)
     root: Path = tmp_path_factory.mktemp("crosscheck") / "store"
-    store = Store.create(root, "duckdb", now=counter_clock())
+    knobs = {"n_rings": 4, "n_pingpongs": 4, "days": 14}
+    store = build_store("synthetic", root, events=2000, nodes=60, seed=1, knobs=knobs, now=counter_clock())
     try:
-        for frame in data.frames:
-            store.ingest_events(frame)
-        for batch in data.corrections:
-            store.write(batch)
         yield OpContext(store), oracle_store_for(store)
     finally:
         store.close()

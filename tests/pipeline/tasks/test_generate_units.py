@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from engine.execute.executor import ExecConfig
-from engine.ingest.synthetic import generate
+from engine.ingest.build import build_store
 from engine.operators.context import OpContext
 from engine.store import Store
 from pipeline.tasks.generate import DEV_SHARE, generate_suite, split, value_cap
@@ -21,10 +21,7 @@ from pipeline.tasks.stats import suite_stats, table2_markdown
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpContext]:
     root: Path = tmp_path_factory.mktemp("gen") / "syn"
-    data = generate(n_nodes=200, n_events=6000, seed=3)
-    with Store.create(root) as store:
-        for frame in data.frames:
-            store.ingest_events(frame)
+    build_store("synthetic", root, events=6000, nodes=200, seed=3, corrections=False).close()
     with Store.open(root, read_only=True) as store:
         yield OpContext(store)
 

@@ -17,17 +17,24 @@ from pathlib import Path
 
 import pytest
 
-from engine.canonical import dumps
-from engine.ingest.snap import load_dataset
-from engine.ingest.synthetic import generate
+from engine.ingest.build import build_store
 from engine.operators.context import OpContext
 from engine.plan.verifier import VerifierConfig, verify
 from engine.store import Store
 from engine.store.eventlog import read_log
 from engine.store.store import replay
 from pipeline.tasks.gold import compute_gold, plan_json
-from pipeline.tasks.model import Draft, Template
+from pipeline.tasks.model import Draft, Template, step
+from pipeline.tasks.probe_kinds import (
+    PROBE_KINDS,
+    Ledger,
+    Picked,
+    Question,
+    probe_kind,
+    registered_probe_kind,
+)
 from pipeline.tasks.probes import KINDS, PROBE_TEMPLATES, ensure_corrections, probe_drafts
+from pipeline.tasks.sampler import DAY, Sampler
 
 SEED = 0
 Pairs = list[tuple[Template, Draft, Draft]]
@@ -40,16 +47,7 @@ def _clock() -> Callable[[], int]:
 
 def base_store(root: Path, dataset: str) -> Path:
     """Ingest ``dataset`` as the CLI does (synthetic: with its correction epoch and manifest)."""
-    with Store.create(root, "duckdb", now=_clock()) as store:
-        if dataset == "synthetic":
-            data = generate(n_nodes=200, n_events=5000, seed=0)
-            for frame in data.frames:
-                store.ingest_events(frame)
-            for batch in data.corrections:
-                store.write(batch)
-            (root / "manifest.json").write_text(dumps(data.manifest) + "\n")
-        else:
-            store.ingest_events(load_dataset(dataset))
+    build_store(dataset, root, events=5000, nodes=200, seed=0, now=_clock()).close()
     return root
 
 
@@ -180,3 +178,63 @@ def test_templates() -> None:
         assert tmpl.name == f"probe.{kind}" and tmpl.family == "probe" and tmpl.kind in ("count", "value")
         assert len(set(tmpl.paraphrases)) == 3 and all("{belief}" in p for p in tmpl.paraphrases)
         assert tmpl.draw(None) is None  # type: ignore[arg-type]
+
+
+class ToyProbe:
+    """A kind defined outside pipeline/tasks: late events into one day, asked as a day count."""
+
+    @staticmethod
+    def pick(s: Sampler, led: Ledger, _round: int) -> Picked:
+        u = s.busy_uid()
+        if not led.free(u):
+            return None
+        t = s.day_start(s.time(margin=DAY)) + 1
+        if not led.free_span(t, t + 1):
+            return None
+        v = s.active_uid()
+        if v == u or not led.free(v):
+            return None
+        op = {"op": "assert_edge", "src": u, "dst": v, "rel_type": "toy", "vt_s": t, "vt_e": t + 1}
+        return [op], {u, v}, [(t, t + 1)]
+
+    @staticmethod
+    def question(ops: list[dict]) -> Question:
+        op = ops[0]
+        w = {"t_a": op["vt_s"] - 1, "t_b": op["vt_s"] - 1 + DAY}
+        args = {"metric": "edge_event_count", "window": w, "stride": DAY}
+        return {"t": str(w["t_a"])}, (), [step("s1", "graph_metric_timeseries", args)], "s1.rows[0].value"
+
+
+TOY = {
+    "answer": "count",
+    "ops": ("graph_metric_timeseries",),
+    "paraphrases": ("Toy one at {t}, {belief}?", "Toy two at {t}, {belief}?", "Toy three at {t}, {belief}?"),
+}
+
+
+def test_a_registered_kind_is_written_and_asked_with_no_edit_of_the_driver(
+    stores: dict[str, tuple[Path, Path, int]], scratch: Path
+) -> None:
+    base, root, _ = stores["collegemsg"]
+    with registered_probe_kind("toy", ToyProbe, **TOY) as kind:
+        assert kind.template.name == "probe.toy" and "toy" in PROBE_KINDS
+        probed_copy(base, scratch / "toy", "collegemsg")
+        with Store.open(scratch / "toy", read_only=True) as store:
+            drafts = probe_drafts(OpContext(store), "collegemsg", SEED)
+    assert "toy" not in PROBE_KINDS  # removed again
+    toy = [(t, b, c) for t, b, c in drafts if t.name == "probe.toy"]
+    assert toy, "the toy kind wrote no probe"
+    for _, before, current in toy:
+        assert before.probe_half == "before" and current.probe_half == "current"
+        assert before.steps[0]["args"]["as_of_tt"] < 2**62 and "as_of_tt" not in current.steps[0]["args"]
+    # the built-in kinds keep their own random streams: their probes are the ones written without the toy
+    builtin = [(bid, ops) for bid, ops in probe_ops(scratch / "toy") if not bid.endswith(":toy")]
+    first = [ops for _, ops in probe_ops(root)]
+    assert [ops for _, ops in builtin][:3] == first[:3]
+
+
+def test_the_registry_refuses_a_duplicate_or_bad_paraphrases() -> None:
+    with pytest.raises(RuntimeError, match="registered twice"):
+        probe_kind("events", **TOY)(ToyProbe)
+    with pytest.raises(ValueError, match="three distinct paraphrases"):
+        probe_kind("bad", answer="count", ops=(), paraphrases=("a", "a", "b"))

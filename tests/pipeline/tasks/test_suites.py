@@ -5,7 +5,6 @@ byte-identical regeneration from the same event log."""
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,11 @@ from engine.canonical import dumps
 from engine.claims.reporter import mechanical_answer
 from engine.claims.verifier import verify_claims
 from engine.execute.executor import execute
-from engine.ingest.snap import load_dataset
+from engine.ingest.build import build_store
 from engine.operators.context import OpContext
 from engine.operators.registry import OPERATOR_ORDER
 from engine.plan.model import build_plan
 from engine.store import Store, replay
-from pipeline.cli.ingest import build_store
 from pipeline.scoring.typed import score
 from pipeline.tasks.build import build_suite, write_suite
 from pipeline.tasks.generate import suite_text
@@ -31,8 +29,7 @@ from pipeline.tasks.stats import suite_stats, table2_markdown
 @pytest.fixture(scope="module")
 def cm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("cm") / "collegemsg"
-    with Store.create(root) as store:
-        store.ingest_events(load_dataset("collegemsg"))
+    build_store("collegemsg", root).close()
     return root
 
 
@@ -44,9 +41,7 @@ def cm_suite(cm_dir: Path) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def syn_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("syn") / "synthetic"
-    args = argparse.Namespace(dataset="synthetic", events=50_000, nodes=1000, seed=0, no_corrections=False,
-                              store=str(root), backend="duckdb")  # fmt: skip
-    build_store(args).close()
+    build_store("synthetic", root, events=50_000, nodes=1000, seed=0).close()
     return root
 
 

@@ -1,10 +1,8 @@
-"""bench/calibrate_cost.py: the NNLS fit recovers known coefficients, the literal rewrite keeps the layout,
-and a tiny end-to-end run reports every operator."""
+"""pipeline.bench.calibrate: the NNLS fit recovers known coefficients, the literal rewrite keeps the
+layout, and a tiny end-to-end run (``tgms bench calibrate``) reports every operator and rewrites nothing."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -13,19 +11,13 @@ import pytest
 
 from engine.operators.cost import COEFFICIENTS
 from engine.operators.registry import OPERATOR_ORDER
-
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "calibrate_cost.py"
+from pipeline.bench import calibrate_fit
+from pipeline.cli.main import main
 
 
 @pytest.fixture(scope="module")
 def calib() -> ModuleType:
-    # bench/ is a directory of scripts, not a package: load the file as a module
-    spec = importlib.util.spec_from_file_location("calibrate_cost", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return calibrate_fit
 
 
 def test_nnls_matches_unconstrained_solution_when_it_is_nonnegative(calib: ModuleType) -> None:
@@ -88,13 +80,15 @@ def test_rewrite_coefficients_keeps_comments(calib: ModuleType) -> None:
     assert ns["c"] == {k: float(calib.fmt_coef(v)) for k, v in new.items()}
 
 
-def test_end_to_end_tiny_store(calib: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cost_py = calib.COST_PY.read_text(encoding="utf-8")
+def test_end_to_end_tiny_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cost_py = calibrate_fit.COST_PY.read_text(encoding="utf-8")
     out_json = tmp_path / "calib.json"
-    argv = ["--scales", "2000", "--reps", "1", "--calls-per-op", "3", "--work", str(tmp_path)]
-    assert calib.main([*argv, "--json", str(out_json)]) == 0
+    argv = ["bench", "calibrate", "--scales", "2000", "--reps", "1", "--calls-per-op", "3"]
+    assert main([*argv, "--work", str(tmp_path), "--json", str(out_json)]) == 0
     report = capsys.readouterr().out
     for op in OPERATOR_ORDER:
         assert f"| {op} |" in report, op
     assert "false admissions" in report and out_json.exists()
-    assert calib.COST_PY.read_text(encoding="utf-8") == cost_py  # without --write nothing is rewritten
+    assert (
+        calibrate_fit.COST_PY.read_text(encoding="utf-8") == cost_py
+    )  # without --write nothing is rewritten

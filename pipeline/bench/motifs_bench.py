@@ -1,43 +1,44 @@
-"""Motif benchmark (not a test): CollegeMsg five counts at δ = 1 day, node-filtered counts on a synthetic
-10^6-event store, and the cost model's estimate next to every measured time.
+"""``tgms bench motifs``: CollegeMsg five counts at δ = 1 day, node-filtered counts on a synthetic
+10^6-event store, and the cost model's estimate next to every measured time (a benchmark).
 
 Every timing is a full operator call through the envelope (validation, cost estimate, kernel, payload),
 p50 of ``--reps`` runs after one warm-up, with the store's edge arrays already loaded (a cached
 ``OpContext``) but the motif selection cache dropped before every run, so the kernels and the selection's
 indexes are timed cold ("five counts" builds one selection and runs the five motifs on it, as a planner
 asking for all five would). With ``raphtory`` installed, its ``global_temporal_three_node_motif`` (all 40
-Paranjape counts, threads = all cores) is timed on the same events.
+Paranjape counts, threads = all cores) is timed on the same events. The synthetic store (1000 nodes) is
+built in a temporary directory.
 
-    python bench/bench_motifs.py [--reps 7] [--n-events 1000000] [--filters 10,100] [--json OUT]
+    tgms bench motifs [--reps 7] [--n-events 1e6] [--filters 10,100] [--skip-synthetic] [--json OUT]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import statistics
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from engine.ingest.build import build_store
+from engine.operators.context import OpContext
+from engine.operators.envelope import run_call
+from engine.operators.motifs import CountMotifsArgs, selection
+from engine.operators.registry import load_all
+from pipeline.bench import peers_bench
+from pipeline.bench.report import BenchResult, markdown_table
+from pipeline.bench.stores import bench_store, default_work_dir, one_scale
 
-from engine.operators.context import OpContext  # noqa: E402
-from engine.operators.envelope import run_call  # noqa: E402
-from engine.operators.motifs import CountMotifsArgs, selection  # noqa: E402
-from engine.store import Store  # noqa: E402
-from pipeline.bench import peers_bench  # noqa: E402
+HELP = "motif counts on CollegeMsg and node-filtered counts on a synthetic store, with cost estimates"
 
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 DAY = 86_400 * 1_000_000
 HOUR = 3_600 * 1_000_000
 
 
-def drop_motif_cache(ctx: OpContext) -> None:
+def cold(ctx: OpContext) -> None:
     peers_bench.drop_motif_cache(ctx)
 
 
@@ -58,17 +59,14 @@ def whole(ctx: OpContext) -> dict[str, int]:
     return {"t_a": int(e.vt_s[0]), "t_b": int(e.vt_s[-1]) + 1}
 
 
-def bench_collegemsg(root: Path, reps: int) -> list[dict[str, Any]]:
-    from engine.ingest.snap import load_dataset
-
-    store = Store.create(root / "collegemsg", "duckdb")
-    store.ingest_events(load_dataset("collegemsg"))
+def bench_collegemsg(work: Path, reps: int, progress: Callable[[str], None]) -> list[dict[str, Any]]:
+    store = bench_store(work, "collegemsg", progress)
     ctx = OpContext(store)
     win = whole(ctx)
     out = []
     for motif in MOTIFS:
         args = {"motif": motif, "delta": DAY, "window": win}
-        s, (count, est) = p50(lambda a=args: count_call(ctx, a), reps, lambda: drop_motif_cache(ctx))
+        s, (count, est) = p50(lambda a=args: count_call(ctx, a), reps, lambda: cold(ctx))
         out.append(
             {"case": "collegemsg", "motif": motif, "count": count, "p50_ms": s * 1e3, "est_ms": est * 1e3}
         )
@@ -76,14 +74,12 @@ def bench_collegemsg(root: Path, reps: int) -> list[dict[str, Any]]:
     def five() -> list[int]:
         return [count_call(ctx, {"motif": m, "delta": DAY, "window": win})[0] for m in MOTIFS]
 
-    s, _ = p50(five, reps, lambda: drop_motif_cache(ctx))
+    s, _ = p50(five, reps, lambda: cold(ctx))
     out.append(
         {"case": "collegemsg", "motif": "five counts", "count": None, "p50_ms": s * 1e3, "est_ms": None}
     )
     find = {"motif": "M_path_3", "delta": DAY, "window": win, "limit": 100}
-    s, _ = p50(
-        lambda: run_call(ctx, "find_temporal_motif_instances", find), reps, lambda: drop_motif_cache(ctx)
-    )
+    s, _ = p50(lambda: run_call(ctx, "find_temporal_motif_instances", find), reps, lambda: cold(ctx))
     out.append({"case": "collegemsg", "motif": "find M_path_3 page 1", "count": None, "p50_ms": s * 1e3,
                 "est_ms": None})  # fmt: skip
     out += bench_raphtory(ctx, reps)
@@ -108,12 +104,8 @@ def bench_raphtory(ctx: OpContext, reps: int) -> list[dict[str, Any]]:
 
 
 def bench_synthetic(root: Path, reps: int, n_events: int, filters: list[int]) -> list[dict[str, Any]]:
-    from engine.ingest.synthetic import generate
-
-    ds = generate(n_events=n_events, seed=0)
-    store = Store.create(root / "synthetic", "duckdb")
-    for frame in ds.frames:
-        store.ingest_events(frame)
+    # 1000 nodes whatever the size (not the bench stores' n / 50): node filters s0 .. s<k-1> stay dense
+    store = build_store("synthetic", root / "synthetic", events=n_events, nodes=1000, corrections=False)
     ctx = OpContext(store)
     win = whole(ctx)
     n = ctx.edges(None).n
@@ -121,7 +113,7 @@ def bench_synthetic(root: Path, reps: int, n_events: int, filters: list[int]) ->
     for n_filter, motif, (delta, name) in itertools.product(filters, MOTIFS, ((HOUR, "1h"), (DAY, "1d"))):
         uids = [f"s{i}" for i in range(n_filter)]
         args = {"motif": motif, "delta": delta, "window": win, "node_filter": uids}
-        s, (count, est) = p50(lambda a=args: count_call(ctx, a), reps, lambda: drop_motif_cache(ctx))
+        s, (count, est) = p50(lambda a=args: count_call(ctx, a), reps, lambda: cold(ctx))
         sel = selection(ctx, CountMotifsArgs.model_validate(args))
         out.append({"case": f"syn{n} filter {n_filter} δ={name}", "motif": motif, "count": count,
                     "events": sel.n_events, "p50_ms": s * 1e3, "est_ms": est * 1e3})  # fmt: skip
@@ -129,27 +121,35 @@ def bench_synthetic(root: Path, reps: int, n_events: int, filters: list[int]) ->
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--n-events", type=int, default=10**6)
-    ap.add_argument("--filters", default="10,100", help="node_filter sizes (uids s0 .. s<k-1>)")
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--skip-synthetic", action="store_true")
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        rows = bench_collegemsg(Path(tmp), a.reps)
-        if not a.skip_synthetic:
-            rows += bench_synthetic(Path(tmp), a.reps, a.n_events, [int(x) for x in a.filters.split(",")])
-    print("| case | motif | count | events | p50 ms | estimate ms |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        est = f"{r['est_ms']:.1f}" if r.get("est_ms") is not None else ""
-        print(f"| {r['case']} | {r['motif']} | {r['count'] if r['count'] is not None else ''} | "
-              f"{r.get('events') or ''} | {r['p50_ms']:.1f} | {est} |")  # fmt: skip
-    if a.json:
-        a.json.write_text(json.dumps(rows, indent=1))
+def table(rows: list[dict[str, Any]]) -> str:
+    header = ("case", "motif", "count", "events", "p50 ms", "estimate ms")
+    cells = (
+        [
+            r["case"],
+            r["motif"],
+            r["count"],
+            r.get("events") or "",
+            f"{r['p50_ms']:.1f}",
+            "" if r.get("est_ms") is None else f"{r['est_ms']:.1f}",
+        ]
+        for r in rows
+    )
+    return markdown_table(header, "llllll", cells)
 
 
-if __name__ == "__main__":
-    main()
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reps", type=int, default=7, help="timed repetitions after one warm-up")
+    p.add_argument("--n-events", default="1e6", help="events of the synthetic store")
+    p.add_argument("--filters", default="10,100", help="node_filter sizes (uids s0 .. s<k-1>)")
+    p.add_argument("--skip-synthetic", action="store_true", help="CollegeMsg only")
+
+
+def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:
+    load_all()
+    n_events = int(one_scale(args.n_events))
+    filters = [int(one_scale(x)) for x in args.filters.split(",") if x.strip()]
+    rows = bench_collegemsg(Path(args.work or default_work_dir()), args.reps, progress)
+    if not args.skip_synthetic:
+        with tempfile.TemporaryDirectory(prefix="tgms-bench-motifs-") as tmp:
+            rows += bench_synthetic(Path(tmp), args.reps, n_events, filters)
+    return BenchResult(rows, table(rows))

@@ -16,6 +16,7 @@ from engine.operators.context import OpContext
 from engine.operators.envelope import call
 from engine.operators.registry import REGISTRY, load_all
 from pipeline.bench import ops_bench, peers_bench
+from pipeline.bench.stores import bench_store
 from pipeline.bench.template_calls import template_calls
 from pipeline.cli.main import main
 
@@ -24,7 +25,7 @@ from pipeline.cli.main import main
 def college(tmp_path_factory: pytest.TempPathFactory):
     load_all()
     work = tmp_path_factory.mktemp("bench")
-    store = ops_bench.build_store(work / "collegemsg", "collegemsg", lambda _: None)
+    store = bench_store(work, "collegemsg", lambda _: None)
     yield work, store
     store.close()
 
@@ -69,7 +70,7 @@ def test_peers_records_and_equal_counts(college) -> None:
 def test_bench_peers_cli_exit_code(college, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     work, _ = college
     out = tmp_path / "peers.json"
-    rc = main(["bench", "peers", "--work", str(work), "--reps", "1", "--json", str(out), "--docs", ""])
+    rc = main(["bench", "peers", "--work", str(work), "--reps", "1", "--json", str(out)])
     printed = capsys.readouterr().out
     assert out.exists() and "five_motifs_delta_1d" in printed
     if importlib.util.find_spec("raphtory") is None:

@@ -1,0 +1,54 @@
+"""What a benchmark hands back, and where it goes: stdout, ``--json OUT`` and, only when asked with
+``--update-docs``, its own marked section of ``docs/benchmarks.md``.
+
+Each benchmark owns one ``<!-- NAME:begin -->`` ... ``<!-- NAME:end -->`` block of the Markdown file;
+rewriting it leaves every other section as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One benchmark run: JSON-able ``data`` for ``--json``, the Markdown printed, the docs section it may
+    rewrite (``name``, ``heading``; None: it has none) and the exit code."""
+
+    data: Any
+    markdown: str
+    section: tuple[str, str] | None = None
+    exit_code: int = 0
+
+
+def stamp() -> str:
+    """When and where: ``2026-12-03 11:00 UTC on host (2 cores, Python 3.11.9)``."""
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return f"{when} on {platform.node()} ({os.cpu_count()} cores, Python {platform.python_version()})"
+
+
+def update_section(path: Path, name: str, heading: str, md: str) -> None:
+    """Replace the ``<!-- NAME:begin -->`` ... ``<!-- NAME:end -->`` block, or append it under ``heading``."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    block = f"{begin}\n{md}\n{end}"
+    if begin in text:
+        pre, rest = text.split(begin, 1)
+        text = pre + block + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip() + f"\n\n## {heading}\n\n" + block + "\n"
+    path.write_text(text)
+
+
+def markdown_table(header: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table; ``align`` has one letter per column, ``l`` (left) or ``r`` (right)."""
+    rule = "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"
+    lines = ["| " + " | ".join(header) + " |", rule]
+    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
