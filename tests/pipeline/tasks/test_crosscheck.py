@@ -8,19 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import pytest
 
 from engine.claims.reporter import typed_value
 from engine.execute.executor import ExecConfig, execute
 from engine.ingest.synthetic import generate
-from engine.operators.base import OpArgs, PagedOutput
 from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate
 from engine.operators.oracle import ORACLES, OracleStore
-from engine.operators.registry import operator, registered
-from engine.operators.traits import ALWAYS, Operand, Traits
+from engine.operators.registry import get_operator, operator, registered
 from engine.plan.model import build_plan
 from engine.store import Store
 from pipeline.tasks.crosscheck import agree, oracle_answer, oracle_store_for
@@ -226,39 +223,31 @@ def test_cut_page_errors_match_the_fast_path(stores: tuple[OpContext, OracleStor
     assert same(plan("count", "s2.rows_total", REACH5, past), *stores)["error"]["code"] == "E_LIMIT"
 
 
-class _TallyArgs(OpArgs):
-    input: Annotated[list[Any], Operand()]
-
-
-class _TallyOut(PagedOutput):
-    value: int
-    rows: list[Any]
-    rows_total: int
-
-
-def _tally(_: Any, args: Any) -> dict[str, Any]:
-    items = args.input if isinstance(args, _TallyArgs) else args["input"]
-    return {"value": len(items), "rows": [], "rows_total": 0}
-
-
 def test_a_declared_list_reducer_is_refused_over_a_cut_page(
     stores: tuple[OpContext, OracleStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The oracle path reads the operator's declared ``Traits.reduces``, not its name: a toy operator that
-    declares itself list-reducing is refused over a cut page on both paths, and runs over a whole one."""
-    monkeypatch.setitem(ORACLES, "toy_tally", _tally)
+    """The oracle path reads the operator's declared ``Traits.reduces``, not its name: compute declared
+    again under another name is refused over a cut page on both paths, and runs over a whole one."""
+    spec = get_operator("compute")
+    monkeypatch.setitem(ORACLES, "toy_compute", ORACLES["compute"])
     with registered():
-        operator(name="toy_tally", family="toy", args=_TallyArgs, output=_TallyOut, manual="Counts input.",
-                 cost=lambda p, a: CostEstimate({"row_out": 1}, []), example={"args": {"input": [1]}},
-                 edge_arrays=False, traits=Traits(reduces=ALWAYS))(_tally)  # fmt: skip
-        tally = step("s2", "toy_tally", {"input": ref("s1.rows")}, "s1")
-        got = same(plan("count", "s2.value", REACH5, tally), *stores)
-        assert (
-            got["error"]["code"] == "E_UPSTREAM"
-            and "toy_tally over incomplete input" in got["error"]["message"]
-        )
+        operator(
+            name="toy_compute",
+            family="toy",
+            args=spec.args,
+            output=spec.output,
+            cost=spec.cost,
+            manual=spec.manual,
+            example=spec.example,
+            edge_arrays=False,
+            traits=spec.traits,
+        )(spec.impl)
+        count = step("s2", "toy_compute", {"fn": "count", "input": ref("s1.rows")}, "s1")
+        got = same(plan("count", "s2.value", REACH5, count), *stores)
+        assert got["error"]["code"] == "E_UPSTREAM"
+        assert "toy_compute count over incomplete input" in got["error"]["message"]
         whole = step("s1", "temporal_reachability", {"src": BUSY, "window": WEEK, "limit": FULL})
-        assert same(plan("count", "s2.value", whole, tally), *stores)["value"] > 5
+        assert same(plan("count", "s2.value", whole, count), *stores)["value"] > 5
 
 
 def test_answer_shape_and_plan_errors(stores: tuple[OpContext, OracleStore]) -> None:
