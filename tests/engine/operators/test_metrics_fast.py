@@ -175,23 +175,29 @@ def burst_args(rng: random.Random, i: int, tts: list[int], uids: list[str]) -> d
     return common(rng, args, tts)
 
 
-def _run(tmp_path: Path, backend: str, op: str, sampler) -> Counter[str]:
+def run_cases(
+    tmp_path: Path, backend: str, op: str, sampler, n_cases: int = N_CASES, seed_base: int = 1000
+) -> Counter[str]:
+    """Compare ``n_cases`` calls of ``op`` (arguments from ``sampler(rng, i, tts, uids)``) spread over the
+    random stores; the outcome counts."""
     outcomes: Counter[str] = Counter()
-    per_store = -(-N_CASES // STORES)
+    per_store = -(-n_cases // STORES)
     for k, (ctx, oracle, tts, uids) in enumerate(stores(tmp_path, backend)):
-        rng = random.Random(1000 * k + len(op))
+        rng = random.Random(seed_base * k + len(op))
         for i in range(per_store):
             outcomes[compare(ctx, oracle, op, sampler(rng, i, tts, uids))] += 1
     return outcomes
 
 
 def test_graph_metric_timeseries_matches_oracle(tmp_path, backend):
-    outcomes = _run(tmp_path, backend, "graph_metric_timeseries", lambda r, i, t, u: metric_args(r, i, t))
+    outcomes = run_cases(
+        tmp_path, backend, "graph_metric_timeseries", lambda r, i, t, u: metric_args(r, i, t)
+    )
     assert sum(outcomes.values()) >= N_CASES and outcomes["ok"] == sum(outcomes.values()), outcomes
 
 
 def test_burst_detection_matches_oracle(tmp_path, backend):
-    outcomes = _run(tmp_path, backend, "burst_detection", burst_args)
+    outcomes = run_cases(tmp_path, backend, "burst_detection", burst_args)
     assert sum(outcomes.values()) >= N_CASES
     assert outcomes["ok"] >= N_CASES // 2, outcomes  # unknown targets at early as_of_tt are errors
 
