@@ -27,7 +27,15 @@ from engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
 from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES
-from tests.engine.operators.test_metrics_fast import STORES, T_MAX, common, one, run_cases, window
+from tests.engine.operators.test_metrics_fast import (
+    STORES,
+    T_MAX,
+    common,
+    one,
+    rows_by_cursor,
+    run_cases,
+    window,
+)
 
 __all__ = ["one"]  # the fixture, re-exported for pytest
 
@@ -106,13 +114,7 @@ def test_errors_match_oracle(one):
 def test_cursor_reads_every_pair(one):
     ctx = one[0]
     args: dict[str, Any] = {"a_spec": {}, "b_spec": {}, "allen_relation": "before", "limit": 50}
-    seen = []
-    while True:
-        page = call(ctx, "co_active", args)["payload"]
-        seen += page["rows"]
-        if page["cursor"] is None:
-            break
-        args["cursor"] = page["cursor"]
+    seen = rows_by_cursor(ctx, "co_active", args)
     full = call(ctx, "co_active", {**args, "limit": 10_000, "cursor": None})["payload"]
     assert seen == full["rows"] and len(seen) == full["rows_total"] > 100
 

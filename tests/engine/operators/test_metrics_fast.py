@@ -306,6 +306,17 @@ def test_hand_computed_metrics(tmp_path, backend, metric, values):
         store.close()
 
 
+def rows_by_cursor(ctx: OpContext, op: str, args: dict[str, Any]) -> list[Any]:
+    """Every row of a call, read page by page through its cursors."""
+    args, seen = dict(args), []
+    while True:
+        page = call(ctx, op, args)["payload"]
+        seen += page["rows"]
+        if page["cursor"] is None:
+            return seen
+        args["cursor"] = page["cursor"]
+
+
 def test_cursor_reads_every_bucket(one):
     ctx = one[0]
     args: dict[str, Any] = {
@@ -314,13 +325,7 @@ def test_cursor_reads_every_bucket(one):
         "stride": 9,
         "limit": 4,
     }
-    seen = []
-    while True:
-        page = call(ctx, "graph_metric_timeseries", args)["payload"]
-        seen += page["rows"]
-        if page["cursor"] is None:
-            break
-        args["cursor"] = page["cursor"]
+    seen = rows_by_cursor(ctx, "graph_metric_timeseries", args)
     full = call(ctx, "graph_metric_timeseries", {**args, "limit": 1000, "cursor": None})["payload"]
     assert seen == full["rows"] and len(seen) == full["rows_total"] == -(-T_MAX // 9)
 
