@@ -29,11 +29,22 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+#: every error class by its code, filled as each class is declared (``class X(TGMSError, code="E_X")``)
+ERROR_CLASSES: dict[str, type[TGMSError]] = {}
+
 
 class TGMSError(Exception):
     """Base of every structured TGMS error."""
 
     code: ClassVar[str] = "E_INTERNAL"
+
+    def __init_subclass__(cls, code: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            if code in ERROR_CLASSES:
+                raise RuntimeError(f"error code {code} declared twice")
+            cls.code = code
+            ERROR_CLASSES[code] = cls
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -50,61 +61,44 @@ class TGMSError(Exception):
         return f"{type(self).__name__}({self.code}: {self.message!r}, details={self.details!r})"
 
 
-class SchemaError(TGMSError):
-    code = "E_SCHEMA"
+class SchemaError(TGMSError, code="E_SCHEMA"):
+    """A malformed request, record or plan shape."""
 
 
-class InvalidArgError(TGMSError):
-    code = "E_INVALID_ARG"
+class InvalidArgError(TGMSError, code="E_INVALID_ARG"):
+    """A well-formed but semantically invalid value."""
 
 
-class NotFoundError(TGMSError):
-    code = "E_NOT_FOUND"
+class NotFoundError(TGMSError, code="E_NOT_FOUND"):
+    """An unknown identity, uid, operator or file."""
 
 
-class GroundingError(TGMSError):
-    code = "E_GROUNDING"
+class GroundingError(TGMSError, code="E_GROUNDING"):
+    """An identifier not grounded in the task input."""
 
 
-class CostError(TGMSError):
-    code = "E_COST"
+class CostError(TGMSError, code="E_COST"):
+    """Refused by the cost guard (estimate, budget, suggestions)."""
 
 
-class LimitError(TGMSError):
-    code = "E_LIMIT"
+class LimitError(TGMSError, code="E_LIMIT"):
+    """A size limit (rows, steps, batch) was exceeded."""
 
 
-class UpstreamError(TGMSError):
-    code = "E_UPSTREAM"
+class UpstreamError(TGMSError, code="E_UPSTREAM"):
+    """A dependency (a prior step, an endpoint) failed."""
 
 
-class CorruptError(TGMSError):
-    code = "E_CORRUPT"
+class CorruptError(TGMSError, code="E_CORRUPT"):
+    """The event log or store is damaged; it refuses to open."""
 
 
-class ConflictError(TGMSError):
-    code = "E_CONFLICT"
+class ConflictError(TGMSError, code="E_CONFLICT"):
+    """The store is locked by another writer, or read-only."""
 
 
-class BackendError(TGMSError):
-    code = "E_BACKEND"
-
-
-ERROR_CLASSES: dict[str, type[TGMSError]] = {
-    cls.code: cls
-    for cls in (
-        SchemaError,
-        InvalidArgError,
-        NotFoundError,
-        GroundingError,
-        CostError,
-        LimitError,
-        UpstreamError,
-        CorruptError,
-        ConflictError,
-        BackendError,
-    )
-}
+class BackendError(TGMSError, code="E_BACKEND"):
+    """A storage driver failed (raw driver exceptions are mapped to this at the adapter boundary)."""
 
 
 def error_from_dict(d: dict[str, Any]) -> TGMSError:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import SchemaError
-from engine.operators.compute import ALLEN
+from engine.operators.compute_fns import ALLEN
 from engine.plan.model import ANSWER_KINDS
 
 CLAIM_TYPES = ("count", "value", "entity", "ordering", "temporal_pattern")

@@ -70,21 +70,9 @@ def is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def numbers_in(payload: Any) -> Iterator[int | float]:
-    """Every numeric leaf of a payload (booleans are not numbers; the paging cursor is skipped)."""
-    if is_number(payload):
-        yield payload
-    elif isinstance(payload, dict):
-        for k, v in payload.items():
-            if k != "cursor":
-                yield from numbers_in(v)
-    elif isinstance(payload, list):
-        for v in payload:
-            yield from numbers_in(v)
-
-
 def values_in(payload: Any) -> Iterator[Any]:
-    """Every sub-value of a payload (itself, its fields' values, its elements), depth first."""
+    """Every sub-value of a payload (itself, its fields' values, its elements), depth first; the paging
+    cursor is skipped."""
     yield payload
     if isinstance(payload, dict):
         for k, v in payload.items():
@@ -93,6 +81,12 @@ def values_in(payload: Any) -> Iterator[Any]:
     elif isinstance(payload, list):
         for v in payload:
             yield from values_in(v)
+
+
+def numbers_in(payload: Any) -> Iterator[int | float]:
+    """Every numeric leaf of a payload, depth first (booleans are not numbers; the paging cursor is
+    skipped). A number is a leaf, so these are the numbers among :func:`values_in`, in its order."""
+    return (v for v in values_in(payload) if is_number(v))
 
 
 def as_interval(x: Any) -> tuple[int, int] | None:

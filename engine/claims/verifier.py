@@ -38,7 +38,7 @@ from engine.claims.evidence import (
 )
 from engine.errors import LimitError, TGMSError
 from engine.execute.executor import Trace
-from engine.operators.compute import allen_relation
+from engine.operators.compute_fns import allen_relation
 from engine.operators.context import OpContext
 from engine.operators.envelope import run_call
 from engine.operators.registry import REGISTRY, load_all

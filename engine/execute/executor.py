@@ -299,8 +299,7 @@ class Executor:
             spec = get_operator(step.op)
             if rec.upstream_truncated and isinstance(args, dict) and spec.traits.reduces_list(args):
                 srcs = [x["ref"] for x in rec.reads if x["truncated"]]
-                how = spec.traits.reduces
-                what = f"{step.op} {args.get(how.arg)}" if how is not None and how.arg else step.op
+                what = spec.traits.reducing_call(step.op, args)
                 raise UpstreamError(
                     f"step {step.id}: {what} over incomplete input {srcs} would give a "
                     "wrong number; use the producer's *_total field, or raise its limit to cover the result",

@@ -369,15 +369,16 @@ def exact_estimate(ctx: OpContext, a: MotifArgs, sel: Selection, ev: MotifEvents
     return CostEstimate(work, ["use a smaller delta", "narrow the window", "add a node_filter"])
 
 
-def _recheck(
-    ctx: OpContext, op: str, a: MotifArgs, sel: Selection, ev: MotifEvents, budget_s: float | None
-) -> None:
-    """Refuse before the kernel when the exact-work estimate exceeds the call's budget."""
-    if budget_s is None:
-        return
-    est = exact_estimate(ctx, a, sel, ev)
-    if est is not None:
-        recheck(op, est, f"{ev.n_wedges():,} wedges at delta {a.delta}", budget_s)
+def _events(ctx: OpContext, op: str, a: MotifArgs, budget_s: float | None) -> tuple[Selection, MotifEvents]:
+    """The call's selection and its events at ``delta``; refuses before the kernel when the exact-work
+    estimate exceeds the call's budget."""
+    sel = selection(ctx, a)
+    ev = sel.at(a.delta)
+    if budget_s is not None:
+        est = exact_estimate(ctx, a, sel, ev)
+        if est is not None:
+            recheck(op, est, f"{ev.n_wedges():,} wedges at delta {a.delta}", budget_s)
+    return sel, ev
 
 
 @operator(
@@ -408,9 +409,7 @@ def _recheck(
 def count_temporal_motifs(
     ctx: OpContext, a: CountMotifsArgs, budget_s: float | None = None
 ) -> dict[str, Any]:
-    sel = selection(ctx, a)
-    ev = sel.at(a.delta)
-    _recheck(ctx, "count_temporal_motifs", a, sel, ev, budget_s)
+    sel, ev = _events(ctx, "count_temporal_motifs", a, budget_s)
     return {"count": sel.count(a.motif, a.delta, ev), "n_events_in_window": sel.n_events}
 
 
@@ -443,8 +442,6 @@ def count_temporal_motifs(
 def find_temporal_motif_instances(
     ctx: OpContext, a: FindMotifsArgs, budget_s: float | None = None
 ) -> dict[str, Any]:
-    sel = selection(ctx, a)
-    ev = sel.at(a.delta)
-    _recheck(ctx, "find_temporal_motif_instances", a, sel, ev, budget_s)
+    sel, ev = _events(ctx, "find_temporal_motif_instances", a, budget_s)
     total = sel.count(a.motif, a.delta, ev)
     return {"rows": InstanceRows(ctx, a, sel, ev, total), "rows_total": total}

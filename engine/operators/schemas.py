@@ -128,6 +128,20 @@ def _num(v: Any) -> str:
     return json.dumps(v)
 
 
+#: JSON Schema bounds as rendered after the type, in this order (a length is an int below 2**32: _num
+#: prints it as is)
+_BOUNDS = (
+    ("minimum", ">="),
+    ("exclusiveMinimum", ">"),
+    ("maximum", "<="),
+    ("exclusiveMaximum", "<"),
+    ("minLength", "len >="),
+    ("maxLength", "len <="),
+    ("minItems", "len >="),
+    ("maxItems", "len <="),
+)
+
+
 def render_type(s: dict[str, Any], deep: bool = True) -> str:
     """A compact type string of a (cleaned) schema: ``int >= 0 < 2**62``, ``list[str]``, ``{t_a, t_b}``."""
     if "enum" in s:
@@ -140,23 +154,7 @@ def render_type(s: dict[str, Any], deep: bool = True) -> str:
     if "allOf" in s and "type" not in s and "properties" not in s:
         return render_type(s["allOf"][0], deep)
     typ = s.get("type")
-    bounds = []
-    for key, sym in (
-        ("minimum", ">="),
-        ("exclusiveMinimum", ">"),
-        ("maximum", "<="),
-        ("exclusiveMaximum", "<"),
-    ):
-        if key in s:
-            bounds.append(f"{sym} {_num(s[key])}")
-    for key, sym in (
-        ("minLength", "len >="),
-        ("maxLength", "len <="),
-        ("minItems", "len >="),
-        ("maxItems", "len <="),
-    ):
-        if key in s:
-            bounds.append(f"{sym} {s[key]}")
+    bounds = [f"{sym} {_num(s[key])}" for key, sym in _BOUNDS if key in s]
     if typ == "array":
         base = f"list[{render_type(s.get('items', {}), deep)}]"
     elif typ == "object" or "properties" in s:

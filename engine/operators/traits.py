@@ -145,6 +145,12 @@ class Traits:
     def reduces_list(self, args: Mapping[str, Any]) -> bool:
         return self.reduces is not None and self.reduces.holds(args)
 
+    def reducing_call(self, op: str, args: Mapping[str, Any]) -> str:
+        """How a message names a list-reducing call: the operator and the argument value that makes it
+        reduce (``compute sum``), or the operator alone when it always reduces."""
+        how = self.reduces
+        return f"{op} {args.get(how.arg)}" if how is not None and how.arg else op
+
     def computes_allen(self, args: Mapping[str, Any]) -> bool:
         return self.allen is not None and self.allen.when.holds(args)
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from engine.api import get_operator
 from engine.canonical import canonicalize
 from engine.claims.reporter import typed_value
 from engine.errors import TGMSError, UpstreamError
-from engine.operators.compute import LIST_FNS
 from engine.operators.oracle import ORACLES, OracleStore, page
 from engine.operators.oracle.paging import DEFAULT_LIMIT
 from engine.plan.model import Plan, Step, build_plan
@@ -30,8 +30,6 @@ from engine.plan.refs import resolve, set_at
 from engine.store import Store
 from pipeline.scoring.typed import score
 
-#: compute fns whose result is wrong on part of a list (plan semantics, shared with the executor)
-REDUCING = frozenset(LIST_FNS)
 #: operators whose payload has no pageable list (and no ``truncated``/``cursor``)
 UNPAGED = frozenset({"count_temporal_motifs"})
 #: the error code of an answer value that does not have its kind's shape (the reporter's "unusable")
@@ -96,9 +94,13 @@ def _run_plan(plan: Plan, ostore: OracleStore) -> dict[str, dict[str, Any]]:
         if step.op not in ORACLES:
             raise UpstreamError(f"step {step.id}: no oracle for operator {step.op!r}", op=step.op)
         args, incomplete = _resolved_args(step, payloads, tainted)
-        if step.op == "compute" and incomplete and isinstance(args, dict) and args.get("fn") in REDUCING:
+        # calls whose result is wrong on part of a list, as the operator declares (plan semantics, shared
+        # with the executor: Traits.reduces, e.g. compute's list fns)
+        traits = get_operator(step.op).traits
+        if incomplete and isinstance(args, dict) and traits.reduces_list(args):
             raise UpstreamError(
-                f"step {step.id}: compute {args.get('fn')} over incomplete input would give a wrong number",
+                f"step {step.id}: {traits.reducing_call(step.op, args)} over incomplete input would give a "
+                "wrong number",
                 reason="truncated_input",
             )
         payloads[step.id] = _run_step(step, args, ostore)

@@ -9,8 +9,6 @@ Allen relations with random selections; the interval join itself is also checked
 from __future__ import annotations
 
 import random
-from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,7 +27,15 @@ from engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
 from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES
-from tests.engine.operators.test_metrics_fast import STORES, T_MAX, common, one, stores, window
+from tests.engine.operators.test_metrics_fast import (
+    STORES,
+    T_MAX,
+    common,
+    one,
+    rows_by_cursor,
+    run_cases,
+    window,
+)
 
 __all__ = ["one"]  # the fixture, re-exported for pytest
 
@@ -63,24 +69,14 @@ def co_active_args(rng: random.Random, i: int, tts: list[int], uids: list[str]) 
     return common(rng, {"a_spec": _spec(rng, uids), "b_spec": _spec(rng, uids), "allen_relation": rel}, tts)
 
 
-def _run(tmp_path: Path, backend: str, op: str, sampler, n_cases: int) -> Counter[str]:
-    outcomes: Counter[str] = Counter()
-    per_store = -(-n_cases // STORES)
-    for k, (ctx, oracle, tts, uids) in enumerate(stores(tmp_path, backend)):
-        rng = random.Random(2000 * k + len(op))
-        for i in range(per_store):
-            outcomes[compare(ctx, oracle, op, sampler(rng, i, tts, uids))] += 1
-    return outcomes
-
-
 def test_neighborhood_evolution_matches_oracle(tmp_path, backend):
-    outcomes = _run(tmp_path, backend, "neighborhood_evolution", evolution_args, N_CASES)
+    outcomes = run_cases(tmp_path, backend, "neighborhood_evolution", evolution_args, seed_base=2000)
     assert sum(outcomes.values()) >= N_CASES and outcomes["ok"] >= N_CASES // 2, outcomes
 
 
 def test_co_active_matches_oracle(tmp_path, backend):
     n = max(N_CASES, 2 * len(ALLEN_RELATIONS) * STORES)  # every relation on every store, twice
-    outcomes = _run(tmp_path, backend, "co_active", co_active_args, n)
+    outcomes = run_cases(tmp_path, backend, "co_active", co_active_args, n, seed_base=2000)
     assert outcomes["ok"] >= n // 2, outcomes
 
 
@@ -118,13 +114,7 @@ def test_errors_match_oracle(one):
 def test_cursor_reads_every_pair(one):
     ctx = one[0]
     args: dict[str, Any] = {"a_spec": {}, "b_spec": {}, "allen_relation": "before", "limit": 50}
-    seen = []
-    while True:
-        page = call(ctx, "co_active", args)["payload"]
-        seen += page["rows"]
-        if page["cursor"] is None:
-            break
-        args["cursor"] = page["cursor"]
+    seen = rows_by_cursor(ctx, "co_active", args)
     full = call(ctx, "co_active", {**args, "limit": 10_000, "cursor": None})["payload"]
     assert seen == full["rows"] and len(seen) == full["rows_total"] > 100
 

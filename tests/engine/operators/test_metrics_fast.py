@@ -175,23 +175,29 @@ def burst_args(rng: random.Random, i: int, tts: list[int], uids: list[str]) -> d
     return common(rng, args, tts)
 
 
-def _run(tmp_path: Path, backend: str, op: str, sampler) -> Counter[str]:
+def run_cases(
+    tmp_path: Path, backend: str, op: str, sampler, n_cases: int = N_CASES, seed_base: int = 1000
+) -> Counter[str]:
+    """Compare ``n_cases`` calls of ``op`` (arguments from ``sampler(rng, i, tts, uids)``) spread over the
+    random stores; the outcome counts."""
     outcomes: Counter[str] = Counter()
-    per_store = -(-N_CASES // STORES)
+    per_store = -(-n_cases // STORES)
     for k, (ctx, oracle, tts, uids) in enumerate(stores(tmp_path, backend)):
-        rng = random.Random(1000 * k + len(op))
+        rng = random.Random(seed_base * k + len(op))
         for i in range(per_store):
             outcomes[compare(ctx, oracle, op, sampler(rng, i, tts, uids))] += 1
     return outcomes
 
 
 def test_graph_metric_timeseries_matches_oracle(tmp_path, backend):
-    outcomes = _run(tmp_path, backend, "graph_metric_timeseries", lambda r, i, t, u: metric_args(r, i, t))
+    outcomes = run_cases(
+        tmp_path, backend, "graph_metric_timeseries", lambda r, i, t, u: metric_args(r, i, t)
+    )
     assert sum(outcomes.values()) >= N_CASES and outcomes["ok"] == sum(outcomes.values()), outcomes
 
 
 def test_burst_detection_matches_oracle(tmp_path, backend):
-    outcomes = _run(tmp_path, backend, "burst_detection", burst_args)
+    outcomes = run_cases(tmp_path, backend, "burst_detection", burst_args)
     assert sum(outcomes.values()) >= N_CASES
     assert outcomes["ok"] >= N_CASES // 2, outcomes  # unknown targets at early as_of_tt are errors
 
@@ -300,6 +306,17 @@ def test_hand_computed_metrics(tmp_path, backend, metric, values):
         store.close()
 
 
+def rows_by_cursor(ctx: OpContext, op: str, args: dict[str, Any]) -> list[Any]:
+    """Every row of a call, read page by page through its cursors."""
+    args, seen = dict(args), []
+    while True:
+        page = call(ctx, op, args)["payload"]
+        seen += page["rows"]
+        if page["cursor"] is None:
+            return seen
+        args["cursor"] = page["cursor"]
+
+
 def test_cursor_reads_every_bucket(one):
     ctx = one[0]
     args: dict[str, Any] = {
@@ -308,13 +325,7 @@ def test_cursor_reads_every_bucket(one):
         "stride": 9,
         "limit": 4,
     }
-    seen = []
-    while True:
-        page = call(ctx, "graph_metric_timeseries", args)["payload"]
-        seen += page["rows"]
-        if page["cursor"] is None:
-            break
-        args["cursor"] = page["cursor"]
+    seen = rows_by_cursor(ctx, "graph_metric_timeseries", args)
     full = call(ctx, "graph_metric_timeseries", {**args, "limit": 1000, "cursor": None})["payload"]
     assert seen == full["rows"] and len(seen) == full["rows_total"] == -(-T_MAX // 9)
 

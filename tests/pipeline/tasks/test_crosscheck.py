@@ -16,7 +16,8 @@ from engine.claims.reporter import typed_value
 from engine.execute.executor import ExecConfig, execute
 from engine.ingest.build import build_store
 from engine.operators.context import OpContext
-from engine.operators.oracle import OracleStore
+from engine.operators.oracle import ORACLES, OracleStore
+from engine.operators.registry import get_operator, operator, registered
 from engine.plan.model import build_plan
 from pipeline.tasks.crosscheck import agree, oracle_answer, oracle_store_for
 from tests.engine.operators.sampling import counter_clock
@@ -215,6 +216,33 @@ def test_cut_page_errors_match_the_fast_path(stores: tuple[OpContext, OracleStor
     assert same(plan("value", "s2.value", REACH5, count), *stores)["error"]["code"] == "E_UPSTREAM"
     past = step("s2", "entity_history", {"uid": ref("s1.rows[5].uid")}, "s1")
     assert same(plan("count", "s2.rows_total", REACH5, past), *stores)["error"]["code"] == "E_LIMIT"
+
+
+def test_a_declared_list_reducer_is_refused_over_a_cut_page(
+    stores: tuple[OpContext, OracleStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The oracle path reads the operator's declared ``Traits.reduces``, not its name: compute declared
+    again under another name is refused over a cut page on both paths, and runs over a whole one."""
+    spec = get_operator("compute")
+    monkeypatch.setitem(ORACLES, "toy_compute", ORACLES["compute"])
+    with registered():
+        operator(
+            name="toy_compute",
+            family="toy",
+            args=spec.args,
+            output=spec.output,
+            cost=spec.cost,
+            manual=spec.manual,
+            example=spec.example,
+            edge_arrays=False,
+            traits=spec.traits,
+        )(spec.impl)
+        count = step("s2", "toy_compute", {"fn": "count", "input": ref("s1.rows")}, "s1")
+        got = same(plan("count", "s2.value", REACH5, count), *stores)
+        assert got["error"]["code"] == "E_UPSTREAM"
+        assert "toy_compute count over incomplete input" in got["error"]["message"]
+        whole = step("s1", "temporal_reachability", {"src": BUSY, "window": WEEK, "limit": FULL})
+        assert same(plan("count", "s2.value", whole, count), *stores)["value"] > 5
 
 
 def test_answer_shape_and_plan_errors(stores: tuple[OpContext, OracleStore]) -> None:

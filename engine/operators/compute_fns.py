@@ -1,0 +1,353 @@
+"""compute's functions: the arguments each fn takes and :func:`evaluate`, which checks a call's arguments
+and computes its ``(value, rows)``; the operator around it (args model, schema rules, cost, traits) is
+:mod:`engine.operators.compute`.
+
+Numbers enter as their canonical decimal value (a float x is read as the decimal ``repr(canon_float(x))``,
+so ``0.1`` is exactly 1/10 and ``0.1 + 0.2`` is exactly 3/10) and are combined as ``fractions.Fraction``;
+a result leaves as an int when it is integral, else as a float rounded to 9 decimals. Semantics:
+``docs/operators.md`` §14. Argument errors are raised as pydantic ``ValidationError``s with a location, so
+that the args model's validator reports them like its own field errors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
+
+from engine.canonical import canon_float, dumps
+
+REDUCERS = ("count", "sum", "min", "max", "mean", "median")
+SELECTORS = ("topk", "filter")
+PAIRWISE = ("ratio", "diff", "percent", "pct_change")
+SET_OPS = ("union", "intersection", "difference")
+FNS = (*REDUCERS, *SELECTORS, "interval_relation", *PAIRWISE, *SET_OPS)
+#: fns over a list whose result (a number, or rows and their count) is wrong on part of the list: a plan
+#: may not apply them to truncated input (docs/plans.md §3)
+LIST_FNS = (*REDUCERS, *SELECTORS, *SET_OPS)
+TWO_OPERANDS = ("interval_relation", *PAIRWISE, *SET_OPS)  # a and b, or input = [a, b]
+FN_ARGS = ("input", "field", "k", "cmp", "value", "a", "b")
+#: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG
+TAKES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(REDUCERS, ("input", "field")),
+    "topk": ("input", "field", "k"),
+    "filter": ("input", "field", "cmp", "value"),
+    "interval_relation": ("input", "a", "b"),
+    **dict.fromkeys(PAIRWISE, ("input", "a", "b")),
+    **dict.fromkeys(SET_OPS, ("input", "a", "b", "field")),
+}
+COMMON = ("as_of_tt", "limit", "cursor")
+CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+CMPS = ("==", "!=", "<", "<=", ">", ">=")
+DEFAULT_K = 10
+MAX_K = 10_000
+
+Value = int | float | str | None
+Result = tuple[Value, list[Any]]
+
+# -- errors: raised as pydantic errors with a location, mapped by base.validation_error ------------------
+
+
+def _fail(kind: str, loc: str, message: str, value: Any) -> NoReturn:
+    err = PydanticCustomError(kind, message)
+    raise ValidationError.from_exception_data("compute", [{"type": err, "loc": (loc,), "input": value}])
+
+
+def shape_error(loc: str, message: str, value: Any = None) -> NoReturn:
+    """A missing argument or a wrong JSON type: E_SCHEMA."""
+    _fail("missing" if value is None else "json_type", loc, message, value)
+
+
+def value_error(loc: str, message: str, value: Any = None) -> NoReturn:
+    """A well-typed value that is out of bounds or unusable: E_INVALID_ARG."""
+    _fail("invalid_arg", loc, message, value)
+
+
+def _show(x: Any, width: int = 60) -> str:
+    text = repr(x)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+# -- exact numbers ---------------------------------------------------------------------------------------
+
+
+def is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def exact(x: Any, loc: str) -> Fraction:
+    """The exact value of a JSON number (a float by its canonical decimal form)."""
+    if not is_number(x):
+        value_error(loc, f"{_show(x)} is not a number", x)
+    if isinstance(x, int):
+        return Fraction(x)
+    if not math.isfinite(x):
+        value_error(loc, f"{loc}: NaN and infinite numbers are not allowed", repr(x))
+    c = canon_float(x)
+    return Fraction(c) if isinstance(c, int) else Fraction(repr(c))
+
+
+def number_out(q: Fraction) -> int | float:
+    """An int when integral, else the float rounded to 9 decimals (docs/operators.md §1)."""
+    if q.denominator == 1:
+        return q.numerator
+    try:
+        return canon_float(float(q))
+    except OverflowError:
+        value_error("value", "result is too large for a JSON number", str(q))
+
+
+# -- operands --------------------------------------------------------------------------------------------
+
+
+def _list(x: Any, loc: str) -> list[Any]:
+    if not isinstance(x, list):
+        shape_error(loc, f"{loc} must be a list", x)
+    return x
+
+
+def _values(items: list[Any], field: str | None, loc: str) -> list[Any]:
+    """The elements themselves, or with ``field`` each element's value of that key."""
+    if field is None:
+        return list(items)
+    out = []
+    for i, it in enumerate(items):
+        if not isinstance(it, dict) or field not in it:
+            value_error("field", f"{loc}[{i}] is not an object with the key {field!r}", it)
+        out.append(it[field])
+    return out
+
+
+def _numbers(values: list[Any], loc: str) -> list[Fraction]:
+    return [exact(v, f"{loc}[{i}]") for i, v in enumerate(values)]
+
+
+def _a_and_b(args: dict[str, Any], fn: str) -> tuple[Any, Any]:
+    """The two operands: ``a`` and ``b``, or ``input = [a, b]``."""
+    a, b, pair = args.get("a"), args.get("b"), args.get("input")
+    if a is not None or b is not None:
+        if a is None or b is None:
+            shape_error("a" if a is None else "b", f"compute {fn} needs both a and b")
+        if pair is not None:
+            value_error("input", f"compute {fn}: give either a and b, or input = [a, b]", pair)
+        return a, b
+    if not isinstance(pair, list) or len(pair) != 2:
+        shape_error("a", f"compute {fn} needs a and b (or input = [a, b])", pair)
+    return pair[0], pair[1]
+
+
+# -- the fns ---------------------------------------------------------------------------------------------
+
+
+def _median(xs: list[Fraction]) -> Fraction:
+    s = sorted(xs)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+_REDUCE: dict[str, Callable[[list[Fraction]], Fraction]] = {
+    "sum": lambda xs: sum(xs, Fraction(0)),
+    "min": min,
+    "max": max,
+    "mean": lambda xs: sum(xs, Fraction(0)) / len(xs),
+    "median": _median,
+}
+
+
+def _reduce(fn: str, args: dict[str, Any], field: str | None) -> Result:
+    values = _values(_list(args.get("input"), "input"), field, "input")
+    if fn == "count":
+        return len(values), []
+    nums = _numbers(values, "input")
+    if not nums and fn != "sum":
+        return None, []  # min/max/mean/median of nothing
+    return number_out(_REDUCE[fn](nums)), []
+
+
+def _topk(args: dict[str, Any], field: str | None) -> Result:
+    items = _list(args.get("input"), "input")
+    values = _values(items, field, "input")
+    k = args.get("k")
+    if k is None:
+        k = DEFAULT_K
+    elif not isinstance(k, int) or isinstance(k, bool):
+        shape_error("k", "k must be an integer", k)
+    elif not 1 <= k <= MAX_K:
+        value_error("k", f"k must lie in [1, {MAX_K}]", k)
+    nums = _numbers(values, "input")
+    order = sorted(range(len(items)), key=lambda i: -nums[i])  # stable: ties keep input order
+    rows = [items[i] for i in order[:k]]
+    return len(rows), rows
+
+
+def _equal(x: Any, y: Any) -> bool:
+    if is_number(x) and is_number(y):
+        return exact(x, "input") == exact(y, "value")
+    return dumps(x) == dumps(y)  # canonical JSON equality: a string never equals a number
+
+
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda p, q: p < q,
+    "<=": lambda p, q: p <= q,
+    ">": lambda p, q: p > q,
+    ">=": lambda p, q: p >= q,
+}
+
+
+def _holds(x: Any, cmp: str, y: Any) -> bool:
+    if cmp == "==":
+        return _equal(x, y)
+    if cmp == "!=":
+        return not _equal(x, y)
+    if is_number(x) and is_number(y):
+        return _ORDER[cmp](exact(x, "input"), exact(y, "value"))
+    if isinstance(x, str) and isinstance(y, str):
+        return _ORDER[cmp](x, y)  # code-point order
+    value_error("cmp", f"cannot order {_show(x)} and {_show(y)} with {cmp} (two numbers or two strings)", x)
+
+
+def _filter(args: dict[str, Any], field: str | None) -> Result:
+    items = _list(args.get("input"), "input")
+    values = _values(items, field, "input")
+    cmp, target = args.get("cmp"), args.get("value")
+    if cmp is not None and not isinstance(cmp, str):
+        shape_error("cmp", "cmp must be a string", cmp)
+    if cmp is None or target is None:
+        shape_error("cmp" if cmp is None else "value", "compute filter needs cmp and value")
+    cmp = CMP_ALIASES.get(cmp, cmp)
+    if cmp not in CMPS:
+        value_error("cmp", f"cmp must be one of {list(CMPS)} (or {sorted(CMP_ALIASES)})", cmp)
+    rows = [it for it, v in zip(items, values, strict=True) if _holds(v, cmp, target)]
+    return len(rows), rows
+
+
+#: the 13 Allen relations of A = [as, ae) to B = [bs, be), as in docs/operators.md §12 (exactly one holds)
+ALLEN: dict[str, Callable[[int, int, int, int], bool]] = {
+    "before": lambda as_, ae, bs, be: ae < bs,
+    "after": lambda as_, ae, bs, be: be < as_,
+    "meets": lambda as_, ae, bs, be: ae == bs,
+    "met_by": lambda as_, ae, bs, be: be == as_,
+    "overlaps": lambda as_, ae, bs, be: as_ < bs < ae < be,
+    "overlapped_by": lambda as_, ae, bs, be: bs < as_ < be < ae,
+    "starts": lambda as_, ae, bs, be: as_ == bs and ae < be,
+    "started_by": lambda as_, ae, bs, be: as_ == bs and be < ae,
+    "during": lambda as_, ae, bs, be: bs < as_ and ae < be,
+    "contains": lambda as_, ae, bs, be: as_ < bs and be < ae,
+    "finishes": lambda as_, ae, bs, be: ae == be and bs < as_,
+    "finished_by": lambda as_, ae, bs, be: ae == be and as_ < bs,
+    "equals": lambda as_, ae, bs, be: as_ == bs and ae == be,
+}
+
+
+def allen_relation(a: tuple[int, int], b: tuple[int, int]) -> str:
+    (holds,) = [name for name, rel in ALLEN.items() if rel(a[0], a[1], b[0], b[1])]
+    return holds
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _interval(x: Any, loc: str) -> tuple[int, int]:
+    """An instant t (= [t, t+1)), [s, e], {vt_s, vt_e} or {t_a, t_b}; ints with s < e."""
+    if _is_int(x):
+        return x, x + 1
+    if isinstance(x, list) and len(x) == 2:
+        s, e = x
+    elif isinstance(x, dict) and "vt_s" in x and "vt_e" in x:
+        s, e = x["vt_s"], x["vt_e"]
+    elif isinstance(x, dict) and "t_a" in x and "t_b" in x:
+        s, e = x["t_a"], x["t_b"]
+    else:
+        value_error(loc, f"{loc} must be an instant, [s, e], {{vt_s, vt_e}} or {{t_a, t_b}}", x)
+    if not (_is_int(s) and _is_int(e) and s < e):
+        value_error(loc, f"{loc} must be a non-empty half-open interval [s, e) of ints", x)
+    return s, e
+
+
+def _interval_relation(args: dict[str, Any]) -> Result:
+    a, b = _a_and_b(args, "interval_relation")
+    return allen_relation(_interval(a, "a"), _interval(b, "b")), []
+
+
+def _pairwise(fn: str, args: dict[str, Any]) -> Result:
+    a, b = _a_and_b(args, fn)
+    p, q = exact(a, "a"), exact(b, "b")
+    if fn == "diff":
+        return number_out(p - q), []
+    if q == 0:
+        return None, []  # a ratio with denominator 0 is null in compute
+    if fn == "ratio":
+        return number_out(p / q), []
+    if fn == "percent":
+        return number_out(100 * p / q), []
+    return number_out(100 * (p - q) / q), []  # pct_change: change of a relative to the baseline b
+
+
+def _set_members(x: Any, field: str | None, loc: str) -> tuple[set[str], set[Fraction]]:
+    strings: set[str] = set()
+    numbers: set[Fraction] = set()
+    for i, v in enumerate(_values(x, field, loc)):
+        if isinstance(v, str):
+            strings.add(v)
+        elif is_number(v):
+            numbers.add(exact(v, f"{loc}[{i}]"))
+        else:
+            value_error(f"{loc}[{i}]", f"set elements must be strings or numbers, not {_show(v)}", v)
+    return strings, numbers
+
+
+def _set_op(fn: str, args: dict[str, Any], field: str | None) -> Result:
+    a, b = _a_and_b(args, fn)
+    if not isinstance(a, list) or not isinstance(b, list):
+        bad = "a" if not isinstance(a, list) else "b"
+        shape_error(bad, f"compute {fn} needs two lists", a if bad == "a" else b)
+    sa, na = _set_members(a, field, "a")
+    sb, nb = _set_members(b, field, "b")
+    if (sa or sb) and (na or nb):
+        value_error("a", f"compute {fn}: cannot mix strings and numbers", None)
+    combine: dict[str, Callable[[set[Any], set[Any]], set[Any]]] = {
+        "union": lambda x, y: x | y,
+        "intersection": lambda x, y: x & y,
+        "difference": lambda x, y: x - y,
+    }
+    if sa or sb:
+        rows: list[Any] = sorted(combine[fn](sa, sb))
+    else:
+        rows = [number_out(q) for q in sorted(combine[fn](na, nb))]
+    return len(rows), rows
+
+
+def evaluate(args: dict[str, Any]) -> Result:
+    """``(value, rows)`` of a compute call given as a plain dict; argument errors raise ValidationError."""
+    unknown = sorted(set(args) - {"fn", *FN_ARGS, *COMMON})
+    if unknown:
+        _fail("extra_forbidden", unknown[0], f"unknown argument(s) {unknown}", args[unknown[0]])
+    fn = args.get("fn")
+    if fn is None:
+        shape_error("fn", "missing required argument fn")
+    if not isinstance(fn, str):
+        shape_error("fn", "fn must be a string", fn)
+    if fn not in TAKES:
+        value_error("fn", f"fn must be one of {list(FNS)}", fn)
+    extra = sorted(k for k in FN_ARGS if args.get(k) is not None and k not in TAKES[fn])
+    if extra:
+        value_error(extra[0], f"compute {fn} does not take {extra} (it takes {list(TAKES[fn])})", extra)
+    field = args.get("field")
+    if field is not None and not isinstance(field, str):
+        shape_error("field", "field must be a string", field)
+    if fn in REDUCERS:
+        return _reduce(fn, args, field)
+    if fn == "topk":
+        return _topk(args, field)
+    if fn == "filter":
+        return _filter(args, field)
+    if fn == "interval_relation":
+        return _interval_relation(args)
+    if fn in PAIRWISE:
+        return _pairwise(fn, args)
+    return _set_op(fn, args, field)
