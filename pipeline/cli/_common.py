@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from engine.store.backends import BACKENDS
+from pipeline.cli.inputs import fspath
 
 
 def add_store(p: argparse.ArgumentParser, *, backend: bool = False) -> None:
-    p.add_argument("--store", required=True, metavar="DIR", help="store directory")
+    p.add_argument("--store", required=True, type=fspath, metavar="DIR", help="store directory")
     if backend:
         p.add_argument(
             "--backend", choices=BACKENDS, default="duckdb", help="storage backend (default duckdb)"
@@ -26,3 +31,48 @@ def print_json(value: Any) -> None:
 def progress(msg: str) -> None:
     """Progress for long work goes to stderr so stdout stays parseable."""
     print(msg, file=sys.stderr, flush=True)
+
+
+def results_dir(store: str, *, write: bool) -> Path:
+    """Where ``tgms plan run`` keeps results by default and ``tgms verify-answer`` finds them.
+
+    ``STORE/results`` when it exists or can be made there; for a store we may not write (read-only media,
+    an immutable directory), a directory of its own under the cache: ``$TGMS_CACHE`` (or
+    ``~/.cache/tgms``) ``/results/<hash of the store's absolute path>``. Running a plan on a read-only
+    store is reading it: it must not fail because the results have nowhere to go."""
+    here = Path(store) / "results"
+    if here.is_dir() and (not write or _writable(here)):
+        return here
+    if write and not here.exists() and _can_create(here):
+        return here
+    cached = _cache_root() / "results" / hashlib.sha256(str(Path(store).resolve()).encode()).hexdigest()[:16]
+    if write:
+        progress(f"the store directory is not writable: results go to {cached}")
+    elif not cached.is_dir():
+        return here  # neither exists: the result store reports what is missing
+    return cached
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("TGMS_CACHE") or Path.home() / ".cache" / "tgms")
+
+
+def _writable(d: Path) -> bool:
+    try:
+        with tempfile.TemporaryFile(dir=d):
+            return True
+    except OSError:
+        return False
+
+
+def _can_create(d: Path) -> bool:
+    try:
+        d.mkdir()
+    except FileExistsError:
+        return d.is_dir() and _writable(d)
+    except OSError:
+        return False
+    if _writable(d):
+        return True
+    d.rmdir()
+    return False

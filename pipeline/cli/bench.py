@@ -12,7 +12,23 @@ import platform
 import time
 from pathlib import Path
 
+from engine.errors import InvalidArgError
 from pipeline.cli._common import progress
+from pipeline.cli.inputs import count_list, whole
+
+MAX_SCALE = 10**8  # edge versions: ten times the largest scale the benchmark is built for
+REAL_DATASETS = ("collegemsg", "bitcoin-otc", "email-eu")
+
+
+def _datasets(text: str) -> list[str]:
+    names = [d.strip() for d in text.split(",") if d.strip()]
+    for name in names:
+        if name not in REAL_DATASETS:
+            raise InvalidArgError(
+                f"--datasets: unknown data set {name!r} (one of {', '.join(REAL_DATASETS)})", value=name
+            )
+    return names
+
 
 HELP = "benchmarks: `tgms bench ops --scales 1e5,1e6,1e7`, `tgms bench peers` (Raphtory)"
 
@@ -20,14 +36,20 @@ HELP = "benchmarks: `tgms bench ops --scales 1e5,1e6,1e7`, `tgms bench peers` (R
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("what", choices=["ops", "peers"], help="which benchmark")
     p.add_argument(
-        "--scales", default="1e5,1e6", help="comma-separated edge-version counts (e.g. 1e5,1e6,1e7)"
+        "--scales",
+        type=count_list("--scales", 1, MAX_SCALE),
+        default="1e5,1e6",
+        help="comma-separated edge-version counts (e.g. 1e5,1e6,1e7)",
     )
     p.add_argument(
         "--datasets",
+        type=_datasets,
         default="collegemsg",
         help="real datasets whose task-template calls are timed (20 ms each; '' = none)",
     )
-    p.add_argument("--reps", type=int, default=7, help="timed repetitions after one warm-up")
+    p.add_argument(
+        "--reps", type=whole("--reps", 1, 1000), default=7, help="timed repetitions after one warm-up"
+    )
     p.add_argument("--work", default="bench-out", help="where synthetic stores are built and kept")
     p.add_argument("--json", metavar="OUT", help="write one JSON record per measured case")
     p.add_argument("--docs", default="docs/benchmarks.md", help="Markdown file to update ('' = none)")
@@ -39,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from pipeline.bench.ops_bench import run as run_bench
     from pipeline.bench.ops_bench import table, template_summary
 
-    scales: list[int | str] = [d for d in args.datasets.split(",") if d]
-    scales += [int(float(s)) for s in args.scales.split(",") if s]
+    scales: list[int | str] = list(args.datasets)
+    scales += args.scales
     records = run_bench(scales, args.reps, Path(args.work), progress)
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     md = (

@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
+from engine.errors import SchemaError
 from pipeline.cli._common import add_store, print_json, progress
-from pipeline.cli.plan import read_json
+from pipeline.cli.inputs import read_json
 
 HELP = "task suites: `tgms tasks generate --store DIR --dataset NAME --seed S --out F`, `tgms tasks stats F`"
 DATASETS = ("collegemsg", "bitcoin-otc", "email-eu", "synthetic")
@@ -38,12 +40,46 @@ def run(args: argparse.Namespace) -> int:
 
     if args.tasks_command == "stats":
         suite = read_json(args.suite, "suite")
+        check_suite_shape(suite, args.suite)
         if args.json:
             print_json(suite_stats(suite))
         else:
             sys.stdout.write(table2_markdown(suite))
         return 0
     return _generate(args)
+
+
+def check_suite_shape(suite: Any, path: str) -> None:
+    """Refuse (``E_SCHEMA``) a file that is not a suite before Table 2 reads fields of it."""
+
+    def bad(problem: str) -> SchemaError:
+        return SchemaError(f"{path} is not a task suite: {problem}", path=path)
+
+    if not isinstance(suite, dict):
+        raise bad("not a JSON object")
+    for key in ("dataset", "seed", "test_sha256", "splits"):
+        if key not in suite:
+            raise bad(f"no {key!r} field")
+    if not isinstance(suite["test_sha256"], str):
+        raise bad("'test_sha256' must be a string")
+    splits = suite["splits"]
+    if not isinstance(splits, dict) or not all(isinstance(splits.get(s), list) for s in ("dev", "test")):
+        raise bad("'splits' must hold 'dev' and 'test' lists")
+    for name in ("dev", "test"):
+        for i, task in enumerate(splits[name]):
+            if not isinstance(task, dict) or not all(isinstance(task.get(k), str) for k in _TASK_KEYS):
+                raise bad(f"splits.{name}[{i}] is not a task (needs string {', '.join(_TASK_KEYS)})")
+    for key, kind in (("refused", list), ("dropped", dict), ("operators_used", list)):
+        if key in suite and not isinstance(suite[key], kind):
+            raise bad(f"{key!r} must be a {kind.__name__}")
+    if not all(isinstance(op, str) for op in suite.get("operators_used", [])):
+        raise bad("'operators_used' must list operator names")
+    dropped = suite.get("dropped", {})
+    if not all(isinstance(v, dict) and all(isinstance(n, int) for n in v.values()) for v in dropped.values()):
+        raise bad("'dropped' must map templates to counts")
+
+
+_TASK_KEYS = ("family", "answer_kind", "template")
 
 
 def _generate(args: argparse.Namespace) -> int:

@@ -10,14 +10,13 @@ Cited results are loaded from the trace's embedded envelopes or the result store
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from engine.errors import InvalidArgError, SchemaError
 from engine.operators.context import OpContext
 from engine.store import Store
-from pipeline.cli._common import add_store, print_json
-from pipeline.cli.plan import read_json
+from pipeline.cli._common import add_store, print_json, results_dir
+from pipeline.cli.inputs import read_json
 
 HELP = "verify an answer's claims: `tgms verify-answer ANSWER.json --trace TRACE.json --store DIR`"
 
@@ -26,7 +25,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("answer", metavar="ANSWER.json", help="the answer object")
     p.add_argument("--trace", required=True, metavar="TRACE.json", help="the trace the answer cites")
     add_store(p)
-    p.add_argument("--results", default=None, metavar="DIR", help="result store (default STORE/results)")
+    p.add_argument(
+        "--results",
+        default=None,
+        metavar="DIR",
+        help="result store (default: where `tgms plan run` put them)",
+    )
     p.add_argument("--no-taint", action="store_true", help="ignore evidence completeness (ablation)")
     p.add_argument(
         "--gated-types",
@@ -60,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
     answer = parse_answer(_answer_object(read_json(args.answer, "answer")))
     trace_raw = _trace_object(read_json(args.trace, "trace"))
-    results = ResultStore(args.results or Path(args.store) / "results")
+    results = ResultStore(args.results or results_dir(args.store, write=False))
     trace = trace_from_dict(trace_raw, results)
     with Store.open(args.store, read_only=True) as store:
         if trace.store_digest and not args.any_store:
