@@ -115,8 +115,8 @@ class Store:
     ) -> Store:
         """Open a store. Read-only opens change no file; a log that needs repair (a pending batch, a torn
         tail) is reported with a :class:`~engine.errors.StoreWarning` naming ``tgms check --repair``. A
-        write open first checks the database against the log (``E_CORRUPT`` with every byte left as it was), then trims a
-        torn tail (with a warning) and completes a pending batch."""
+        write open first checks the database against the log (``E_CORRUPT`` with every byte left as it
+        was), then trims a torn tail (with a warning) and completes a pending batch."""
         root = Path(root)
         bcls = backend_class(read_store_meta(root)["backend"])
         if read_only:
