@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from engine.errors import InvalidArgError, NotFoundError
 from engine.store.backends import BACKENDS
 from pipeline.cli.inputs import fspath
 
@@ -31,6 +32,25 @@ def print_json(value: Any) -> None:
 def progress(msg: str) -> None:
     """Progress for long work goes to stderr so stdout stays parseable."""
     print(msg, file=sys.stderr, flush=True)
+
+
+def out_dir(path: str) -> Path:
+    """An output directory: refused up front (``E_INVALID_ARG``) when it is an existing file, so long work
+    does not run only to fail at its last step."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InvalidArgError(f"{path} is a file, not a directory", path=path)
+    return p
+
+
+def out_file(path: str) -> Path:
+    """An output file: its directory must exist and the path must not be a directory (checked up front)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidArgError(f"{path} is a directory, not a file", path=path)
+    if not p.absolute().parent.is_dir():
+        raise NotFoundError(f"the directory of {path} does not exist", path=path)
+    return p
 
 
 def results_dir(store: str, *, write: bool) -> Path:

@@ -14,8 +14,8 @@ import time
 from typing import Any
 
 from engine.errors import SchemaError
-from pipeline.cli._common import add_store, print_json, progress
-from pipeline.cli.inputs import read_json
+from pipeline.cli._common import add_store, out_file, print_json, progress
+from pipeline.cli.inputs import fspath, read_json, whole
 
 HELP = "task suites: `tgms tasks generate --store DIR --dataset NAME --seed S --out F`, `tgms tasks stats F`"
 DATASETS = ("collegemsg", "bitcoin-otc", "email-eu", "synthetic")
@@ -26,8 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = sub.add_parser("generate", help="generate a suite file")
     add_store(g)
     g.add_argument("--dataset", required=True, choices=DATASETS)
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--out", required=True, metavar="suite.json")
+    g.add_argument("--seed", type=whole("--seed", 0, 2**63 - 1), default=0)
+    g.add_argument("--out", required=True, type=fspath, metavar="suite.json")
     g.add_argument("--no-probes", action="store_true", help="no correction probes (the store is not written)")
     g.add_argument("--no-crosscheck", action="store_true", help="skip the brute-force oracle cross-check")
     s = sub.add_parser("stats", help="Table 2 of a suite")
@@ -86,6 +86,7 @@ def _generate(args: argparse.Namespace) -> int:
     from pipeline.tasks.build import build_suite, write_suite
     from pipeline.tasks.stats import table2_markdown
 
+    out_file(args.out)  # before the long work, not after it
     t0 = time.perf_counter()
     progress(f"generating the {args.dataset} suite (seed {args.seed}) ...")
     suite = build_suite(
