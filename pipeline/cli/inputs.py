@@ -29,6 +29,8 @@ def reject_constant(name: str) -> Any:
 
 
 def _check_file(path: str, what: str) -> Path:
+    if "\x00" in path:
+        raise InvalidArgError(f"{what} file name contains a NUL byte", path=path)
     p = Path(path)
     try:
         if not p.exists():
