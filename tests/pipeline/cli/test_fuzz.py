@@ -115,7 +115,7 @@ SUBPROCESS_CASES = [
             "{store}",
         ],
         "E_LIMIT",
-    ),  # fmt: skip
+    ),  # deep JSON
     (["write", "--store", "{store}", "{work}/latin1.jsonl"], "E_SCHEMA"),
     (["bench", "ops", "--scales", "abc"], "E_INVALID_ARG"),
     (["plan", "verify"], "E_SCHEMA"),
