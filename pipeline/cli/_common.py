@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import InvalidArgError, NotFoundError
+from engine.execute.results import ResultStore
 from engine.store.backends import BACKENDS
 from pipeline.cli.inputs import fspath
 
@@ -54,7 +55,7 @@ def out_file(path: str) -> Path:
 
 
 def results_dir(store: str, *, write: bool) -> Path:
-    """Where ``tgms plan run`` keeps results by default and ``tgms verify-answer`` finds them.
+    """Where ``tgms plan run`` keeps results by default.
 
     ``STORE/results`` when it exists or can be made there; for a store we may not write (read-only media,
     an immutable directory), a directory of its own under the cache: ``$TGMS_CACHE`` (or
@@ -65,12 +66,40 @@ def results_dir(store: str, *, write: bool) -> Path:
         return here
     if write and not here.exists() and _can_create(here):
         return here
-    cached = _cache_root() / "results" / hashlib.sha256(str(Path(store).resolve()).encode()).hexdigest()[:16]
+    cached = cached_results_dir(store)
     if write:
         progress(f"the store directory is not writable: results go to {cached}")
-    elif not cached.is_dir():
-        return here  # neither exists: the result store reports what is missing
     return cached
+
+
+def cached_results_dir(store: str) -> Path:
+    return _cache_root() / "results" / hashlib.sha256(str(Path(store).resolve()).encode()).hexdigest()[:16]
+
+
+def results_for_reading(store: str) -> ResultStore:
+    """The results ``tgms plan run`` kept for ``store``, wherever it put them (``STORE/results`` or, for a
+    store it could not write, the cache directory); objects a trace embeds are added where they can be."""
+    here, cached = Path(store) / "results", cached_results_dir(store)
+    writable = (here.is_dir() and os.access(here, os.W_OK)) or (
+        not here.exists() and os.access(store, os.W_OK)
+    )
+    return _EitherResults(here, cached) if writable else _EitherResults(cached, here)
+
+
+class _EitherResults(ResultStore):
+    """A result store that finds an object under its root or under a second directory."""
+
+    def __init__(self, root: Path, other: Path) -> None:
+        super().__init__(root)
+        self.other = other
+
+    def _path(self, digest: str) -> Path:
+        path = super()._path(digest)
+        if not path.exists():
+            alt = self.other / digest[:2] / f"{digest}.json"
+            if alt.exists():
+                return alt
+        return path
 
 
 def _cache_root() -> Path:

@@ -49,25 +49,34 @@ def run(args: argparse.Namespace) -> int:
     return _generate(args)
 
 
+def check_suite_splits(suite: Any, path: str) -> None:
+    """Refuse (``E_SCHEMA``) a file without a suite's ``splits.dev`` and ``splits.test`` lists of tasks."""
+    if not isinstance(suite, dict):
+        raise _not_a_suite(path, "not a JSON object")
+    splits = suite.get("splits")
+    if not isinstance(splits, dict) or not all(isinstance(splits.get(s), list) for s in ("dev", "test")):
+        raise _not_a_suite(path, "it needs 'splits' with 'dev' and 'test' lists")
+    for name in ("dev", "test"):
+        for i, task in enumerate(splits[name]):
+            if not isinstance(task, dict):
+                raise _not_a_suite(path, f"splits.{name}[{i}] is not a task object")
+
+
 def check_suite_shape(suite: Any, path: str) -> None:
     """Refuse (``E_SCHEMA``) a file that is not a suite before Table 2 reads fields of it."""
 
     def bad(problem: str) -> SchemaError:
-        return SchemaError(f"{path} is not a task suite: {problem}", path=path)
+        return _not_a_suite(path, problem)
 
-    if not isinstance(suite, dict):
-        raise bad("not a JSON object")
-    for key in ("dataset", "seed", "test_sha256", "splits"):
+    check_suite_splits(suite, path)
+    for key in ("dataset", "seed", "test_sha256"):
         if key not in suite:
             raise bad(f"no {key!r} field")
     if not isinstance(suite["test_sha256"], str):
         raise bad("'test_sha256' must be a string")
-    splits = suite["splits"]
-    if not isinstance(splits, dict) or not all(isinstance(splits.get(s), list) for s in ("dev", "test")):
-        raise bad("'splits' must hold 'dev' and 'test' lists")
     for name in ("dev", "test"):
-        for i, task in enumerate(splits[name]):
-            if not isinstance(task, dict) or not all(isinstance(task.get(k), str) for k in _TASK_KEYS):
+        for i, task in enumerate(suite["splits"][name]):
+            if not all(isinstance(task.get(k), str) for k in _TASK_KEYS):
                 raise bad(f"splits.{name}[{i}] is not a task (needs string {', '.join(_TASK_KEYS)})")
     for key, kind in (("refused", list), ("dropped", dict), ("operators_used", list)):
         if key in suite and not isinstance(suite[key], kind):
@@ -77,6 +86,10 @@ def check_suite_shape(suite: Any, path: str) -> None:
     dropped = suite.get("dropped", {})
     if not all(isinstance(v, dict) and all(isinstance(n, int) for n in v.values()) for v in dropped.values()):
         raise bad("'dropped' must map templates to counts")
+
+
+def _not_a_suite(path: str, problem: str) -> SchemaError:
+    return SchemaError(f"{path} is not a task suite: {problem}", path=path)
 
 
 _TASK_KEYS = ("family", "answer_kind", "template")

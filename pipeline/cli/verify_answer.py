@@ -15,7 +15,7 @@ from typing import Any
 from engine.errors import InvalidArgError, SchemaError
 from engine.operators.context import OpContext
 from engine.store import Store
-from pipeline.cli._common import add_store, print_json, results_dir
+from pipeline.cli._common import add_store, print_json, results_for_reading
 from pipeline.cli.inputs import read_json
 
 HELP = "verify an answer's claims: `tgms verify-answer ANSWER.json --trace TRACE.json --store DIR`"
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
 
     answer = parse_answer(_answer_object(read_json(args.answer, "answer")))
     trace_raw = _trace_object(read_json(args.trace, "trace"))
-    results = ResultStore(args.results or results_dir(args.store, write=False))
+    results = ResultStore(args.results) if args.results else results_for_reading(args.store)
     trace = trace_from_dict(trace_raw, results)
     with Store.open(args.store, read_only=True) as store:
         if trace.store_digest and not args.any_store:

@@ -49,7 +49,7 @@ BAD_VALUES: dict[str, list[Any]] = {
     "uids": ["n1", {}, [1], [None], 7, None, [[]]],
     "time": ["5", 1.5, 1.0, 1e3, -1, 2**70, True, [], None, {"t": 1}],
     "limit": [0, 10_001, -5, 1.0, "5", True, 2**64],
-    "small": [-1, 99, 1.0, "2", None if False else [], True],
+    "small": [-1, 99, 1.0, "2", [], True],
     "bool": ["yes", 1, 0.0, [], {}],
     "str": [5, [], {}, True],
     "enum": ["no_such_value", 3, [], "", "\u0000"],
@@ -268,10 +268,6 @@ class Generator:
             store = self.store_arg() if i % 19 == 0 else self.store
             extra: list[str] = []
             if i % 7 == 0:
-                op, text = (
-                    rng.choice(sorted(BASE_ARGS)),
-                    json.dumps(BASE_ARGS[op][0] if op in BASE_ARGS else {}),
-                )
                 op = rng.choice(sorted(BASE_ARGS))
                 text = json.dumps(BASE_ARGS[op][0])
                 extra = ["--budget-s", rng.choice(["nan", "-1", "inf", "x", "-inf", "1e999", ""])]
@@ -294,6 +290,8 @@ class Generator:
             return json.dumps(plan)[:-1] + f', "x": {nested(deep_depth(rng), rng)}}}'
         if kind == 1:
             op, text = self.bad_args()
+            while '"cursor"' in text:  # a cursor is authenticated when the step runs, not statically
+                op, text = self.bad_args()
             return json.dumps({**plan, "steps": [{**step, "op": op, "args": "HOLE"}]}).replace(
                 '"HOLE"', text or "1"
             )

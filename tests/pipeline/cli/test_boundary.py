@@ -126,8 +126,13 @@ def test_write_to_a_read_only_store_is_a_conflict(capsys, tmp_path, store):
     assert store_fingerprint(store) == before
 
 
-def test_plan_run_on_a_read_only_store_keeps_results_in_the_cache(capsys, tmp_path, store, monkeypatch):
+@pytest.mark.parametrize("had_results", [False, True], ids=["no-results-dir", "old-results-dir"])
+def test_plan_run_on_a_read_only_store_keeps_results_in_the_cache(
+    capsys, tmp_path, store, monkeypatch, had_results
+):
     monkeypatch.setenv("TGMS_CACHE", str(tmp_path / "cache"))
+    if had_results:
+        (store / "results" / "00").mkdir(parents=True)  # results of runs from before it became read-only
     plan = tmp_path / "plan.json"
     plan.write_text(
         json.dumps(
