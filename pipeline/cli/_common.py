@@ -87,19 +87,19 @@ def results_for_reading(store: str) -> ResultStore:
 
 
 class _EitherResults(ResultStore):
-    """A result store that finds an object under its root or under a second directory."""
+    """A result store (new objects go under its root) that also finds objects under a second directory."""
 
     def __init__(self, root: Path, other: Path) -> None:
         super().__init__(root)
-        self.other = other
+        self.other = ResultStore(other)
 
-    def _path(self, digest: str) -> Path:
-        path = super()._path(digest)
-        if not path.exists():
-            alt = self.other / digest[:2] / f"{digest}.json"
-            if alt.exists():
-                return alt
-        return path
+    def has(self, digest: str) -> bool:
+        return super().has(digest) or self.other.has(digest)
+
+    def get(self, digest: str) -> Any:
+        if not super().has(digest) and self.other.has(digest):
+            return self.other.get(digest)
+        return super().get(digest)
 
 
 def _cache_root() -> Path:
