@@ -12,10 +12,16 @@ import json
 import math
 from typing import Any
 
-from engine.errors import InvalidArgError
+from engine.errors import InvalidArgError, LimitError
 
 FLOAT_DECIMALS = 9
 _INT_FLOAT_LIMIT = 2**53
+
+#: How deeply JSON input (op props, operator args, compute input, plans) may nest. The deepest legitimate
+#: input is a plan step's args (plan -> steps -> step -> args -> window / $ref -> value): under ten levels;
+#: props are small records. The bound keeps every recursive walk (canonicalization, pydantic, the
+#: verifier) far from Python's recursion limit, so deep input is refused with ``E_LIMIT``, not a crash.
+MAX_JSON_DEPTH = 64
 
 
 def canon_float(x: float) -> float | int:
@@ -57,6 +63,24 @@ def canonicalize(value: Any, path: str = "$") -> Any:
     raise InvalidArgError(
         f"value of type {type(value).__name__} is not JSON", path=path, type=type(value).__name__
     )
+
+
+def check_depth(value: Any, what: str = "value", limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse (``E_LIMIT``) a JSON value nested deeper than ``limit`` containers.
+
+    Iterative, so it is safe on input that would overflow the recursive walks it protects."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            raise LimitError(f"{what} is nested more than {limit} levels deep", what=what, max_depth=limit)
+        stack.extend((c, depth + 1) for c in children)
 
 
 def dumps(value: Any) -> str:

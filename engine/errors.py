@@ -101,6 +101,11 @@ class BackendError(TGMSError, code="E_BACKEND"):
     """A storage driver failed (raw driver exceptions are mapped to this at the adapter boundary)."""
 
 
+class StoreWarning(UserWarning):
+    """A store is usable but its event log needs attention: a torn tail was trimmed, or a read-only open
+    found a pending batch or a torn tail it left alone (``tgms check --store DIR --repair``)."""
+
+
 def error_from_dict(d: dict[str, Any]) -> TGMSError:
     """Rebuild an error from its JSON shape (used when replaying recorded failures)."""
     cls = ERROR_CLASSES.get(str(d.get("error")), TGMSError)

@@ -6,9 +6,10 @@ The result envelope::
      "payload": {...declared outputs...}, "result_digest": SHA-256 of the canonical payload only}
 
 Paging: one cursor pages every list of a payload in lock-step (the same offset into each list;
-``docs/operators.md`` §1). The cursor is an opaque token ``"<offset>.<args-hash>"`` bound to the call's
-other arguments, so a cursor from a different query is refused (``E_INVALID_ARG``) instead of silently
-returning someone else's page.
+``docs/operators.md`` §1). The cursor is an opaque token ``"<offset>.<tag>"`` whose tag authenticates the
+offset together with the call's other arguments and the store's belief state (last applied batch and its
+``tt``, equal on every backend), so a cursor from a different query, from before a write, or with an edited
+offset is refused (``E_INVALID_ARG``) instead of silently returning someone else's (or an empty) page.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from engine.canonical import canonicalize, digest, dumps_canonical, sha256_hex
+from engine.canonical import canonicalize, check_depth, digest, dumps_canonical, sha256_hex
 from engine.errors import InvalidArgError
 from engine.operators.base import parse_args
 from engine.operators.context import OpContext
@@ -25,18 +26,41 @@ from engine.operators.cost import DEFAULT_BUDGET_S, check_budget, profile
 from engine.operators.registry import OperatorSpec, get_operator
 
 
-def _args_key(args_echo: dict[str, Any]) -> str:
+def _args_key(args_echo: dict[str, Any], state: str = "") -> str:
+    """What a cursor is bound to: the query (every argument but ``cursor`` and ``limit``, which may change
+    from page to page) and the store's belief state (``Store.state_token``)."""
     core = {k: v for k, v in args_echo.items() if k not in ("cursor", "limit")}
-    return sha256_hex(dumps_canonical(core))[:12]
+    return sha256_hex(dumps_canonical(core) + "\n" + state)
+
+
+def _belief_state(ctx: OpContext, as_of_tt: int | None) -> str:
+    """The store state a result depends on: the current one, unless the call is pinned to a past
+    transaction time (a pinned result never changes with later writes, DESIGN §3.2 invariant 2)."""
+    token = ctx.store.state_token()  # "<last seq>@<last tt>"
+    if as_of_tt is not None and as_of_tt <= int(token.rpartition("@")[2]):
+        return "pinned"
+    return token
+
+
+def _cursor_tag(key: str, offset: int) -> str:
+    return sha256_hex(f"{key}:{offset}")[:16]
+
+
+def encode_cursor(offset: int, key: str) -> str:
+    """``"<offset>.<tag>"``: the tag authenticates the offset together with the query and store state."""
+    return f"{offset}.{_cursor_tag(key, offset)}"
 
 
 def decode_cursor(cursor: str | None, key: str) -> int:
+    """The offset of a cursor this query issued on this store state; anything else is ``E_INVALID_ARG``
+    (a cursor of another query, one issued before the store changed, or an edited offset)."""
     if cursor is None:
         return 0
-    off, _, bound = cursor.partition(".")
-    if not off.isdigit() or bound != key:
+    off, _, tag = cursor.partition(".")
+    if not (off.isascii() and off.isdigit()) or len(off) > 19 or tag != _cursor_tag(key, int(off)):
         raise InvalidArgError(
-            "bad cursor: not a cursor returned by this call (with these arguments)",
+            "bad cursor: not a cursor returned by this call (same arguments, same store state); "
+            "start again without a cursor",
             field="cursor",
             value=cursor,
         )
@@ -49,6 +73,12 @@ def page_payload(
     out = dict(payload)
     truncated = False
     more = False
+    totals = [payload[f"{name}_total"] for name in spec.lists]
+    if offset and offset >= max(totals, default=0):
+        # A cursor is only issued while rows remain, so its offset is below some list's total.
+        raise InvalidArgError(
+            "bad cursor: it points past the end of the result", field="cursor", offset=offset, totals=totals
+        )
     for name in spec.lists:
         full = payload[name]
         total = payload[f"{name}_total"]
@@ -61,7 +91,7 @@ def page_payload(
         more = more or offset + limit < total
     if spec.lists:
         out["truncated"] = truncated or bool(payload.get("truncated", False))
-        out["cursor"] = f"{offset + limit}.{key}" if more else None
+        out["cursor"] = encode_cursor(offset + limit, key) if more else None
     return out
 
 
@@ -96,9 +126,10 @@ def run_call(
 ) -> CallResult:
     """:func:`call` plus the cost estimate and the measured wall time (for traces and calibration)."""
     spec = get_operator(op)
+    check_depth(raw_args, f"{op} args")  # before the recursive walks of validation and dumping
     args = parse_args(spec.args, raw_args, op)
     args_echo = canonicalize(args.model_dump(mode="json"))
-    key = _args_key(args_echo)
+    key = _args_key(args_echo, _belief_state(ctx, getattr(args, "as_of_tt", None)))
     offset = decode_cursor(getattr(args, "cursor", None), key)
     as_of = getattr(args, "as_of_tt", None)
     if spec.edge_arrays:

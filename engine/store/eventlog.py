@@ -19,13 +19,14 @@ import json
 import mmap
 import os
 import re
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.canonical import dumps_canonical, sha256_hex
-from engine.errors import CorruptError
+from engine.errors import CorruptError, StoreWarning
 
 LOG_NAME = "eventlog.jsonl"
 FORMAT = "tgms-eventlog"
@@ -137,7 +138,7 @@ def read_log(path: Path) -> LogState:
     The file is memory-mapped and every line's seal is hashed in place; long batch lines are hashed on
     a few threads (SHA-256 releases the GIL), so verifying a 520 MB log costs one hashing pass, not a
     copy and a readline per line."""
-    if not path.exists():
+    if not path.is_file():
         raise CorruptError("event log is missing", path=str(path))
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
@@ -150,8 +151,15 @@ def read_log(path: Path) -> LogState:
             if b == size and not newline:
                 state.torn_bytes = b - a
                 break
+            final = lineno == len(lines)
             raise CorruptError(
-                "event log is damaged before its final record; refusing to open",
+                f"event log line {lineno} is damaged"
+                + (
+                    " (its final record, complete but with a bad seal)"
+                    if final
+                    else ", before its final record"
+                )
+                + "; refusing to open",
                 path=str(path),
                 line=lineno,
                 byte_offset=a,
@@ -245,6 +253,7 @@ class EventLogWriter:
     def __init__(self, path: Path, state: LogState) -> None:
         self.path = path
         self.state = state
+        self.trimmed: list[dict[str, Any]] = []
         self._fh = open(path, "ab")  # noqa: SIM115 - held open for the store's lifetime
 
     @classmethod
@@ -257,15 +266,29 @@ class EventLogWriter:
         return cls(path, read_log(path))
 
     @classmethod
-    def open(cls, path: Path) -> EventLogWriter:
-        state = read_log(path)
+    def open(cls, path: Path, state: LogState | None = None) -> EventLogWriter:
+        """Open for appending; a torn tail (never acknowledged) is trimmed, with a warning.
+
+        ``state`` is the log as :func:`read_log` just read it (the caller checked it against the database
+        first, so a refused open has trimmed nothing)."""
+        state = read_log(path) if state is None else state
+        trimmed: list[dict[str, Any]] = []
         if state.torn_bytes:
+            torn = state.torn_bytes
             with open(path, "r+b") as fh:
                 fh.truncate(state.good_bytes)
                 fh.flush()
                 os.fsync(fh.fileno())
             state.torn_bytes = 0
-        return cls(path, state)
+            trimmed.append({"action": "trimmed_torn_tail", "bytes": torn})
+            warnings.warn(
+                f"{path}: trimmed {torn} bytes of a torn (unfinished, never acknowledged) final record",
+                StoreWarning,
+                stacklevel=3,
+            )
+        writer = cls(path, state)
+        writer.trimmed = trimmed
+        return writer
 
     def _append(self, line: str) -> None:
         self._fh.write(line.encode("utf-8"))

@@ -28,11 +28,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from engine.canonical import canonicalize, dumps_canonical
-from engine.errors import InvalidArgError, SchemaError
+from engine.canonical import canonicalize, check_depth, dumps_canonical
+from engine.errors import InvalidArgError, LimitError, SchemaError
 from engine.timeutil import OPEN_END, check_interval, check_time
 
 MAX_STRING = 1024
+#: props are small records about one fact; a bound keeps one op from carrying a document (E_LIMIT)
+MAX_PROPS_CHARS = 65_536
 _MISSING = object()
 
 
@@ -151,12 +153,26 @@ def _props(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise SchemaError("props must be a JSON object", at=where, field="props")
     try:
+        check_depth(value, "props")
         props = canonicalize(value, "props")
-    except InvalidArgError as exc:
+    except (InvalidArgError, LimitError) as exc:
         exc.details["at"] = where
         raise
-    _unicode(dumps_canonical(props), "props", where)
+    text = dumps_canonical(props)
+    _unicode(text, "props", where)
+    _props_size(text, "props", where)
     return props
+
+
+def _props_size(text: str, name: str, where: str) -> None:
+    if len(text) > MAX_PROPS_CHARS:
+        raise LimitError(
+            f"{name} is longer than {MAX_PROPS_CHARS} characters as canonical JSON",
+            at=where,
+            field=name,
+            chars=len(text),
+            max_chars=MAX_PROPS_CHARS,
+        )
 
 
 def _time(value: Any, name: str, where: str, *, open_end: bool = False) -> int:
@@ -337,9 +353,15 @@ def _event_props(p: Any, where: str, row: int) -> str | None:
             raise SchemaError("ingest_events props text is not JSON", at=where, row=row) from exc
     if (isinstance(p, float) and math.isnan(p)) or not isinstance(p, dict):
         raise SchemaError("ingest_events props must be objects or null", at=where, row=row)
+    try:
+        check_depth(p, f"props[{row}]")
+    except LimitError as exc:
+        exc.details.update(at=where, row=row)
+        raise
     c = canonicalize(p, f"props[{row}]")
     text = dumps_canonical(c)
     _unicode(text, f"props[{row}]", where)
+    _props_size(text, f"props[{row}]", where)
     return text if c else None
 
 

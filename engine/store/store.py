@@ -29,7 +29,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.canonical import dumps_canonical
-from engine.errors import ConflictError, CorruptError, SchemaError, TGMSError, error_from_dict
+from engine.errors import (
+    ConflictError,
+    CorruptError,
+    NotFoundError,
+    SchemaError,
+    TGMSError,
+    error_from_dict,
+)
 from engine.store.backends import backend_class
 from engine.store.backends.base import Backend
 from engine.store.clock import HybridLogicalClock
@@ -37,6 +44,7 @@ from engine.store.digest import store_digest
 from engine.store.eventlog import LOG_NAME, EventLogWriter, LoggedBatch, read_log
 from engine.store.model import ScanFilter
 from engine.store.ops import Op, op_to_json, parse_batch
+from engine.store.reconcile import check_against_log, warn_unreconciled
 from engine.store.writer import BatchPlanner
 
 STORE_META = "store.json"
@@ -76,6 +84,9 @@ class Store:
         #: bumped by every applied batch; readers key derived caches on it (cheaper than reading meta)
         self.generation = 0
         self._uids: pa.Array | None = None
+        self._state_token: tuple[int, str] | None = None  # (generation, token)
+        #: what opening for writing repaired: ``{"action": ..., ...}`` records (see ``tgms check``)
+        self.recovered: list[dict[str, Any]] = []
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @classmethod
@@ -102,25 +113,33 @@ class Store:
     def open(
         cls, root: str | os.PathLike[str], read_only: bool = False, now: Callable[[], int] | None = None
     ) -> Store:
+        """Open a store. Read-only opens change no file; a log that needs repair (a pending batch, a torn
+        tail) is reported with a :class:`~engine.errors.StoreWarning` naming ``tgms check --repair``. A
+        write open first checks the database against the log (``E_CORRUPT`` with every byte left as it
+        was), then trims a torn tail (with a warning) and completes a pending batch."""
         root = Path(root)
-        meta_path = root / STORE_META
-        if not meta_path.exists():
-            raise CorruptError("not a TGMS store (store.json missing)", path=str(root))
-        try:
-            meta = json.loads(meta_path.read_text())
-        except ValueError as exc:
-            raise CorruptError("store.json is not JSON", path=str(meta_path)) from exc
-        if meta.get("format") != FORMAT:
-            raise CorruptError("store.json is not a TGMS store descriptor", path=str(meta_path))
-        bcls = backend_class(str(meta.get("backend")))
+        bcls = backend_class(read_store_meta(root)["backend"])
         if read_only:
-            read_log(root / LOG_NAME)  # refuse a damaged log (E_CORRUPT); a torn tail is ignored, not trimmed
-            return cls(root, bcls.open(root / bcls.db_name, read_only=True), True, None, None, None)
+            state = read_log(root / LOG_NAME)  # refuse a damaged log (E_CORRUPT); a torn tail is left alone
+            store = cls(root, bcls.open(root / bcls.db_name, read_only=True), True, None, None, None)
+            try:
+                warn_unreconciled(root, state, store.applied_seq())
+            except BaseException:
+                store.close()
+                raise
+            return store
         lock_fd = _lock(root)
         try:
-            log = EventLogWriter.open(root / LOG_NAME)
+            state = read_log(root / LOG_NAME)
             db = bcls.open(root / bcls.db_name, read_only=False)
+            try:
+                check_against_log(state, int(db.get_meta().get("last_seq", "0")))
+                log = EventLogWriter.open(root / LOG_NAME, state)
+            except BaseException:
+                db.close()
+                raise
             store = cls(root, db, False, log, HybridLogicalClock(log.state.last_tt, now), lock_fd)
+            store.recovered = log.trimmed
             store._recover()
         except BaseException:
             os.close(lock_fd)
@@ -199,29 +218,31 @@ class Store:
         return BatchResult(batch.seq, batch.batch_id, batch.tt, "committed", dict(planner.stats))
 
     def _recover(self) -> None:
-        """Reconcile the database with the log after a crash (see module docstring)."""
+        """Complete a pending batch after a crash (the database was checked against the log on open)."""
         assert self._log is not None
-        state = self._log.state
-        applied = int(self.backend.get_meta().get("last_seq", "0"))
-        committed = [b.seq for b in state.batches if b.outcome and b.outcome["status"] == "committed"]
-        last_committed = committed[-1] if committed else 0
-        pending = state.pending
-        if applied > (pending.seq if pending else last_committed):
-            raise CorruptError(
-                "the database has batches the event log does not", applied_seq=applied, log_seq=last_committed
-            )
-        if applied < last_committed:
-            raise CorruptError(
-                "the database is behind its event log; rebuild it with `tgms replay`",
-                applied_seq=applied,
-                log_seq=last_committed,
-            )
+        pending = self._log.state.pending
         if pending is None:
             return
-        if applied == pending.seq:  # applied, crashed before the outcome was written
+        if self.applied_seq() == pending.seq:  # applied, crashed before the outcome was written
             self._log.append_outcome(pending, {"status": "committed", "error": None, "stats": {}})
+            self.recovered.append({"action": "recorded_outcome", "seq": pending.seq, "status": "committed"})
         else:
-            self._apply_logged(pending, pending.ops(self.log_path))
+            result = self._apply_logged(pending, pending.ops(self.log_path))
+            self.recovered.append({"action": "applied_pending", "seq": pending.seq, "status": result.status})
+
+    def applied_seq(self) -> int:
+        """The last batch the database has applied (its meta ``last_seq``)."""
+        return int(self.backend.get_meta().get("last_seq", "0"))
+
+    def state_token(self) -> str:
+        """A short token naming the store's belief state (last applied batch and its ``tt``).
+
+        Equal on every backend for one log (replay reuses ``tt``); it changes with every applied batch,
+        so a cursor bound to it is refused once the store has changed. Cached per ``generation``."""
+        if self._state_token is None or self._state_token[0] != self.generation:
+            meta = self.backend.get_meta()
+            self._state_token = (self.generation, f"{meta.get('last_seq', '0')}@{meta.get('last_tt', '0')}")
+        return self._state_token[1]
 
     # -- convenience writers (one op per batch) -----------------------------------------------------
     def assert_node(self, uid: str, vt_s: int, vt_e: int | None = None, **kw: Any) -> BatchResult:
@@ -333,7 +354,10 @@ def replay(log_path: str | os.PathLike[str], root: str | os.PathLike[str], backe
     state = read_log(log_path)
     if state.torn_bytes:
         raise CorruptError(
-            "the event log ends in a torn record; open its store once to trim it", path=str(log_path)
+            f"the event log ends in a torn record ({state.torn_bytes} bytes); trim it with "
+            f"`tgms check --store {log_path.parent} --repair` (if that directory is its store), then replay",
+            path=str(log_path),
+            torn_bytes=state.torn_bytes,
         )
     store = Store.create(root, backend, now=lambda: 0)
     assert store._log is not None
@@ -381,13 +405,41 @@ def _frame_parts(frame: Any) -> tuple[pa.Table, str, str]:
 
 
 def _lock(root: Path) -> int:
-    fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:  # EACCES / EPERM / EROFS: a store we may read but not write
+        raise ConflictError(
+            "the store is read-only here (cannot take its writer lock); read-only commands still work",
+            path=str(root),
+            reason=exc.strerror or type(exc).__name__,
+        ) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError as exc:
         os.close(fd)
         raise ConflictError("another writer holds this store", path=str(root)) from exc
     return fd
+
+
+def read_store_meta(root: Path) -> dict[str, Any]:
+    """``store.json`` of a store directory: ``E_NOT_FOUND`` when there is no such directory, ``E_CORRUPT``
+    when the directory is not a TGMS store."""
+    if not root.exists():
+        raise NotFoundError(f"no store at {root}: the directory does not exist", path=str(root))
+    if not root.is_dir():
+        raise NotFoundError(f"no store at {root}: it is a file, not a store directory", path=str(root))
+    meta_path = root / STORE_META
+    if not meta_path.exists():
+        raise CorruptError("not a TGMS store (store.json missing)", path=str(root))
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CorruptError("store.json is not JSON", path=str(meta_path)) from exc
+    except OSError as exc:
+        raise CorruptError(f"store.json cannot be read: {exc.strerror}", path=str(meta_path)) from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CorruptError("store.json is not a TGMS store descriptor", path=str(meta_path))
+    return meta
 
 
 __all__ = ["BatchResult", "Store", "replay"]

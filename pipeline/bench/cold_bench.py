@@ -26,6 +26,7 @@ from engine.store import Store
 from pipeline.bench.ops_bench import typical_calls
 from pipeline.bench.report import BenchResult, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, one_scale, store_dir
+from pipeline.cli import inputs
 
 HELP = "open + first query of a store in fresh processes"
 
@@ -108,7 +109,7 @@ def table(records: list[dict[str, Any]]) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", default="1e7", help="synthetic bench store to open (default 1e7)")
     p.add_argument("--store", type=Path, metavar="DIR", help="open this store instead of a bench store")
-    p.add_argument("--runs", type=int, default=3, help="fresh processes per case")
+    p.add_argument("--runs", type=inputs.whole("--runs", 1, 1000), default=3, help="fresh processes per case")
 
 
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:

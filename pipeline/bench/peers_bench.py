@@ -27,6 +27,7 @@ from engine.operators.envelope import run_call
 from engine.operators.registry import load_all
 from pipeline.bench.report import BenchResult, stamp
 from pipeline.bench.stores import bench_store, default_work_dir
+from pipeline.cli import inputs
 
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 DAY = 86_400_000_000
@@ -147,7 +148,9 @@ HELP = "TGMS's five motif counts on CollegeMsg side by side with Raphtory (the `
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--reps", type=int, default=7, help="timed repetitions after one warm-up")
+    p.add_argument(
+        "--reps", type=inputs.whole("--reps", 1, 1000), default=7, help="timed repetitions after one warm-up"
+    )
 
 
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
+from engine.errors import InvalidArgError, NotFoundError
+from engine.execute.results import ResultStore
 from engine.store.backends import BACKENDS
+from pipeline.cli.inputs import fspath
 
 
 def add_store(p: argparse.ArgumentParser, *, backend: bool = False) -> None:
-    p.add_argument("--store", required=True, metavar="DIR", help="store directory")
+    p.add_argument("--store", required=True, type=fspath, metavar="DIR", help="store directory")
     if backend:
         p.add_argument(
             "--backend", choices=BACKENDS, default="duckdb", help="storage backend (default duckdb)"
@@ -26,3 +33,95 @@ def print_json(value: Any) -> None:
 def progress(msg: str) -> None:
     """Progress for long work goes to stderr so stdout stays parseable."""
     print(msg, file=sys.stderr, flush=True)
+
+
+def out_dir(path: str) -> Path:
+    """An output directory: refused up front (``E_INVALID_ARG``) when it is an existing file, so long work
+    does not run only to fail at its last step."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InvalidArgError(f"{path} is a file, not a directory", path=path)
+    return p
+
+
+def out_file(path: str) -> Path:
+    """An output file: its directory must exist and the path must not be a directory (checked up front)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidArgError(f"{path} is a directory, not a file", path=path)
+    if not p.absolute().parent.is_dir():
+        raise NotFoundError(f"the directory of {path} does not exist", path=path)
+    return p
+
+
+def results_dir(store: str, *, write: bool) -> Path:
+    """Where ``tgms plan run`` keeps results by default.
+
+    ``STORE/results`` when it exists or can be made there; for a store we may not write (read-only media,
+    an immutable directory), a directory of its own under the cache: ``$TGMS_CACHE`` (or
+    ``~/.cache/tgms``) ``/results/<hash of the store's absolute path>``. Running a plan on a read-only
+    store is reading it: it must not fail because the results have nowhere to go."""
+    here = Path(store) / "results"
+    if here.is_dir() and (not write or _writable(here)):
+        return here
+    if write and not here.exists() and _can_create(here):
+        return here
+    cached = cached_results_dir(store)
+    if write:
+        progress(f"the store directory is not writable: results go to {cached}")
+    return cached
+
+
+def cached_results_dir(store: str) -> Path:
+    return _cache_root() / "results" / hashlib.sha256(str(Path(store).resolve()).encode()).hexdigest()[:16]
+
+
+def results_for_reading(store: str) -> ResultStore:
+    """The results ``tgms plan run`` kept for ``store``, wherever it put them (``STORE/results`` or, for a
+    store it could not write, the cache directory); objects a trace embeds are added where they can be."""
+    here, cached = Path(store) / "results", cached_results_dir(store)
+    writable = (here.is_dir() and os.access(here, os.W_OK)) or (
+        not here.exists() and os.access(store, os.W_OK)
+    )
+    return _EitherResults(here, cached) if writable else _EitherResults(cached, here)
+
+
+class _EitherResults(ResultStore):
+    """A result store (new objects go under its root) that also finds objects under a second directory."""
+
+    def __init__(self, root: Path, other: Path) -> None:
+        super().__init__(root)
+        self.other = ResultStore(other)
+
+    def has(self, digest: str) -> bool:
+        return super().has(digest) or self.other.has(digest)
+
+    def get(self, digest: str) -> Any:
+        if not super().has(digest) and self.other.has(digest):
+            return self.other.get(digest)
+        return super().get(digest)
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("TGMS_CACHE") or Path.home() / ".cache" / "tgms")
+
+
+def _writable(d: Path) -> bool:
+    try:
+        with tempfile.TemporaryFile(dir=d):
+            return True
+    except OSError:
+        return False
+
+
+def _can_create(d: Path) -> bool:
+    try:
+        d.mkdir()
+    except FileExistsError:
+        return d.is_dir() and _writable(d)
+    except OSError:
+        return False
+    if _writable(d):
+        return True
+    d.rmdir()
+    return False

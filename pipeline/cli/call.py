@@ -5,7 +5,6 @@ refusals exit non-zero with the structured error ``{error, message, details}`` o
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -16,6 +15,7 @@ from engine.operators.envelope import call
 from engine.operators.registry import get_operator
 from engine.store import Store
 from pipeline.cli._common import add_store, print_json
+from pipeline.cli.inputs import parse_json, seconds
 
 HELP = "call an operator: `tgms call OP 'JSON-ARGS' --store DIR` (result envelope as JSON)"
 
@@ -26,20 +26,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "json_args", metavar="JSON-ARGS", nargs="?", default="{}", help="arguments as a JSON object"
     )
     add_store(p)
-    p.add_argument("--budget-s", type=float, default=None, metavar="S", help="cost budget in seconds")
+    p.add_argument(
+        "--budget-s",
+        type=seconds("--budget-s"),
+        default=None,
+        metavar="S",
+        help="cost budget in seconds (>= 0)",
+    )
     p.add_argument("--compact", action="store_true", help="print canonical one-line JSON")
 
 
-def reject_constant(name: str) -> Any:
-    """``json.loads`` hook: NaN and Infinity are not JSON numbers."""
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def parse_json_args(text: str) -> Any:
-    try:
-        return json.loads(text, parse_constant=reject_constant)
-    except ValueError as exc:
-        raise SchemaError(f"JSON-ARGS is not valid JSON: {exc}", field="args") from None
+    value = parse_json(text, "JSON-ARGS", field="args")
+    if not isinstance(value, dict):
+        raise SchemaError("JSON-ARGS must be a JSON object", field="args", got=type(value).__name__)
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

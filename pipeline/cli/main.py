@@ -10,7 +10,9 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import NoReturn
 
 # NumPy madvises transparent huge pages for large arrays; on VMs whose memory is fragmented every such
 # fault can stall in direct compaction (measured here: building the 10^7 adjacency 4.1-4.9 s with it,
@@ -18,7 +20,8 @@ from collections.abc import Sequence
 # the variable when it is first imported, which is below this line.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
-from engine.errors import TGMSError
+from engine.errors import InvalidArgError, SchemaError, StoreWarning
+from pipeline.cli.boundary import exit_code, structured, write_error
 
 # command name -> module under pipeline.cli (each defines ``add_arguments(parser)`` and ``run(args)``)
 COMMANDS: dict[str, str] = {
@@ -27,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "replay": "replay",
     "digest": "digest",
     "stats": "stats",
+    "check": "check",
     "ops": "ops",
     "schema": "schema",
     "call": "call",
@@ -39,8 +43,19 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose usage errors are the one structured error (``E_SCHEMA``; a bad value of a typed
+    option ``E_INVALID_ARG``) instead of a usage line and ``SystemExit(2)``."""
+
+    def error(self, message: str) -> NoReturn:
+        cls = (
+            InvalidArgError if "invalid" in message else SchemaError
+        )  # "invalid choice", "invalid int value"
+        raise cls(f"{self.prog}: {message}", usage=self.format_usage().strip())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tgms", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = ArgumentParser(prog="tgms", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module in COMMANDS.items():
         mod = importlib.import_module(f"pipeline.cli.{module}")
@@ -50,19 +65,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+    print(f"tgms: warning: {message}", file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args._run(args) or 0)
-    except TGMSError as exc:
-        print(exc.to_json(), file=sys.stderr)
-        return 2 if exc.code in ("E_SCHEMA", "E_INVALID_ARG", "E_NOT_FOUND") else 1
-    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        return 0
-    except KeyboardInterrupt:
-        print('{"error": "E_INTERRUPTED", "message": "interrupted", "details": {}}', file=sys.stderr)
-        return 130
+    """Run one command; every failure is the structured error on stderr and a non-zero exit code."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", StoreWarning)
+        warnings.showwarning = _show_warning  # restored by catch_warnings
+        try:
+            args = build_parser().parse_args(argv)
+            return int(args._run(args) or 0)
+        except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+            return 0
+        except KeyboardInterrupt:
+            print('{"error": "E_INTERRUPTED", "message": "interrupted", "details": {}}', file=sys.stderr)
+            return 130
+        except Exception as exc:  # the boundary: nothing raw reaches the user (see boundary.structured)
+            err = structured(exc)
+            write_error(err)
+            return exit_code(err)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,12 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
-from pipeline.cli._common import add_store, progress
+from engine.errors import InvalidArgError, SchemaError
+from pipeline.cli._common import add_store, out_dir, progress
+from pipeline.cli.inputs import read_json, whole
+from pipeline.cli.tasks import check_suite_splits
 
 HELP = "verifier mutation experiment: `tgms mutations --store DIR --suite suite.json --out DIR`"
 
@@ -32,16 +36,42 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the store's dataset, when the suite is generated here (default collegemsg)",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="where mutations.json and table5.md go")
-    p.add_argument("--per-class", type=int, default=100, metavar="N", help="cases per class (default 100)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument(
+        "--per-class",
+        type=whole("--per-class", 1, 100_000),
+        default=100,
+        metavar="N",
+        help="cases per class (default 100)",
+    )
+    p.add_argument(
+        "--seed", type=whole("--seed", 0, 2**63 - 1), default=0, metavar="S", help="seed (default 0)"
+    )
+
+
+def check_mutation_suite(suite: Any, path: str) -> None:
+    """What the experiment reads of a suite: tasks with an ``id`` and an ``oracle_plan`` object."""
+    check_suite_splits(suite, path)
+    tasks = suite["splits"]["dev"] + suite["splits"]["test"]
+    if not tasks:
+        raise InvalidArgError(f"{path}: the suite has no tasks to mutate", path=path)
+    for i, task in enumerate(tasks):
+        if not isinstance(task.get("id"), str) or not isinstance(task.get("oracle_plan"), dict):
+            raise SchemaError(
+                f"{path} is not a task suite: task {i} needs a string 'id' and an 'oracle_plan' object",
+                path=path,
+            )
 
 
 def run(args: argparse.Namespace) -> int:
     from pipeline.mutations import run_experiment, table5_markdown, write_outputs
 
     t0 = time.perf_counter()
+    out_dir(args.out)
     suite = args.suite
-    if suite is None:  # DESIGN §6's form: `tgms mutations --store DIR --out DIR`
+    if suite is not None:  # refused here, before the store is read, if it is not a suite
+        suite = read_json(suite, "suite")
+        check_mutation_suite(suite, args.suite)
+    else:  # DESIGN §6's form: `tgms mutations --store DIR --out DIR`
         from pipeline.tasks.build import build_suite, write_suite
 
         progress(f"no --suite: generating the {args.dataset} suite (seed {args.seed}) from {args.store}")

@@ -3,36 +3,25 @@ exits 1 when the plan is invalid; ``tgms plan run PLAN.json --store DIR`` verifi
 ``{verification, trace, answer}`` as JSON (the answer is the mechanical one the trace determines).
 
 Results (each step's envelope and resolved arguments) are kept by digest under ``--results`` (default
-``DIR/results``), where ``tgms verify-answer`` finds them; ``--embed`` also puts them into the trace.
+``DIR/results``), where ``tgms verify-answer`` finds them; ``--embed`` also puts them into the trace. A
+read-only store is run all the same: its results then go to a cache directory of their own
+(``$TGMS_CACHE`` or ``~/.cache/tgms``, ``results/<hash of the store path>``; named on stderr), where
+``tgms verify-answer`` looks for them too.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from engine.errors import NotFoundError, SchemaError
 from engine.operators.context import OpContext
 from engine.plan.verifier import CHECKS, VerifierConfig, verify
 from engine.store import Store
-from pipeline.cli._common import add_store, print_json
-from pipeline.cli.call import reject_constant
+from pipeline.cli._common import add_store, print_json, results_dir
+from pipeline.cli.inputs import read_json, seconds
 
 HELP = "plans: `tgms plan verify PLAN.json --store DIR`, `tgms plan run PLAN.json --store DIR`"
-
-
-def read_json(path: str, what: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise NotFoundError(f"{what} file {path} does not exist", path=path) from None
-    try:
-        return json.loads(text, parse_constant=reject_constant)
-    except ValueError as exc:
-        raise SchemaError(f"{what} file {path} is not valid JSON: {exc}", path=path) from None
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -53,7 +42,11 @@ def _common(p: argparse.ArgumentParser) -> None:
         help=f"switch a verifier check off (ablations); one of {', '.join(CHECKS)}; repeatable",
     )
     p.add_argument(
-        "--budget-s", type=float, default=None, metavar="S", help="cost budget per call in seconds"
+        "--budget-s",
+        type=seconds("--budget-s"),
+        default=None,
+        metavar="S",
+        help="cost budget per call in seconds (>= 0)",
     )
 
 
@@ -63,10 +56,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _common(v)
     r = sub.add_parser("run", help="verify, execute, and print {verification, trace, answer} as JSON")
     _common(r)
-    r.add_argument("--results", default=None, metavar="DIR", help="result store (default STORE/results)")
+    r.add_argument(
+        "--results",
+        default=None,
+        metavar="DIR",
+        help="result store (default STORE/results; for a read-only store, a per-store cache directory)",
+    )
     r.add_argument("--no-verify", action="store_true", help="run even if static verification fails")
     r.add_argument("--no-taint", action="store_true", help="do not propagate truncation taint (ablation)")
-    r.add_argument("--plan-wall-s", type=float, default=None, metavar="S", help="wall budget of the plan")
+    r.add_argument(
+        "--plan-wall-s",
+        type=seconds("--plan-wall-s"),
+        default=None,
+        metavar="S",
+        help="wall budget of the plan",
+    )
     r.add_argument("--embed", action="store_true", help="embed envelopes and resolved args in the trace")
     r.add_argument("--no-store-digest", action="store_true", help="do not compute the store digest")
 
@@ -108,7 +112,7 @@ def _run(
         kw["budget_s"] = args.budget_s
     if args.plan_wall_s is not None:
         kw["plan_wall_s"] = args.plan_wall_s
-    results = ResultStore(args.results or Path(args.store) / "results")
+    results = ResultStore(args.results or results_dir(args.store, write=True))
     digest = None if args.no_store_digest else store.digest()
     trace = execute(plan, ctx, results, ExecConfig(**kw), store_digest=digest)
     out = {

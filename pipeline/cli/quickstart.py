@@ -12,7 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
-from engine.errors import NotFoundError
+from engine.errors import InvalidArgError, NotFoundError
 from engine.ingest.build import build_store
 from engine.store import Store, replay
 from engine.store.backends import BACKENDS, backend_class
@@ -23,9 +23,22 @@ HELP = "the main job: CollegeMsg store + probes, task suite (Table 2), mutation 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="tgms-quickstart", metavar="DIR", help="work directory (replaced)")
+    p.add_argument(
+        "--out", type=_work_dir, default="tgms-quickstart", metavar="DIR", help="work directory (replaced)"
+    )
     p.add_argument("--backend", default="duckdb", choices=BACKENDS)
     p.add_argument("--no-suite", action="store_true", help="only build and replay the store")
+
+
+def _work_dir(text: str) -> str:
+    """--out is deleted and recreated: refuse a path that would take the current directory (or one
+    above it) with it, and a file."""
+    p = Path(text)
+    if not text.strip() or "\x00" in text or Path.cwd().resolve().is_relative_to(p.resolve()):
+        raise InvalidArgError(f"--out {text!r} would replace the current directory; name a work directory")
+    if p.exists() and not p.is_dir():
+        raise InvalidArgError(f"--out {text} is a file, not a directory", path=text)
+    return text
 
 
 def run(args: argparse.Namespace) -> int:

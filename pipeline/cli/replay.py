@@ -7,19 +7,38 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
+from engine.errors import InvalidArgError, NotFoundError
 from engine.store import replay
 from pipeline.cli._common import add_store, progress
+from pipeline.cli.inputs import fspath
+
+
+def check_log_file(path: str) -> None:
+    """A missing log is E_NOT_FOUND, a directory or unreadable file E_INVALID_ARG, before a store is made."""
+    p = Path(path)
+    if not p.exists():
+        raise NotFoundError(f"event log {path} does not exist", path=path)
+    if not p.is_file():
+        raise InvalidArgError(f"event log {path} is not a file", path=path)
+    try:
+        with open(p, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise InvalidArgError(f"event log {path} cannot be read: {exc.strerror}", path=path) from None
+
 
 HELP = "rebuild a store from an event log"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("log", metavar="LOG", help="path to an eventlog.jsonl")
+    p.add_argument("log", type=fspath, metavar="LOG", help="path to an eventlog.jsonl")
     add_store(p, backend=True)
 
 
 def run(args: argparse.Namespace) -> int:
+    check_log_file(args.log)
     t0 = time.perf_counter()
     with replay(args.log, args.store, args.backend) as store:
         digest = store.digest()

@@ -1,56 +1,125 @@
 """Write batches of assert/retract/correct ops from a JSONL file: one batch per line.
 
-A line is a JSON array of ops, or one op object (a batch of one). Batches are written in order; the
-command stops at the first batch that fails (it is recorded in the event log as failed and changes
-nothing) and exits non-zero with its structured error. A malformed line is refused before it is logged.
+A line is a JSON array of ops, or one op object (a batch of one). The whole file is read and parsed first:
+a malformed line is refused (naming its line number) before anything is logged. Batches are then written
+in order; the command stops at the first batch that fails (it is recorded in the event log as failed and
+changes nothing) and exits non-zero with its structured error, which names the line and says how many
+earlier lines were committed (they stay committed). Progress goes to stderr: a line every
+``--progress-every`` batches (and at the end), or a self-updating line on a terminal.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
+import time
+from typing import Any
 
-from engine.errors import SchemaError
+from engine.errors import SchemaError, TGMSError, error_from_dict
 from engine.store import Store
 from engine.store.ops import parse_batch
 from pipeline.cli._common import add_store, print_json
+from pipeline.cli.inputs import fspath, iter_lines, parse_json, whole
 
 HELP = "write batches of ops (one JSON batch per line)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_store(p)
-    p.add_argument("ops_file", metavar="OPS.jsonl", help="one batch per line: a JSON array of ops, or one op")
+    p.add_argument(
+        "ops_file",
+        type=fspath,
+        metavar="OPS.jsonl",
+        help="one batch per line: a JSON array of ops, or one op",
+    )
+    p.add_argument(
+        "--progress-every",
+        type=whole("--progress-every", 0, 10**9),
+        default=100,
+        metavar="N",
+        help="report progress on stderr every N committed batches (default 100; 0 = only at the end)",
+    )
 
 
-def read_batches(path: str) -> list[list[dict]]:
+def read_batches(path: str) -> list[tuple[int, list[dict[str, Any]]]]:
+    """(line number, batch) per non-blank line; the whole file is refused if any line is malformed."""
     batches = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError as exc:
-                raise SchemaError("line is not JSON", file=path, line=lineno, detail=str(exc)) from exc
-            batch = value if isinstance(value, list) else [value]
-            try:
-                parse_batch(batch, where=f"line {lineno}")  # refuse the whole file before writing any
-            except SchemaError as exc:
-                exc.details.setdefault("file", path)
-                raise
-            batches.append(batch)
+    for lineno, line in iter_lines(path, "ops"):
+        if not line.strip():
+            continue
+        value = parse_json(line, f"ops file {path} line {lineno}", file=path, line=lineno)
+        batch = value if isinstance(value, list) else [value]
+        try:
+            parse_batch(batch, where=f"line {lineno}")  # refuse the whole file before writing any
+        except TGMSError as exc:
+            exc.details.setdefault("file", path)
+            exc.details.setdefault("line", lineno)
+            raise
+        batches.append((lineno, batch))
     if not batches:
         raise SchemaError("no batches in file", file=path)
     return batches
 
 
+class _Progress:
+    """``committed k/n batches`` on stderr: every ``every`` batches, or rewritten in place on a terminal."""
+
+    def __init__(self, total: int, every: int) -> None:
+        self.total, self.every = total, every
+        self.tty = sys.stderr.isatty()
+        self.t0 = self.last = time.monotonic()
+
+    def __call__(self, done: int, lineno: int) -> None:
+        now = time.monotonic()
+        final = done == self.total
+        if self.tty:
+            if final or now - self.last >= 0.2:
+                end = "\n" if final else ""
+                sys.stderr.write(f"\rwrite: committed {done}/{self.total} batches (line {lineno}){end}")
+                sys.stderr.flush()
+                self.last = now
+        elif (self.every and done % self.every == 0) or (final and self.total > 1):
+            print(
+                f"write: committed {done}/{self.total} batches (through line {lineno}, "
+                f"{now - self.t0:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     batches = read_batches(args.ops_file)
     results = []
+    progress = _Progress(len(batches), args.progress_every)
     with Store.open(args.store) as store:
-        for batch in batches:
-            r = store.write(batch)
+        for lineno, batch in batches:
+            try:
+                r = store.try_write(batch)
+            except TGMSError as exc:  # not a refused batch: the store itself failed (see `tgms check`)
+                raise _line_failed(exc, args.ops_file, lineno, len(results), len(batches), False) from None
+            if r.error is not None:
+                err = error_from_dict(r.error)
+                raise _line_failed(err, args.ops_file, lineno, len(results), len(batches), True)
             results.append({"seq": r.seq, "tt": r.tt, "status": r.status, **r.stats})
+            progress(len(results), lineno)
     print_json({"batches": results})
     return 0
+
+
+def _line_failed(
+    exc: TGMSError, path: str, lineno: int, committed: int, total: int, logged: bool
+) -> TGMSError:
+    """The batch's error, naming its line and what was committed before it."""
+    this = (
+        "this line was recorded in the event log as a failed batch (it changed nothing)"
+        if logged
+        else "this line's batch did not complete (run `tgms check` on the store)"
+    )
+    exc.message = (
+        f"{path} line {lineno}: {exc.message}. The {committed} batch(es) on earlier lines were committed and "
+        f"stay committed; {this}; the {total - committed - 1} later line(s) were not written"
+    )
+    exc.details.update(
+        file=path, line=lineno, committed_batches=committed, later_lines_not_written=total - committed - 1
+    )
+    return exc

@@ -360,35 +360,3 @@ def test_vid_closed_earlier_in_the_same_batch_is_not_found(store):
 
     with Store.open(root) as again:  # no pending batch left behind
         assert again.stats()["batches_applied"] == 2
-
-
-# -- `tgms write` lines ----------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "line",
-    [
-        "not json",
-        '{"op": "assert_node", "uid": "a"',
-        "[]",
-        "[1, 2]",
-        '"assert_node"',
-        "null",
-        "42",
-        '{"op": "nope"}',
-        json.dumps([{**NODE, "uid": "ok"}, {**NODE, "uid": "bad", "vt_s": 1, "vt_e": 1}]),
-        '{"op": "assert_node", "uid": "a", "vt_s": NaN}',
-        '{"op": "assert_node", "uid": "a", "vt_s": 0, "props": {"x": Infinity}}',
-        '{"op": "assert_node", "uid": "\\ud800", "vt_s": 0}',
-    ],
-)
-def test_malformed_write_lines_are_refused(store, line, tmp_path):
-    """Lines as `tgms write OPS.jsonl` reads them: a JSON array of ops, or one op."""
-    from pipeline.cli.write import read_batches
-
-    path = tmp_path / "ops.jsonl"
-    path.write_text('{"op": "assert_node", "uid": "fine", "vt_s": 0}\n' + line + "\n", encoding="utf-8")
-    with refused_before_logging(store):
-        with pytest.raises(TGMSError) as info:
-            for batch in read_batches(str(path)):  # the CLI refuses the file before writing any batch
-                store.write(batch)
-        _check_shape(info.value, ("E_SCHEMA", "E_INVALID_ARG"))
-    assert "fine" not in store.entity_ids()

@@ -13,8 +13,7 @@ import pytest
 
 from engine.execute.results import ResultStore
 from pipeline.cli.main import main
-
-from ._support import MOTIF, N_REACHED, build_store, raw_plan, reach, ref, step
+from tests.engine.claims._support import MOTIF, N_REACHED, build_store, raw_plan, reach, ref, step
 
 QUESTION = "How many nodes can n1 reach in the first ten seconds?"
 

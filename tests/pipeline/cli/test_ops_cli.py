@@ -143,4 +143,4 @@ def test_call_cost_refusal_and_missing_store(
     exit_code, body = error(
         capsys, "call", "resolve_entities", '{"query": "x"}', "--store", str(tmp_path / "none")
     )
-    assert body["error"] == "E_CORRUPT" and exit_code == 1
+    assert body["error"] == "E_NOT_FOUND" and exit_code == 2  # no such directory (issue 14)
