@@ -9,30 +9,39 @@ The surface, by task:
 ==================  ========================================================================================
 task                names
 ==================  ========================================================================================
-build a store       :func:`build_store` (a dataset load), :func:`load_dataset`, :func:`generate_synthetic`,
-                    :data:`DATASETS`
+build a store       :func:`build_store` (a dataset load: SNAP file, packaged copy or synthetic),
+                    :data:`DATASETS`, :func:`load_dataset`, :func:`generate_synthetic`, :func:`load_data`,
+                    :func:`ingest_data` (the two halves of a build, timed apart by the store benchmark)
 open, write, read   :class:`Store` (``create``/``open``/``write``/``digest``/``stats``), :class:`BatchResult`,
                     :class:`ScanFilter`, :func:`parse_batch`, :data:`BACKENDS`
-log and replay      :func:`replay`, :func:`check_store`, :func:`read_log`, :class:`LoggedBatch`,
-                    :data:`LOG_NAME`
+log and replay      :func:`replay`, :func:`check_store` (``tgms check``), :func:`committed_batches`,
+                    :func:`read_log`, :class:`LoggedBatch`, :data:`LOG_NAME`, :class:`StoreWarning`
 call an operator    :func:`call` (envelope dict), :func:`run_call` (with timings), :class:`OpContext`,
                     :func:`get_operator`, :func:`all_operators`, :func:`load_all`, :data:`REGISTRY`
 generated docs      :func:`operator_schemas`, :func:`tool_definitions`, :func:`planner_manual`,
                     :func:`schema_json`
-oracles             :data:`ORACLES`, :class:`OracleStore`, :func:`oracle_page`
+vocabulary          :data:`METRICS`, :data:`MOTIF_NAMES`, :data:`ALLEN_RELATIONS`, :data:`LIST_FNS`,
+                    :data:`DEFAULT_LIMIT`
+oracles             :data:`ORACLES`, :class:`OracleStore`, :func:`oracle_page` (the brute-force paths)
+cost model          :func:`profile`, :data:`COST_COEFFICIENTS`, :data:`COST_MODEL_PATH` (what ``tgms bench
+                    calibrate --write`` rewrites), :func:`motif_selection`, :func:`motif_exact_estimate`
+                    (the motif operators' event selection and exact work terms, timed by the benchmarks)
 plans               :func:`build_plan`, :class:`Plan`, :class:`Step`, :class:`Ref`, :func:`resolve_ref`,
                     :func:`verify_plan`, :class:`VerifierConfig`, :data:`CHECKS`, :func:`execute`,
                     :class:`ExecConfig`, :class:`Trace`, :func:`trace_from_dict`, :class:`ResultStore`
 claims              :func:`parse_answer`, :func:`verify_claims`, :class:`VerifyConfig`, :func:`gate`,
                     :class:`GateConfig`, :func:`coverage`, :func:`mechanical_answer`, :func:`typed_value`
 errors              :class:`TGMSError` and its subclasses (one tree: see :mod:`engine.errors`)
-canonical form      :func:`canonical_json`, :func:`canonicalize`, :func:`digest`, :func:`sha256_hex`
+canonical form      :func:`canonical_json`, :func:`canonicalize`, :func:`digest`, :func:`sha256_hex`,
+                    :func:`check_depth` and :data:`MAX_JSON_DEPTH` (the nesting bound of every JSON input)
 ==================  ========================================================================================
 """
 
 from __future__ import annotations
 
-from engine.canonical import canon_float, canonicalize, digest, sha256_hex
+from pathlib import Path
+
+from engine.canonical import MAX_JSON_DEPTH, canon_float, canonicalize, check_depth, digest, sha256_hex
 from engine.canonical import dumps as canonical_json
 from engine.canonical import dumps_canonical as canonical_json_of_canonical
 from engine.claims.answer import Answer, Claim, parse_answer
@@ -50,21 +59,31 @@ from engine.errors import (
     LimitError,
     NotFoundError,
     SchemaError,
+    StoreWarning,
     TGMSError,
     UpstreamError,
     error_from_dict,
 )
 from engine.execute.executor import ExecConfig, Trace, execute, trace_from_dict
 from engine.execute.results import MemoryResults, ResultStore
+from engine.ingest.build import DATASETS, build_store, ingest_data, load_data
 from engine.ingest.snap import load_dataset
 from engine.ingest.synthetic import generate as generate_synthetic
+from engine.operators import cost as _cost
 from engine.operators.base import parse_args
 from engine.operators.compute import LIST_FNS, allen_relation
 from engine.operators.context import OpContext
+from engine.operators.cost import COEFFICIENTS as COST_COEFFICIENTS
 from engine.operators.cost import profile
 from engine.operators.envelope import CallResult, call, run_call
+from engine.operators.evolution import ALLEN_RELATIONS
+from engine.operators.metrics import METRICS
+from engine.operators.motifs import MOTIF_NAMES
+from engine.operators.motifs import exact_estimate as motif_exact_estimate
+from engine.operators.motifs import selection as motif_selection
 from engine.operators.oracle import ORACLES, OracleStore
 from engine.operators.oracle import page as oracle_page
+from engine.operators.oracle.paging import DEFAULT_LIMIT
 from engine.operators.registry import (
     OPERATOR_ORDER,
     REGISTRY,
@@ -81,17 +100,30 @@ from engine.plan.refs import resolve as resolve_ref
 from engine.plan.verifier import CHECKS, Report, VerifierConfig
 from engine.plan.verifier import verify as verify_plan
 from engine.store import BatchResult, ScanFilter, Store, replay
-from engine.store.backends import BACKENDS
+from engine.store.backends import BACKENDS, backend_class
+from engine.store.batches import CommittedBatch, committed_batches
+from engine.store.check import StoreCheck, check_store
 from engine.store.eventlog import LOG_NAME, LoggedBatch, read_log
 from engine.store.ops import parse_batch
 from engine.timeutil import OPEN_END, us_to_iso
 
+#: the source file of the cost model (``tgms bench calibrate --write`` rewrites its COEFFICIENTS literal)
+COST_MODEL_PATH = Path(_cost.__file__)
+
 __all__ = [
+    "ALLEN_RELATIONS",
     "ANSWER_KINDS",
     "BACKENDS",
     "CHECKS",
+    "COST_COEFFICIENTS",
+    "COST_MODEL_PATH",
+    "DATASETS",
+    "DEFAULT_LIMIT",
     "LIST_FNS",
     "LOG_NAME",
+    "MAX_JSON_DEPTH",
+    "METRICS",
+    "MOTIF_NAMES",
     "OPEN_END",
     "OPERATOR_ORDER",
     "ORACLES",
@@ -101,6 +133,7 @@ __all__ = [
     "BatchResult",
     "CallResult",
     "Claim",
+    "CommittedBatch",
     "ConflictError",
     "CorruptError",
     "CostError",
@@ -124,6 +157,8 @@ __all__ = [
     "SchemaError",
     "Step",
     "Store",
+    "StoreCheck",
+    "StoreWarning",
     "TGMSError",
     "Trace",
     "UpstreamError",
@@ -133,12 +168,17 @@ __all__ = [
     "all_operators",
     "allen_relation",
     "as_interval",
+    "backend_class",
     "build_plan",
+    "build_store",
     "call",
     "canon_float",
     "canonical_json",
     "canonical_json_of_canonical",
     "canonicalize",
+    "check_depth",
+    "check_store",
+    "committed_batches",
     "coverage",
     "digest",
     "error_from_dict",
@@ -146,10 +186,14 @@ __all__ = [
     "gate",
     "generate_synthetic",
     "get_operator",
+    "ingest_data",
     "is_number",
     "load_all",
+    "load_data",
     "load_dataset",
     "mechanical_answer",
+    "motif_exact_estimate",
+    "motif_selection",
     "operator_schemas",
     "oracle_page",
     "parse_answer",

@@ -26,13 +26,19 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import TGMSError
-from engine.operators.base import parse_args
-from engine.operators.context import OpContext
-from engine.operators.cost import COEFFICIENTS, profile
-from engine.operators.envelope import run_call
-from engine.operators.motifs import exact_estimate, selection
-from engine.operators.registry import OPERATOR_ORDER, REGISTRY, load_all
+from engine.api import (
+    COST_COEFFICIENTS,
+    OPERATOR_ORDER,
+    REGISTRY,
+    OpContext,
+    TGMSError,
+    load_all,
+    motif_exact_estimate,
+    motif_selection,
+    parse_args,
+    profile,
+    run_call,
+)
 from pipeline.bench.calibrate_calls import varied_calls
 from pipeline.bench.calibrate_fit import (
     COST_PY,
@@ -114,7 +120,7 @@ def measure(
                 old = float("nan")
                 try:
                     rec["work"] = work_terms(ctx, op, raw)
-                    old = seconds(rec["work"], COEFFICIENTS)
+                    old = seconds(rec["work"], COST_COEFFICIENTS)
                     if old > max_estimate:  # the guard is off: a mispriced giant could run for an hour
                         rec["skipped"] = f"old estimate {old:.1f} s > --max-estimate {max_estimate:g} s"
                     else:
@@ -136,8 +142,8 @@ def recheck_terms(ctx: OpContext, op: str, raw: dict[str, Any]) -> dict[str, flo
     if op not in ("count_temporal_motifs", "find_temporal_motif_instances"):
         return None
     a = parse_args(REGISTRY[op].args, raw, op)
-    sel = selection(ctx, a)
-    est = exact_estimate(ctx, a, sel, sel.at(a.delta))
+    sel = motif_selection(ctx, a)
+    est = motif_exact_estimate(ctx, a, sel, sel.at(a.delta))
     return None if est is None else dict(est.work)
 
 
@@ -175,7 +181,7 @@ def _brief(x: Any) -> Any:
 
 def report(records: list[dict[str, Any]], new: dict[str, float], budget: float) -> str:
     ok = [r for r in records if "measured_s" in r]
-    old = dict(COEFFICIENTS)
+    old = dict(COST_COEFFICIENTS)
     lines = ["## Coefficients (s per unit)", "", "| term | old | new | new/old |", "|---|---:|---:|---:|"]
     for t in TERMS:
         ratio = f"{new[t] / old[t]:.2f}" if old[t] else ""
@@ -299,11 +305,11 @@ def main(args: argparse.Namespace, progress: Progress) -> BenchResult:
             progress=progress,
         )
     ok = [r for r in records if "measured_s" in r]
-    new = fit([r["work"] for r in ok], [r["measured_s"] for r in ok]) if ok else dict(COEFFICIENTS)
+    new = fit([r["work"] for r in ok], [r["measured_s"] for r in ok]) if ok else dict(COST_COEFFICIENTS)
     md = report(records, new, args.budget)
     if args.write:
         COST_PY.write_text(rewrite_coefficients(COST_PY.read_text(encoding="utf-8"), new), encoding="utf-8")
         progress(f"rewrote COEFFICIENTS in {COST_PY}")
-    data = {"old": COEFFICIENTS, "new": new, "records": records}
+    data = {"old": COST_COEFFICIENTS, "new": new, "records": records}
     # no docs section: the calibration's section of docs/benchmarks.md is prose written from the report
     return BenchResult(data, md.rstrip("\n"))

@@ -7,17 +7,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from engine.operators import cost
-from engine.operators.cost import COEFFICIENTS
+from engine.api import COST_COEFFICIENTS, COST_MODEL_PATH
 
 #: the source file whose COEFFICIENTS literal ``--write`` rewrites
-COST_PY = Path(cost.__file__)
-TERMS = tuple(COEFFICIENTS)  # design-matrix columns; "base" is the constant column
+COST_PY = COST_MODEL_PATH
+TERMS = tuple(COST_COEFFICIENTS)  # design-matrix columns; "base" is the constant column
 
 
 def seconds(work: dict[str, float], coefs: dict[str, float]) -> float:
@@ -72,7 +70,7 @@ def fit_relative(work: Sequence[dict[str, float]], measured: Sequence[float]) ->
     used = norms > 0
     x = np.zeros(len(TERMS))
     x[used] = nnls(rel[:, used] / norms[used], np.ones(len(y))) / norms[used]
-    return {t: float(x[i]) if used[i] else COEFFICIENTS[t] for i, t in enumerate(TERMS)}
+    return {t: float(x[i]) if used[i] else COST_COEFFICIENTS[t] for i, t in enumerate(TERMS)}
 
 
 def _design(work: Sequence[dict[str, float]]) -> np.ndarray:
@@ -93,7 +91,7 @@ def fit(
     a = _design(work)
     ly = np.log(np.asarray(measured, dtype=float))
     used = (a > 0).any(axis=0)
-    theta0 = np.log(np.array([COEFFICIENTS[t] for t in TERMS]))
+    theta0 = np.log(np.array([COST_COEFFICIENTS[t] for t in TERMS]))
     lam = math.sqrt(ridge * len(ly))
 
     def residuals(th: np.ndarray) -> np.ndarray:
@@ -122,7 +120,7 @@ def fit(
         if converged:
             break
     c = np.exp(theta)
-    return {t: float(c[i]) if used[i] else COEFFICIENTS[t] for i, t in enumerate(TERMS)}
+    return {t: float(c[i]) if used[i] else COST_COEFFICIENTS[t] for i, t in enumerate(TERMS)}
 
 
 def fmt_coef(v: float) -> str:

@@ -20,9 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.operators.context import OpContext
-from engine.operators.registry import load_all
-from engine.store import Store
+from engine.api import OpContext, Store, load_all
 from pipeline.bench.ops_bench import typical_calls
 from pipeline.bench.report import BenchResult, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, one_scale, store_dir

@@ -19,10 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.metrics import METRICS
-from engine.operators.registry import load_all
+from engine.api import METRICS, OpContext, call, load_all
 from pipeline.bench.ops_bench import TARGETS as OPS_TARGETS
 from pipeline.bench.report import BenchResult, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, parse_scales

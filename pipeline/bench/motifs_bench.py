@@ -22,11 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.ingest.build import build_store
-from engine.operators.context import OpContext
-from engine.operators.envelope import run_call
-from engine.operators.motifs import CountMotifsArgs, selection
-from engine.operators.registry import load_all
+from engine.api import OpContext, build_store, get_operator, load_all, motif_selection, parse_args, run_call
 from pipeline.bench import peers_bench
 from pipeline.bench.report import BenchResult, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, one_scale
@@ -115,7 +111,9 @@ def bench_synthetic(root: Path, reps: int, n_events: int, filters: list[int]) ->
         uids = [f"s{i}" for i in range(n_filter)]
         args = {"motif": motif, "delta": delta, "window": win, "node_filter": uids}
         s, (count, est) = p50(lambda a=args: count_call(ctx, a), reps, lambda: cold(ctx))
-        sel = selection(ctx, CountMotifsArgs.model_validate(args))
+        sel = motif_selection(
+            ctx, parse_args(get_operator("count_temporal_motifs").args, args, "count_temporal_motifs")
+        )
         out.append({"case": f"syn{n} filter {n_filter} δ={name}", "motif": motif, "count": count,
                     "events": sel.n_events, "p50_ms": s * 1e3, "est_ms": est * 1e3})  # fmt: skip
     store.close()

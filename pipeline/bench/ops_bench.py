@@ -21,10 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import TGMSError
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.registry import REGISTRY, load_all
+from engine.api import REGISTRY, OpContext, TGMSError, call, load_all
 from pipeline.bench.report import BenchResult, stamp
 from pipeline.bench.stores import Scale, bench_store, default_work_dir, parse_scales, store_dir
 from pipeline.cli import inputs

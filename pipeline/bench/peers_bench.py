@@ -22,9 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.operators.context import OpContext
-from engine.operators.envelope import run_call
-from engine.operators.registry import load_all
+from engine.api import OpContext, load_all, run_call
 from pipeline.bench.report import BenchResult, stamp
 from pipeline.bench.stores import bench_store, default_work_dir
 from pipeline.cli import inputs

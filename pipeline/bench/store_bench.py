@@ -20,11 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.errors import InvalidArgError
-from engine.ingest.build import ingest_data, load_data
-from engine.store import ScanFilter, Store, replay
-from engine.store.backends import BACKENDS
-from engine.store.eventlog import LOG_NAME
+from engine.api import BACKENDS, LOG_NAME, InvalidArgError, ScanFilter, Store, ingest_data, load_data, replay
 from pipeline.bench.report import BenchResult, stamp
 from pipeline.bench.stores import one_scale, synthetic_nodes
 

@@ -13,9 +13,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.errors import InvalidArgError
-from engine.ingest.build import build_store
-from engine.store import Store
+from engine.api import InvalidArgError, Store, build_store
 
 Scale = int | str
 Progress = Callable[[str], None]

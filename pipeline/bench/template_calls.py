@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.operators.context import OpContext
+from engine.api import OpContext
 
 HOUR = 3_600_000_000
 DAY = 24 * HOUR

@@ -18,10 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.operators.context import OpContext
-from engine.operators.cost import profile
-from engine.operators.envelope import call
-from engine.operators.registry import get_operator, load_all
+from engine.api import OpContext, call, get_operator, load_all, profile
 from pipeline.bench.report import BenchResult, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, one_scale
 from pipeline.cli import inputs

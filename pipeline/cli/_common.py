@@ -11,9 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from engine.errors import InvalidArgError, NotFoundError
-from engine.execute.results import ResultStore
-from engine.store.backends import BACKENDS
+from engine.api import BACKENDS, InvalidArgError, NotFoundError, ResultStore
 from pipeline.cli.inputs import fspath
 
 

@@ -8,12 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from engine.canonical import dumps_canonical
-from engine.errors import SchemaError
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.registry import get_operator
-from engine.store import Store
+from engine.api import OpContext, SchemaError, Store, call, canonical_json_of_canonical, get_operator
 from pipeline.cli._common import add_store, print_json
 from pipeline.cli.inputs import parse_json, seconds
 
@@ -49,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     with Store.open(args.store, read_only=True) as store:
         envelope = call(OpContext(store), args.op, raw, budget_s=args.budget_s)
     if args.compact:
-        sys.stdout.write(dumps_canonical(envelope) + "\n")
+        sys.stdout.write(canonical_json_of_canonical(envelope) + "\n")
     else:
         print_json(envelope)
     return 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.store.check import check_store
+from engine.api import check_store
 from pipeline.cli._common import add_store, print_json
 
 HELP = "check a store against its event log; --repair completes a pending batch, trims a torn tail"

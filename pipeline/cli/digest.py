@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.store import Store
+from engine.api import Store
 from pipeline.cli._common import add_store
 
 HELP = "print the store digest (hex, alone on the last line)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.ingest.build import DATASETS, build_store
+from engine.api import DATASETS, build_store
 from pipeline.cli._common import add_store, print_json, progress
 
 HELP = "build a store from a SNAP data set or the synthetic generator"

@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.canonical import MAX_JSON_DEPTH, check_depth
-from engine.errors import InvalidArgError, LimitError, NotFoundError, SchemaError
+from engine.api import MAX_JSON_DEPTH, InvalidArgError, LimitError, NotFoundError, SchemaError, check_depth
 
 #: a plan, an answer, a trace, a suite or JSON-ARGS: far below this (a 10^4-task suite is ~30 MB)
 MAX_JSON_BYTES = 256 * 1024 * 1024

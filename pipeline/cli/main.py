@@ -20,7 +20,7 @@ from typing import NoReturn
 # the variable when it is first imported, which is below this line.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
-from engine.errors import InvalidArgError, SchemaError, StoreWarning
+from engine.api import InvalidArgError, SchemaError, StoreWarning
 from pipeline.cli.boundary import exit_code, structured, write_error
 
 # command name -> module under pipeline.cli (each defines ``add_arguments(parser)`` and ``run(args)``)

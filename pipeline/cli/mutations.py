@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.errors import InvalidArgError, SchemaError
+from engine.api import InvalidArgError, SchemaError
 from pipeline.cli._common import add_store, out_dir, progress
 from pipeline.cli.inputs import read_json, whole
 from pipeline.cli.tasks import check_suite_splits

@@ -15,9 +15,7 @@ import argparse
 import sys
 from typing import Any
 
-from engine.operators.context import OpContext
-from engine.plan.verifier import CHECKS, VerifierConfig, verify
-from engine.store import Store
+from engine.api import CHECKS, OpContext, Store, VerifierConfig, verify_plan
 from pipeline.cli._common import add_store, print_json, results_dir
 from pipeline.cli.inputs import read_json, seconds
 
@@ -88,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     raw = read_json(args.plan, "plan")
     with Store.open(args.store, read_only=True) as store:
         ctx = OpContext(store)
-        report = verify(raw, ctx, verifier_config(args))
+        report = verify_plan(raw, ctx, verifier_config(args))
         if args.plan_command == "verify":
             print_json(report.to_dict())
             return 0 if report.valid else 1
@@ -101,10 +99,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(
     args: argparse.Namespace, raw: Any, store: Store, ctx: OpContext, verification: dict[str, Any]
 ) -> int:
-    from engine.claims.reporter import mechanical_answer
-    from engine.execute.executor import ExecConfig, execute
-    from engine.execute.results import ResultStore
-    from engine.plan.model import build_plan
+    from engine.api import ExecConfig, ResultStore, build_plan, execute, mechanical_answer
 
     plan = build_plan(raw)
     kw: dict[str, Any] = {"taint": not args.no_taint}

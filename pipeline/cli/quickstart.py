@@ -12,11 +12,16 @@ import shutil
 import time
 from pathlib import Path
 
-from engine.errors import InvalidArgError, NotFoundError
-from engine.ingest.build import build_store
-from engine.store import Store, replay
-from engine.store.backends import BACKENDS, backend_class
-from engine.store.eventlog import LOG_NAME
+from engine.api import (
+    BACKENDS,
+    LOG_NAME,
+    InvalidArgError,
+    NotFoundError,
+    Store,
+    backend_class,
+    build_store,
+    replay,
+)
 from pipeline.cli._common import print_json, progress
 
 HELP = "the main job: CollegeMsg store + probes, task suite (Table 2), mutation experiment (Table 5), replay"

@@ -9,8 +9,7 @@ import argparse
 import time
 from pathlib import Path
 
-from engine.errors import InvalidArgError, NotFoundError
-from engine.store import replay
+from engine.api import InvalidArgError, NotFoundError, replay
 from pipeline.cli._common import add_store, progress
 from pipeline.cli.inputs import fspath
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.operators.schemas import dumps_json, operator_schemas, planner_manual, tool_definitions
+from engine.api import operator_schemas, planner_manual, schema_json, tool_definitions
 
 HELP = "generated tool definitions (JSON); --schemas / --manual for the other artifacts"
 
@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     if args.manual:
         sys.stdout.write(planner_manual())
     elif args.schemas:
-        sys.stdout.write(dumps_json(operator_schemas()))
+        sys.stdout.write(schema_json(operator_schemas()))
     else:
-        sys.stdout.write(dumps_json(tool_definitions()))
+        sys.stdout.write(schema_json(tool_definitions()))
     return 0

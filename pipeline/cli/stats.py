@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.store import Store
+from engine.api import Store
 from pipeline.cli._common import add_store, print_json
 
 HELP = "store statistics as JSON"

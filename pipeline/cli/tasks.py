@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from engine.errors import SchemaError
+from engine.api import SchemaError
 from pipeline.cli._common import add_store, out_file, print_json, progress
 from pipeline.cli.inputs import fspath, read_json, whole
 

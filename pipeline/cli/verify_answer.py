@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.errors import InvalidArgError, SchemaError
-from engine.operators.context import OpContext
-from engine.store import Store
+from engine.api import InvalidArgError, OpContext, SchemaError, Store
 from pipeline.cli._common import add_store, print_json, results_for_reading
 from pipeline.cli.inputs import read_json
 
@@ -130,11 +128,16 @@ def _trace_problems(raw: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.claims.answer import parse_answer
-    from engine.claims.gate import GateConfig, coverage, gate
-    from engine.claims.verifier import VerifyConfig, verify_claims
-    from engine.execute.executor import trace_from_dict
-    from engine.execute.results import ResultStore
+    from engine.api import (
+        GateConfig,
+        ResultStore,
+        VerifyConfig,
+        coverage,
+        gate,
+        parse_answer,
+        trace_from_dict,
+        verify_claims,
+    )
 
     answer = parse_answer(_answer_object(read_json(args.answer, "answer")))
     trace_raw = _trace_object(read_json(args.trace, "trace"))

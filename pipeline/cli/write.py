@@ -15,9 +15,7 @@ import sys
 import time
 from typing import Any
 
-from engine.errors import SchemaError, TGMSError, error_from_dict
-from engine.store import Store
-from engine.store.ops import parse_batch
+from engine.api import SchemaError, Store, TGMSError, error_from_dict, parse_batch
 from pipeline.cli._common import add_store, print_json
 from pipeline.cli.inputs import fspath, iter_lines, parse_json, whole
 

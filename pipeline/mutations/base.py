@@ -17,8 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.claims.verifier import VerifyConfig
-from engine.execute.executor import Trace
+from engine.api import Trace, VerifyConfig
 from pipeline.mutations.pool import PoolItem
 
 

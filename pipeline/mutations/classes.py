@@ -12,9 +12,7 @@ import random
 import re
 from typing import Any
 
-from engine.claims.evidence import uids_in
-from engine.errors import TGMSError
-from engine.plan.refs import Ref, RefSyntaxError, resolve
+from engine.api import Ref, RefSyntaxError, TGMSError, resolve_ref, uids_in
 from pipeline.mutations.base import Mutant, claim_types, mutant, mutation_class
 from pipeline.mutations.pool import PoolItem
 
@@ -206,7 +204,7 @@ def _value_at(item: PoolItem, ref_text: str) -> Any:
     if payload is None:
         return None
     try:
-        return resolve(ref, payload).value
+        return resolve_ref(ref, payload).value
     except TGMSError:
         return None
 
@@ -256,7 +254,7 @@ def wrong_row(item: PoolItem, rng: random.Random) -> Mutant | None:
     for hit in re.finditer(r"\[0\]", src):
         other = src[: hit.start()] + "[1]" + src[hit.end() :]
         try:
-            value = resolve(Ref.parse(other), payload).value
+            value = resolve_ref(Ref.parse(other), payload).value
         except (TGMSError, RefSyntaxError):  # no second element (or not that shape)
             continue
         if value != c["value"] and (c["type"] != "count" or isinstance(value, int)):

@@ -14,10 +14,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from engine.canonical import dumps
-from engine.claims.verifier import VerifyConfig
-from engine.operators.context import OpContext
-from engine.store import Store
+from engine.api import OpContext, Store, VerifyConfig, canonical_json
 from pipeline.mutations.base import Mutant, MutationClass
 from pipeline.mutations.pool import Pool, PoolItem, build_pool, verdict
 from pipeline.mutations.registry import all_classes
@@ -52,7 +49,7 @@ def draw(cls: MutationClass, items: list[PoolItem], n: int, rng: random.Random) 
         mut = cls.generate(items[idx], rng)
         if mut is None:
             continue
-        key = dumps([items[idx].task_id, mut.claim, mut.trace.digest])
+        key = canonical_json([items[idx].task_id, mut.claim, mut.trace.digest])
         if key in seen and tries < 10 * n:
             continue
         seen.add(key)
@@ -146,5 +143,5 @@ def table5_markdown(result: dict[str, Any]) -> str:
 def write_outputs(result: dict[str, Any], out: str | Path) -> None:
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "mutations.json").write_text(dumps(result) + "\n")
+    (d / "mutations.json").write_text(canonical_json(result) + "\n")
     (d / "table5.md").write_text(table5_markdown(result))

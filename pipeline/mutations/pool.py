@@ -14,15 +14,20 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.claims.answer import parse_answer
-from engine.claims.evidence import as_interval
-from engine.claims.reporter import mechanical_answer
-from engine.claims.verifier import VerifyConfig, verify_claims
-from engine.errors import TGMSError
-from engine.execute.executor import ExecConfig, Trace, execute
-from engine.operators.compute import allen_relation
-from engine.operators.context import OpContext
-from engine.plan.model import build_plan
+from engine.api import (
+    ExecConfig,
+    OpContext,
+    TGMSError,
+    Trace,
+    VerifyConfig,
+    allen_relation,
+    as_interval,
+    build_plan,
+    execute,
+    mechanical_answer,
+    parse_answer,
+    verify_claims,
+)
 
 #: list fields whose rows carry intervals an ordering claim may compare
 INTERVAL_LISTS = ("edges", "rows")

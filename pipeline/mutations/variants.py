@@ -17,11 +17,7 @@ import copy
 import random
 from typing import Any
 
-from engine.claims.reporter import typed_value
-from engine.claims.verifier import VerifyConfig
-from engine.errors import TGMSError
-from engine.execute.executor import Trace
-from engine.plan.refs import Ref
+from engine.api import Ref, TGMSError, Trace, VerifyConfig, typed_value
 from pipeline.mutations.base import Mutant, mutant, mutation_class
 from pipeline.mutations.pool import PoolItem, run_plan
 

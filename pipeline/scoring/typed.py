@@ -21,10 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.canonical import canon_float, dumps
-from engine.claims.evidence import as_interval, is_number, same_number, uid_of
-from engine.errors import TGMSError
-from engine.plan.model import ANSWER_KINDS
+from engine.api import (
+    ANSWER_KINDS,
+    TGMSError,
+    as_interval,
+    canon_float,
+    canonical_json,
+    is_number,
+    same_number,
+    uid_of,
+)
 
 #: the rule each answer kind is scored by (kinds outside ANSWER_KINDS use ``json``)
 RULES: dict[str, str] = {
@@ -123,7 +129,7 @@ def _interval(x: Any) -> tuple[int, int]:
 
 def _json(x: Any) -> str:
     try:
-        return dumps(x)
+        return canonical_json(x)
     except (TGMSError, TypeError, ValueError):
         raise _NoShape("a JSON value") from None
 

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.operators.context import OpContext
-from engine.store import Store
+from engine.api import OpContext, Store
 from pipeline.tasks.generate import generate_suite, suite_text
 
 

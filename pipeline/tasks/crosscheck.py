@@ -19,15 +19,23 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from engine.api import get_operator
-from engine.canonical import canonicalize
-from engine.claims.reporter import typed_value
-from engine.errors import TGMSError, UpstreamError
-from engine.operators.oracle import ORACLES, OracleStore, page
-from engine.operators.oracle.paging import DEFAULT_LIMIT
-from engine.plan.model import Plan, Step, build_plan
-from engine.plan.refs import resolve, set_at
-from engine.store import Store
+from engine.api import (
+    DEFAULT_LIMIT,
+    ORACLES,
+    OracleStore,
+    Plan,
+    Step,
+    Store,
+    TGMSError,
+    UpstreamError,
+    build_plan,
+    canonicalize,
+    get_operator,
+    oracle_page,
+    resolve_ref,
+    set_at,
+    typed_value,
+)
 from pipeline.scoring.typed import score
 
 #: operators whose payload has no pageable list (and no ``truncated``/``cursor``)
@@ -66,7 +74,7 @@ def _resolved_args(
     args: Any = copy.deepcopy(step.args)
     incomplete = False
     for r in sorted(step.refs, key=lambda r: [str(p) for p in r.loc]):
-        got = resolve(r.ref, payloads[r.ref.step])
+        got = resolve_ref(r.ref, payloads[r.ref.step])
         incomplete = incomplete or got.truncated or tainted[r.ref.step]
         if r.loc:
             set_at(args, r.loc, got.value)
@@ -83,7 +91,7 @@ def _run_step(step: Step, args: Any, ostore: OracleStore) -> dict[str, Any]:
     if step.op in UNPAGED:
         return canonicalize(full)
     limit = DEFAULT_LIMIT if args.get("limit") is None else args["limit"]
-    return canonicalize(page(full, limit, 0))
+    return canonicalize(oracle_page(full, limit, 0))
 
 
 def _run_plan(plan: Plan, ostore: OracleStore) -> dict[str, dict[str, Any]]:
@@ -126,7 +134,7 @@ def oracle_answer(plan_json: dict[str, Any], ostore: OracleStore) -> dict[str, A
             return _error(kind, "E_SCHEMA", "the plan has no answer_spec")
         payloads = _run_plan(plan, ostore)
         src = plan.answer_spec.source
-        raw = resolve(src, payloads[src.step]).value
+        raw = resolve_ref(src, payloads[src.step]).value
     except TGMSError as exc:
         return _error(kind, exc.code, exc.message)
     try:

@@ -20,10 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.canonical import dumps, sha256_hex
-from engine.execute.executor import ExecConfig
-from engine.operators.context import OpContext
-from engine.operators.oracle import OracleStore
+from engine.api import ExecConfig, OpContext, OracleStore, canonical_json, sha256_hex
 from pipeline.scoring.typed import score
 from pipeline.tasks.gold import compute_gold, plan_json
 from pipeline.tasks.model import Draft, Template, all_templates
@@ -117,7 +114,7 @@ def run_template(
         if g.status == "dropped":
             out.dropped[g.reason] += 1
             continue
-        v = dumps(g.gold)
+        v = canonical_json(g.gold)
         if values[v] >= cap:
             out.dropped["degenerate: repeated gold"] += 1
             continue
@@ -233,11 +230,11 @@ def generate_suite(
         },
         "operators_used": used,
         "splits": {"dev": dev, "test": test},
-        "test_sha256": sha256_hex(dumps(test)),
+        "test_sha256": sha256_hex(canonical_json(test)),
         "refused": refused,
         "dropped": dropped,
     }
 
 
 def suite_text(suite: dict[str, Any]) -> str:
-    return dumps(suite) + "\n"
+    return canonical_json(suite) + "\n"

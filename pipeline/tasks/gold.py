@@ -20,13 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from engine.claims.reporter import mechanical_answer
-from engine.claims.verifier import verify_claims
-from engine.execute.executor import ExecConfig, execute
-from engine.operators.context import OpContext
-from engine.operators.oracle import OracleStore
-from engine.plan.model import build_plan
-from engine.plan.verifier import VerifierConfig, verify
+from engine.api import (
+    ExecConfig,
+    OpContext,
+    OracleStore,
+    VerifierConfig,
+    build_plan,
+    execute,
+    mechanical_answer,
+    verify_claims,
+    verify_plan,
+)
 from pipeline.scoring.typed import score
 from pipeline.tasks.crosscheck import oracle_answer
 from pipeline.tasks.model import Draft, Template
@@ -62,7 +66,7 @@ def compute_gold(
     plan: dict[str, Any],
     config: ExecConfig | None = None,
 ) -> Gold:
-    report = verify(plan, ctx, VerifierConfig(task_uids=frozenset(draft.input_uids)))
+    report = verify_plan(plan, ctx, VerifierConfig(task_uids=frozenset(draft.input_uids)))
     if not report.valid:
         return Gold("dropped", "verifier: " + ",".join(sorted({v.code for v in report.violations})))
     trace = execute(build_plan(plan), ctx, config=config)
@@ -106,7 +110,7 @@ ORACLE_MAX_PAIRS = 1_000_000
 
 def oracle_pairs(ctx: OpContext, plan: dict[str, Any]) -> int:
     """The motif oracle's inner-loop count for the plan's motif steps (0 when it has none)."""
-    from engine.operators.cost import profile
+    from engine.api import profile
 
     total = 0
     for s in plan["steps"]:

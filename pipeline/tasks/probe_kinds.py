@@ -25,9 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.timeutil import OPEN_END
+from engine.api import OPEN_END, OpContext, call
 from pipeline.tasks.model import Draft, Template, ref, step
 from pipeline.tasks.sampler import DAY, HOUR, SECOND, WEEK, Sampler, fmt_time
 

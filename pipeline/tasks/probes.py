@@ -25,9 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.operators.context import OpContext
-from engine.store.batches import committed_batches
-from engine.store.store import Store
+from engine.api import OpContext, Store, committed_batches
 from pipeline.tasks.model import Draft, Template
 from pipeline.tasks.probe_kinds import PROBE_KINDS, Ledger, numeric_prop_key, sample_props
 from pipeline.tasks.sampler import Sampler, fmt_time

@@ -13,9 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.timeutil import us_to_iso
+from engine.api import OpContext, call, us_to_iso
 
 SECOND = 1_000_000
 MINUTE = 60 * SECOND
