@@ -249,33 +249,13 @@ def report(records: list[dict[str, Any]], new: dict[str, float], budget: float) 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scales", default="1e4,1e5,1e6", help="comma-separated event counts")
-    p.add_argument("--reps", type=inputs.whole("--reps", 1, 1000), default=3)
-    p.add_argument("--seed", type=inputs.whole("--seed", 0, 2**32 - 1), default=0)
-    p.add_argument(
-        "--calls-per-op",
-        type=inputs.whole("--calls-per-op", 1, 10_000),
-        default=12,
-        help="varied calls per operator and scale",
-    )
-    p.add_argument(
-        "--budget",
-        type=inputs.seconds("--budget"),
-        default=10.0,
-        help="budget (s) of the guard-decision report",
-    )
+    inputs.add_whole(p, "--reps", 1, 1000, default=3)
+    inputs.add_whole(p, "--seed", 0, 2**32 - 1, default=0)
+    inputs.add_whole(p, "--calls-per-op", 1, 10_000, default=12, help="varied calls per operator and scale")
+    inputs.add_seconds(p, "--budget", default=10.0, help="budget (s) of the guard-decision report")
     p.add_argument("--caches", choices=["cold", "warm"], default="cold", help="operator indexes per run")
-    p.add_argument(
-        "--max-estimate",
-        type=inputs.seconds("--max-estimate"),
-        default=60.0,
-        help="skip calls priced above this (s)",
-    )
-    p.add_argument(
-        "--long-call-s",
-        type=inputs.seconds("--long-call-s"),
-        default=2.0,
-        help="one timed rep past this warm-up time",
-    )
+    inputs.add_seconds(p, "--max-estimate", default=60.0, help="skip calls priced above this (s)")
+    inputs.add_seconds(p, "--long-call-s", default=2.0, help="one timed rep past this warm-up time")
     p.add_argument("--write", action="store_true", help="rewrite COEFFICIENTS in engine/operators/cost.py")
     p.add_argument("--from-json", type=Path, help="refit the measurements of an earlier --json (no timing)")
     p.add_argument(

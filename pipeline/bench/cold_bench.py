@@ -107,7 +107,7 @@ def table(records: list[dict[str, Any]]) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", default="1e7", help="synthetic bench store to open (default 1e7)")
     p.add_argument("--store", type=Path, metavar="DIR", help="open this store instead of a bench store")
-    p.add_argument("--runs", type=inputs.whole("--runs", 1, 1000), default=3, help="fresh processes per case")
+    inputs.add_whole(p, "--runs", 1, 1000, default=3, help="fresh processes per case")
 
 
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:

@@ -21,9 +21,8 @@ import numpy as np
 
 from engine.api import METRICS, OpContext, call, load_all
 from pipeline.bench.ops_bench import TARGETS as OPS_TARGETS
-from pipeline.bench.report import BenchResult, markdown_table
+from pipeline.bench.report import BenchResult, add_reps, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, parse_scales
-from pipeline.cli import inputs
 
 HELP = "graph_metric_timeseries (every metric) and burst_detection, 100 buckets, on synthetic stores"
 #: the ops benchmark's case whose targets apply to the edge_event_count row
@@ -77,9 +76,7 @@ def table(records: list[dict[str, Any]]) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scales", default="1e5,1e6", help="comma-separated event counts, e.g. 1e5,1e6,1e7")
-    p.add_argument(
-        "--reps", type=inputs.whole("--reps", 1, 1000), default=7, help="timed repetitions after one warm-up"
-    )
+    add_reps(p)
 
 
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:

@@ -24,9 +24,8 @@ from typing import Any
 
 from engine.api import OpContext, build_store, get_operator, load_all, motif_selection, parse_args, run_call
 from pipeline.bench import peers_bench
-from pipeline.bench.report import BenchResult, markdown_table
+from pipeline.bench.report import BenchResult, add_reps, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, one_scale
-from pipeline.cli import inputs
 
 HELP = "motif counts on CollegeMsg and node-filtered counts on a synthetic store, with cost estimates"
 
@@ -137,9 +136,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--reps", type=inputs.whole("--reps", 1, 1000), default=7, help="timed repetitions after one warm-up"
-    )
+    add_reps(p)
     p.add_argument("--n-events", default="1e6", help="events of the synthetic store")
     p.add_argument("--filters", default="10,100", help="node_filter sizes (uids s0 .. s<k-1>)")
     p.add_argument("--skip-synthetic", action="store_true", help="CollegeMsg only")

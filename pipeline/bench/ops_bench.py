@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 
 from engine.api import REGISTRY, OpContext, TGMSError, call, load_all
-from pipeline.bench.report import BenchResult, stamp
+from pipeline.bench.report import BenchResult, add_reps, stamp
 from pipeline.bench.stores import Scale, bench_store, default_work_dir, parse_scales, store_dir
-from pipeline.cli import inputs
 
 # p50 targets in ms by (case, scale): the paper's DuckDB p50s (40 threads) and our own goals
 TARGETS: dict[tuple[str, int], float] = {
@@ -245,9 +244,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--datasets", default="collegemsg", help="data sets whose task-template calls are timed ('' = none)"
     )
-    p.add_argument(
-        "--reps", type=inputs.whole("--reps", 1, 1000), default=7, help="timed repetitions after one warm-up"
-    )
+    add_reps(p)
 
 
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:

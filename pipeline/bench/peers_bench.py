@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 
 from engine.api import OpContext, load_all, run_call
-from pipeline.bench.report import BenchResult, stamp
+from pipeline.bench.report import BenchResult, add_reps, stamp
 from pipeline.bench.stores import bench_store, default_work_dir
-from pipeline.cli import inputs
 
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 DAY = 86_400_000_000
@@ -146,9 +145,7 @@ HELP = "TGMS's five motif counts on CollegeMsg side by side with Raphtory (the `
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--reps", type=inputs.whole("--reps", 1, 1000), default=7, help="timed repetitions after one warm-up"
-    )
+    add_reps(p)
 
 
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:

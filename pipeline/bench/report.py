@@ -7,6 +7,7 @@ rewriting it leaves every other section as it was.
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import time
@@ -14,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pipeline.cli import inputs
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,11 @@ class BenchResult:
     markdown: str
     section: tuple[str, str] | None = None
     exit_code: int = 0
+
+
+def add_reps(p: argparse.ArgumentParser, default: int = 7) -> None:
+    """``--reps N``: the timed repetitions (after one warm-up) a benchmark's p50/p95 are taken over."""
+    inputs.add_whole(p, "--reps", 1, 1000, default=default, help="timed repetitions after one warm-up")
 
 
 def stamp() -> str:

@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 
 from engine.api import OpContext, call, get_operator, load_all, profile
-from pipeline.bench.report import BenchResult, markdown_table
+from pipeline.bench.report import BenchResult, add_reps, markdown_table
 from pipeline.bench.stores import bench_store, default_work_dir, one_scale
-from pipeline.cli import inputs
 
 HELP = "temporal_reachability and temporal_paths cases on a synthetic store"
 HOUR = 3_600_000_000
@@ -94,9 +93,7 @@ def table(records: list[dict[str, Any]]) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", default="1e6", help="synthetic event count (default 1e6)")
-    p.add_argument(
-        "--reps", type=inputs.whole("--reps", 1, 1000), default=7, help="timed repetitions after one warm-up"
-    )
+    add_reps(p)
 
 
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from engine.api import BACKENDS, InvalidArgError, NotFoundError, ResultStore
+from engine.api import BACKENDS, InvalidArgError, NotFoundError, ResultStore, Store
 from pipeline.cli.inputs import fspath
 
 
@@ -21,6 +21,16 @@ def add_store(p: argparse.ArgumentParser, *, backend: bool = False) -> None:
         p.add_argument(
             "--backend", choices=BACKENDS, default="duckdb", help="storage backend (default duckdb)"
         )
+
+
+def read_store(args: argparse.Namespace) -> Store:
+    """The ``--store`` of a reading command, opened read-only (use it as a context manager)."""
+    return Store.open(args.store, read_only=True)
+
+
+def add_results(p: argparse.ArgumentParser, help: str) -> None:
+    """``--results DIR``: the result store ``tgms plan run`` writes and ``tgms verify-answer`` reads."""
+    p.add_argument("--results", default=None, metavar="DIR", help=help)
 
 
 def print_json(value: Any) -> None:

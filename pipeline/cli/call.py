@@ -8,9 +8,9 @@ import argparse
 import sys
 from typing import Any
 
-from engine.api import OpContext, SchemaError, Store, call, canonical_json_of_canonical, get_operator
-from pipeline.cli._common import add_store, print_json
-from pipeline.cli.inputs import parse_json, seconds
+from engine.api import OpContext, SchemaError, call, canonical_json_of_canonical, get_operator
+from pipeline.cli._common import add_store, print_json, read_store
+from pipeline.cli.inputs import add_seconds, parse_json
 
 HELP = "call an operator: `tgms call OP 'JSON-ARGS' --store DIR` (result envelope as JSON)"
 
@@ -21,13 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "json_args", metavar="JSON-ARGS", nargs="?", default="{}", help="arguments as a JSON object"
     )
     add_store(p)
-    p.add_argument(
-        "--budget-s",
-        type=seconds("--budget-s"),
-        default=None,
-        metavar="S",
-        help="cost budget in seconds (>= 0)",
-    )
+    add_seconds(p, "--budget-s", metavar="S", help="cost budget in seconds (>= 0)")
     p.add_argument("--compact", action="store_true", help="print canonical one-line JSON")
 
 
@@ -41,7 +35,7 @@ def parse_json_args(text: str) -> Any:
 def run(args: argparse.Namespace) -> int:
     get_operator(args.op)  # an unknown operator is E_NOT_FOUND before the store is opened
     raw = parse_json_args(args.json_args)
-    with Store.open(args.store, read_only=True) as store:
+    with read_store(args) as store:
         envelope = call(OpContext(store), args.op, raw, budget_s=args.budget_s)
     if args.compact:
         sys.stdout.write(canonical_json_of_canonical(envelope) + "\n")

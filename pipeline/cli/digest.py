@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from engine.api import Store
-from pipeline.cli._common import add_store
+from pipeline.cli._common import add_store, read_store
 
 HELP = "print the store digest (hex, alone on the last line)"
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_store(p)
+add_arguments = add_store  # --store is its only option
 
 
 def run(args: argparse.Namespace) -> int:
-    with Store.open(args.store, read_only=True) as store:
+    with read_store(args) as store:
         print(store.digest())
     return 0

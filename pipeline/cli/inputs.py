@@ -7,6 +7,7 @@ not UTF-8 or not JSON ``E_SCHEMA``; input larger or more deeply nested than the 
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -186,6 +187,16 @@ def whole(option: str, lo: int, hi: int) -> Callable[[str], int]:
 
     parse.__name__ = "whole"
     return parse
+
+
+def add_seconds(p: argparse.ArgumentParser, option: str, **kw: Any) -> None:
+    """The option ``option``, parsed by :func:`seconds` (which names it in its errors)."""
+    p.add_argument(option, type=seconds(option), **kw)
+
+
+def add_whole(p: argparse.ArgumentParser, option: str, lo: int, hi: int, **kw: Any) -> None:
+    """The option ``option``, parsed by :func:`whole` in ``[lo, hi]``."""
+    p.add_argument(option, type=whole(option, lo, hi), **kw)
 
 
 def fspath(text: str) -> str:

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, SchemaError
+from engine.api import DATASETS, InvalidArgError, SchemaError
 from pipeline.cli._common import add_store, out_dir, progress
-from pipeline.cli.inputs import read_json, whole
+from pipeline.cli.inputs import add_whole, read_json
 from pipeline.cli.tasks import check_suite_splits
 
 HELP = "verifier mutation experiment: `tgms mutations --store DIR --suite suite.json --out DIR`"
@@ -32,20 +32,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dataset",
         default="collegemsg",
-        choices=("collegemsg", "bitcoin-otc", "email-eu", "synthetic"),
+        choices=DATASETS,
         help="the store's dataset, when the suite is generated here (default collegemsg)",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="where mutations.json and table5.md go")
-    p.add_argument(
-        "--per-class",
-        type=whole("--per-class", 1, 100_000),
-        default=100,
-        metavar="N",
-        help="cases per class (default 100)",
-    )
-    p.add_argument(
-        "--seed", type=whole("--seed", 0, 2**63 - 1), default=0, metavar="S", help="seed (default 0)"
-    )
+    add_whole(p, "--per-class", 1, 100_000, default=100, metavar="N", help="cases per class (default 100)")
+    add_whole(p, "--seed", 0, 2**63 - 1, default=0, metavar="S", help="seed (default 0)")
 
 
 def check_mutation_suite(suite: Any, path: str) -> None:

@@ -16,8 +16,8 @@ import sys
 from typing import Any
 
 from engine.api import CHECKS, OpContext, Store, VerifierConfig, verify_plan
-from pipeline.cli._common import add_store, print_json, results_dir
-from pipeline.cli.inputs import read_json, seconds
+from pipeline.cli._common import add_results, add_store, print_json, read_store, results_dir
+from pipeline.cli.inputs import add_seconds, read_json
 
 HELP = "plans: `tgms plan verify PLAN.json --store DIR`, `tgms plan run PLAN.json --store DIR`"
 
@@ -39,13 +39,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="CHECK",
         help=f"switch a verifier check off (ablations); one of {', '.join(CHECKS)}; repeatable",
     )
-    p.add_argument(
-        "--budget-s",
-        type=seconds("--budget-s"),
-        default=None,
-        metavar="S",
-        help="cost budget per call in seconds (>= 0)",
-    )
+    add_seconds(p, "--budget-s", metavar="S", help="cost budget per call in seconds (>= 0)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -54,21 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _common(v)
     r = sub.add_parser("run", help="verify, execute, and print {verification, trace, answer} as JSON")
     _common(r)
-    r.add_argument(
-        "--results",
-        default=None,
-        metavar="DIR",
-        help="result store (default STORE/results; for a read-only store, a per-store cache directory)",
-    )
+    add_results(r, "result store (default STORE/results; for a read-only store, a per-store cache directory)")
     r.add_argument("--no-verify", action="store_true", help="run even if static verification fails")
     r.add_argument("--no-taint", action="store_true", help="do not propagate truncation taint (ablation)")
-    r.add_argument(
-        "--plan-wall-s",
-        type=seconds("--plan-wall-s"),
-        default=None,
-        metavar="S",
-        help="wall budget of the plan",
-    )
+    add_seconds(r, "--plan-wall-s", metavar="S", help="wall budget of the plan")
     r.add_argument("--embed", action="store_true", help="embed envelopes and resolved args in the trace")
     r.add_argument("--no-store-digest", action="store_true", help="do not compute the store digest")
 
@@ -84,7 +67,7 @@ def verifier_config(args: argparse.Namespace) -> VerifierConfig:
 
 def run(args: argparse.Namespace) -> int:
     raw = read_json(args.plan, "plan")
-    with Store.open(args.store, read_only=True) as store:
+    with read_store(args) as store:
         ctx = OpContext(store)
         report = verify_plan(raw, ctx, verifier_config(args))
         if args.plan_command == "verify":

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from engine.api import Store
-from pipeline.cli._common import add_store, print_json
+from pipeline.cli._common import add_store, print_json, read_store
 
 HELP = "store statistics as JSON"
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_store(p)
+add_arguments = add_store  # --store is its only option
 
 
 def run(args: argparse.Namespace) -> int:
-    with Store.open(args.store, read_only=True) as store:
+    with read_store(args) as store:
         print_json(store.stats())
     return 0

@@ -13,12 +13,11 @@ import sys
 import time
 from typing import Any
 
-from engine.api import SchemaError
+from engine.api import DATASETS, SchemaError
 from pipeline.cli._common import add_store, out_file, print_json, progress
-from pipeline.cli.inputs import fspath, read_json, whole
+from pipeline.cli.inputs import add_whole, fspath, read_json
 
 HELP = "task suites: `tgms tasks generate --store DIR --dataset NAME --seed S --out F`, `tgms tasks stats F`"
-DATASETS = ("collegemsg", "bitcoin-otc", "email-eu", "synthetic")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,7 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = sub.add_parser("generate", help="generate a suite file")
     add_store(g)
     g.add_argument("--dataset", required=True, choices=DATASETS)
-    g.add_argument("--seed", type=whole("--seed", 0, 2**63 - 1), default=0)
+    add_whole(g, "--seed", 0, 2**63 - 1, default=0)
     g.add_argument("--out", required=True, type=fspath, metavar="suite.json")
     g.add_argument("--no-probes", action="store_true", help="no correction probes (the store is not written)")
     g.add_argument("--no-crosscheck", action="store_true", help="skip the brute-force oracle cross-check")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.api import InvalidArgError, OpContext, SchemaError, Store
-from pipeline.cli._common import add_store, print_json, results_for_reading
+from engine.api import InvalidArgError, OpContext, SchemaError
+from pipeline.cli._common import add_results, add_store, print_json, read_store, results_for_reading
 from pipeline.cli.inputs import read_json
 
 HELP = "verify an answer's claims: `tgms verify-answer ANSWER.json --trace TRACE.json --store DIR`"
@@ -23,12 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("answer", metavar="ANSWER.json", help="the answer object")
     p.add_argument("--trace", required=True, metavar="TRACE.json", help="the trace the answer cites")
     add_store(p)
-    p.add_argument(
-        "--results",
-        default=None,
-        metavar="DIR",
-        help="result store (default: where `tgms plan run` put them)",
-    )
+    add_results(p, "result store (default: where `tgms plan run` put them)")
     p.add_argument("--no-taint", action="store_true", help="ignore evidence completeness (ablation)")
     p.add_argument(
         "--gated-types",
@@ -143,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     trace_raw = _trace_object(read_json(args.trace, "trace"))
     results = ResultStore(args.results) if args.results else results_for_reading(args.store)
     trace = trace_from_dict(trace_raw, results)
-    with Store.open(args.store, read_only=True) as store:
+    with read_store(args) as store:
         if trace.store_digest and not args.any_store:
             here = store.digest()
             if here != trace.store_digest:

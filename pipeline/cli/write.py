@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.api import SchemaError, Store, TGMSError, error_from_dict, parse_batch
 from pipeline.cli._common import add_store, print_json
-from pipeline.cli.inputs import fspath, iter_lines, parse_json, whole
+from pipeline.cli.inputs import add_whole, fspath, iter_lines, parse_json
 
 HELP = "write batches of ops (one JSON batch per line)"
 
@@ -30,9 +30,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="OPS.jsonl",
         help="one batch per line: a JSON array of ops, or one op",
     )
-    p.add_argument(
+    add_whole(
+        p,
         "--progress-every",
-        type=whole("--progress-every", 0, 10**9),
+        0,
+        10**9,
         default=100,
         metavar="N",
         help="report progress on stderr every N committed batches (default 100; 0 = only at the end)",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import random
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from engine.api import Ref, RefSyntaxError, TGMSError, resolve_ref, uids_in
@@ -79,6 +80,7 @@ def uncited_entity(item: PoolItem, rng: random.Random) -> Mutant | None:
 
 
 def _asymmetric_ordering(item: PoolItem) -> bool:
+    # equals is the one symmetric relation
     return item.claim["type"] == "ordering" and item.claim["relation"] != "equals"
 
 
@@ -90,7 +92,7 @@ def _asymmetric_ordering(item: PoolItem) -> bool:
 )
 def ordering_swap(item: PoolItem, rng: random.Random) -> Mutant | None:
     c = item.claim
-    if c["type"] != "ordering" or c["relation"] == "equals":  # equals is the one symmetric relation
+    if not _asymmetric_ordering(item):
         return None
     return mutant(item, {**c, "a": c["b"], "b": c["a"]})
 
@@ -161,15 +163,25 @@ def _has_from(item: PoolItem) -> bool:
 def wrong_step(item: PoolItem, rng: random.Random) -> Mutant | None:
     """Cite another step of the same trace: ``evidence`` and ``from`` both moved to it."""
     c = item.claim
-    src = c.get("from")
+    found = _other_steps(item)
+    if found is None:
+        return None
+    _, rest, others = found
+    other = rng.choice(others)
+    return mutant(item, {**c, "evidence": [other], "from": f"{other}.{rest}"})
+
+
+def _other_steps(
+    item: PoolItem, skip: Sequence[str] = (), ok_only: bool = False
+) -> tuple[str, str, list[str]] | None:
+    """``(from, rest, others)`` for a claim ``from`` ``step.rest``: the trace's steps other than ``step``
+    and those in ``skip`` (with ``ok_only``, successful ones only); None without a ``from`` or others."""
+    src = item.claim.get("from")
     if src is None:
         return None
     step, rest = src.split(".", 1)
-    others = [r.id for r in item.trace.steps if r.id != step]
-    if not others:
-        return None
-    other = rng.choice(others)
-    return mutant(item, {**c, "evidence": [other], "from": f"{other}.{rest}"})
+    others = [r.id for r in item.trace.steps if r.id != step and r.id not in skip and (r.ok or not ok_only)]
+    return (src, rest, others) if others else None
 
 
 @mutation_class(
@@ -186,13 +198,10 @@ def uncited_pointer(item: PoolItem, rng: random.Random) -> Mutant | None:
     the claim does not cite. Steps whose value at the same path equals the claim's are preferred (the case
     a value-only check would pass)."""
     c = item.claim
-    src = c.get("from")
-    if src is None or c["type"] not in ("count", "value", "entity"):
+    found = _other_steps(item, skip=c["evidence"], ok_only=True)
+    if found is None or c["type"] not in ("count", "value", "entity"):
         return None
-    step, rest = src.split(".", 1)
-    others = [r.id for r in item.trace.steps if r.id != step and r.id not in c["evidence"] and r.ok]
-    if not others:
-        return None
+    src, rest, others = found
     same = [o for o in others if _value_at(item, f"{o}.{rest}") == _value_at(item, src)]
     other = rng.choice(same or others)
     return mutant(item, {**c, "from": f"{other}.{rest}"})
@@ -224,7 +233,7 @@ def _multi(item: PoolItem) -> bool:
 )
 def member_dropped(item: PoolItem, rng: random.Random) -> Mutant | None:
     c = item.claim
-    if c["type"] != "entity" or len(c["uids"]) < 2:
+    if not _multi(item):
         return None
     uids = list(c["uids"])
     del uids[rng.randrange(len(uids))]

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pipeline.tasks.sampler import Sampler
 
 FAMILIES = ("T1", "T2", "T3", "T4", "probe")
+Key = tuple[Any, ...]  # identifies a draw: a template skips a draw whose key it has drawn before
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Draft:
     input_uids: tuple[str, ...]
     steps: list[dict[str, Any]]  # the oracle plan's steps
     answer_from: str  # answer_spec.from
-    key: tuple[Any, ...] = ()  # identifies the draw (duplicate draws are skipped)
+    key: Key = ()  # identifies the draw (duplicate draws are skipped)
     manifest_gold: Any = None  # T2: the generator's gold, the independent path
     probe_pair: str | None = None
     probe_half: str | None = None  # "before" | "current"
@@ -56,12 +57,15 @@ TEMPLATES: dict[str, Template] = {}
 def template(
     name: str,
     *,
-    family: str,
     kind: str,
     paraphrases: tuple[str, str, str],
     ops: tuple[str, ...],
     datasets: tuple[str, ...] | None = None,
+    family: str | None = None,
 ) -> Callable[[Callable[[Sampler], Draft | None]], Callable[[Sampler], Draft | None]]:
+    """Register the decorated draw as the template ``name``; its family is the name's prefix (``T1.x``: T1)
+    unless given."""
+    family = family or name.split(".", 1)[0]
     if family not in FAMILIES:
         raise ValueError(f"template {name}: unknown family {family!r}")
     if len(paraphrases) != 3 or len(set(paraphrases)) != 3:
@@ -88,3 +92,16 @@ def ref(text: str) -> dict[str, str]:
 
 def step(sid: str, op: str, args: dict[str, Any], *deps: str) -> dict[str, Any]:
     return {"id": sid, "op": op, "args": args, "depends_on": list(deps)}
+
+
+def one_step(
+    op: str,
+    args: dict[str, Any],
+    answer: str,
+    params: dict[str, Any],
+    uids: tuple[str, ...] = (),
+    *,
+    key: Key,
+) -> Draft:
+    """A draft whose oracle plan is the one call ``s1`` of ``op``, answered from ``s1.<answer>``."""
+    return Draft(params, uids, [step("s1", op, args)], f"s1.{answer}", key=key)

@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.api import OPEN_END, OpContext, call
 from pipeline.tasks.model import Draft, Template, ref, step
-from pipeline.tasks.sampler import DAY, HOUR, SECOND, WEEK, Sampler, fmt_time
+from pipeline.tasks.sampler import DAY, HOUR, SECOND, WEEK, Sampler, fmt_time, window_words
 
 FULL = 10_000  # page limit for lists a later step reads
 MAX_RUN = 3 * DAY  # a `versions` correction merges events at most this far apart
@@ -228,8 +228,7 @@ class EventsProbe:
         t_a = first["vt_s"] - first["vt_s"] % DAY
         w = {"t_a": t_a, "t_b": t_a + DAY}
         args = {"metric": "edge_event_count", "window": w, "stride": DAY}
-        p = {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])}
-        return p, (), [step("s1", "graph_metric_timeseries", args)], "s1.rows[0].value"
+        return window_words(w), (), [step("s1", "graph_metric_timeseries", args)], "s1.rows[0].value"
 
 
 @probe_kind(
@@ -269,7 +268,7 @@ class ReachProbe:
         first = ops[0]
         u, t_a = first["src"], first["vt_s"] - first["vt_s"] % DAY
         w = {"t_a": t_a, "t_b": t_a + DAY}
-        p = {"u": u, "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])}
+        p = {"u": u, **window_words(w)}
         return p, (u,), [step("s1", "temporal_reachability", {"src": u, "window": w})], "s1.rows_total"
 
 

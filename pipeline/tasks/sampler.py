@@ -28,6 +28,11 @@ def fmt_time(t: int) -> str:
     return f"{us_to_iso(t)} ({t} µs)"
 
 
+def window_words(w: dict[str, int], start: str = "t_a", end: str = "t_b") -> dict[str, str]:
+    """A window's two ends as the paraphrase fields ``start`` and ``end``, rendered by :func:`fmt_time`."""
+    return {start: fmt_time(w["t_a"]), end: fmt_time(w["t_b"])}
+
+
 def fmt_duration(d: int) -> str:
     for unit, size in (("week", WEEK), ("day", DAY), ("hour", HOUR), ("minute", 60 * SECOND)):
         if d % size == 0:

@@ -3,8 +3,8 @@ pattern and grounding families)."""
 
 from __future__ import annotations
 
-from pipeline.tasks.model import Draft, step, template
-from pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_duration, fmt_time
+from pipeline.tasks.model import Draft, one_step, template
+from pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_duration, fmt_time, window_words
 
 MAX_HOPS = 3  # the brute-force oracle enumerates simple paths: keep them short
 
@@ -20,7 +20,6 @@ MOTIF_WORDS = {
 
 @template(
     "T1.event_count",
-    family="T1",
     kind="count",
     ops=("entity_history",),
     paraphrases=(
@@ -31,18 +30,12 @@ MOTIF_WORDS = {
 )
 def event_count(s: Sampler) -> Draft:
     u = s.busy_uid() if s.rng.random() < 0.5 else s.active_uid()
-    return Draft(
-        {"u": u},
-        (u,),
-        [step("s1", "entity_history", {"uid": u, "include_edges": True})],
-        "s1.edges_total",
-        key=(u,),
-    )
+    args = {"uid": u, "include_edges": True}
+    return one_step("entity_history", args, "edges_total", {"u": u}, (u,), key=(u,))
 
 
 @template(
     "T1.present_at",
-    family="T1",
     kind="entity_set",
     ops=("snapshot_subgraph",),
     paraphrases=(
@@ -55,18 +48,12 @@ def present_at(s: Sampler) -> Draft:
     t = s.time(margin=WEEK)
     seeds = s.some_uids(6)
     args = {"seeds": seeds, "t_valid": t, "hops": 0}
-    return Draft(
-        {"nodes": ", ".join(seeds), "t": fmt_time(t)},
-        tuple(seeds),
-        [step("s1", "snapshot_subgraph", args)],
-        "s1.nodes[*].uid",
-        key=(tuple(seeds), t),
-    )
+    params = {"nodes": ", ".join(seeds), "t": fmt_time(t)}
+    return one_step("snapshot_subgraph", args, "nodes[*].uid", params, tuple(seeds), key=(tuple(seeds), t))
 
 
 @template(
     "T1.reach_count",
-    family="T1",
     kind="count",
     ops=("temporal_reachability",),
     paraphrases=(
@@ -79,18 +66,13 @@ def present_at(s: Sampler) -> Draft:
 def reach_count(s: Sampler) -> Draft:
     u = s.busy_uid()
     w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
-    return Draft(
-        {"u": u, "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
-        (u,),
-        [step("s1", "temporal_reachability", {"src": u, "window": w})],
-        "s1.rows_total",
-        key=(u, w["t_a"], w["t_b"]),
-    )
+    params = {"u": u, **window_words(w)}
+    args = {"src": u, "window": w}
+    return one_step("temporal_reachability", args, "rows_total", params, (u,), key=(u, w["t_a"], w["t_b"]))
 
 
 @template(
     "T1.path_arrival",
-    family="T1",
     kind="value",
     ops=("temporal_paths",),
     paraphrases=(
@@ -111,18 +93,12 @@ def path_arrival(s: Sampler) -> Draft | None:
         return None
     v = s.choice(targets)
     args = {"src": u, "dst": v, "window": w, "k": 1, "max_hops": MAX_HOPS}
-    return Draft(
-        {"u": u, "v": v, "h": MAX_HOPS, "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
-        (u, v),
-        [step("s1", "temporal_paths", args)],
-        "s1.rows[0].arrival",
-        key=(u, v, w["t_a"]),
-    )
+    params = {"u": u, "v": v, "h": MAX_HOPS, **window_words(w)}
+    return one_step("temporal_paths", args, "rows[0].arrival", params, (u, v), key=(u, v, w["t_a"]))
 
 
 @template(
     "T1.motif_count",
-    family="T1",
     kind="count",
     ops=("count_temporal_motifs",),
     paraphrases=(
@@ -132,28 +108,11 @@ def path_arrival(s: Sampler) -> Draft | None:
     ),
 )
 def motif_count(s: Sampler) -> Draft:
-    # δ and windows small enough that the brute-force oracle can recount the gold
-    motif = s.choice(list(MOTIFS))
-    delta = s.span(s.choice([10 * MINUTE, HOUR]))
-    w = s.window(s.choice([6 * HOUR, DAY]))
-    args = {"motif": motif, "delta": delta, "window": w}
-    return Draft(
-        {
-            "motif_words": MOTIF_WORDS[motif],
-            "delta": fmt_duration(delta),
-            "t_a": fmt_time(w["t_a"]),
-            "t_b": fmt_time(w["t_b"]),
-        },
-        (),
-        [step("s1", "count_temporal_motifs", args)],
-        "s1.count",
-        key=(motif, delta, w["t_a"], w["t_b"]),
-    )
+    return _motif_draft(s, "count_temporal_motifs", "count", list(MOTIFS), [6 * HOUR, DAY])
 
 
 @template(
     "T1.first_motif",
-    family="T1",
     kind="value",
     ops=("find_temporal_motif_instances",),
     paraphrases=(
@@ -168,27 +127,27 @@ def motif_count(s: Sampler) -> Draft:
 def first_motif(s: Sampler) -> Draft:
     # ping-pongs need a pair to interact twice; rating data (bitcoin-otc) has one edge per pair, so the
     # cyclic triangle is drawn as well
-    motif = s.choice(["M_2node_pingpong", "M_triangle_cyclic"])
-    delta = s.span(s.choice([10 * MINUTE, HOUR]))
-    w = s.window(s.choice([6 * HOUR, DAY, 3 * DAY]))
-    args = {"motif": motif, "delta": delta, "window": w, "limit": 1}
-    return Draft(
-        {
-            "motif_words": MOTIF_WORDS[motif],
-            "delta": fmt_duration(delta),
-            "t_a": fmt_time(w["t_a"]),
-            "t_b": fmt_time(w["t_b"]),
-        },
-        (),
-        [step("s1", "find_temporal_motif_instances", args)],
-        "s1.rows[0].edges[0].t",
-        key=(motif, delta, w["t_a"], w["t_b"]),
+    motifs = ["M_2node_pingpong", "M_triangle_cyclic"]
+    return _motif_draft(
+        s, "find_temporal_motif_instances", "rows[0].edges[0].t", motifs, [6 * HOUR, DAY, 3 * DAY], limit=1
     )
+
+
+def _motif_draft(
+    s: Sampler, op: str, answer: str, motifs: list[str], lengths: list[int], **extra: int
+) -> Draft:
+    """One motif of ``motifs`` within a δ of 10 minutes or an hour in a window of one of ``lengths``: δ and
+    windows small enough that the brute-force oracle can recount the gold."""
+    motif = s.choice(motifs)
+    delta = s.span(s.choice([10 * MINUTE, HOUR]))
+    w = s.window(s.choice(lengths))
+    args = {"motif": motif, "delta": delta, "window": w, **extra}
+    params = {"motif_words": MOTIF_WORDS[motif], "delta": fmt_duration(delta), **window_words(w)}
+    return one_step(op, args, answer, params, key=(motif, delta, w["t_a"], w["t_b"]))
 
 
 @template(
     "T1.day_events",
-    family="T1",
     kind="count",
     ops=("graph_metric_timeseries",),
     paraphrases=(
@@ -200,18 +159,11 @@ def first_motif(s: Sampler) -> Draft:
 def day_events(s: Sampler) -> Draft:
     w = s.window(DAY)
     args = {"metric": "edge_event_count", "window": w, "stride": w["t_b"] - w["t_a"]}
-    return Draft(
-        {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
-        (),
-        [step("s1", "graph_metric_timeseries", args)],
-        "s1.rows[0].value",
-        key=(w["t_a"],),
-    )
+    return one_step("graph_metric_timeseries", args, "rows[0].value", window_words(w), key=(w["t_a"],))
 
 
 @template(
     "T1.burst_days",
-    family="T1",
     kind="count",
     ops=("burst_detection",),
     paraphrases=(
@@ -227,18 +179,12 @@ def burst_days(s: Sampler) -> Draft:
     w = s.window(s.choice([3 * WEEK, 4 * WEEK, 6 * WEEK, 8 * WEEK]))
     z = s.choice([1.5, 2, 2.5])
     args = {"target": "global", "window": w, "stride": DAY, "params": {"w": 7, "threshold": z}}
-    return Draft(
-        {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"]), "z": z},
-        (),
-        [step("s1", "burst_detection", args)],
-        "s1.rows_total",
-        key=(w["t_a"], w["t_b"], z),
-    )
+    params = {**window_words(w), "z": z}
+    return one_step("burst_detection", args, "rows_total", params, key=(w["t_a"], w["t_b"], z))
 
 
 @template(
     "T1.before_pairs",
-    family="T1",
     kind="count",
     ops=("co_active",),
     paraphrases=(
@@ -258,18 +204,12 @@ def before_pairs(s: Sampler) -> Draft | None:
         return None
     w = s.window(WEEK)
     args = {"a_spec": {"src": u, "window": w}, "b_spec": {"src": v, "window": w}, "allen_relation": "before"}
-    return Draft(
-        {"u": u, "v": v, "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
-        (u, v),
-        [step("s1", "co_active", args)],
-        "s1.rows_total",
-        key=(u, v, w["t_a"]),
-    )
+    params = {"u": u, "v": v, **window_words(w)}
+    return one_step("co_active", args, "rows_total", params, (u, v), key=(u, v, w["t_a"]))
 
 
 @template(
     "T1.resolve_id",
-    family="T1",
     kind="entity",
     ops=("resolve_entities",),
     datasets=("collegemsg", "bitcoin-otc", "email-eu"),  # SNAP ids: uid n<id>
@@ -284,10 +224,4 @@ def resolve_id(s: Sampler) -> Draft | None:
     digits = u[1:]
     if not digits.isdigit():
         return None
-    return Draft(
-        {"digits": digits},
-        (),
-        [step("s1", "resolve_entities", {"query": digits})],
-        "s1.rows[0].uid",
-        key=(digits,),
-    )
+    return one_step("resolve_entities", {"query": digits}, "rows[0].uid", {"digits": digits}, key=(digits,))

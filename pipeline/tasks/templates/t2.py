@@ -7,10 +7,11 @@ among its nodes."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from pipeline.tasks.model import Draft, step, template
-from pipeline.tasks.sampler import Sampler, fmt_duration, fmt_time
+from pipeline.tasks.sampler import Sampler, fmt_duration, window_words
 
 _WORDS = {
     "M_triangle_cyclic": "a cyclic triangle (u→v, v→w, w→u)",
@@ -18,7 +19,7 @@ _WORDS = {
 }
 
 
-def _planted(s: Sampler, group: str) -> Draft | None:
+def _planted(s: Sampler, *, group: str) -> Draft | None:
     pats: list[dict[str, Any]] = (s.manifest.get("planted") or {}).get(group) or []
     if not pats:
         return None
@@ -46,8 +47,7 @@ def _planted(s: Sampler, group: str) -> Draft | None:
             "nodes": ", ".join(nodes),
             "pattern": _WORDS[p["motif"]],
             "delta": fmt_duration(p["delta"]),
-            "t_a": fmt_time(t_a),
-            "t_b": fmt_time(t_b),
+            **window_words(args["window"]),
             "k": len(p["nodes"]),
         },
         tuple(nodes),
@@ -58,35 +58,36 @@ def _planted(s: Sampler, group: str) -> Draft | None:
     )
 
 
-@template(
-    "T2.planted_ring",
-    family="T2",
-    kind="entity_set",
-    ops=("find_temporal_motif_instances",),
-    datasets=("synthetic",),
-    paraphrases=(
-        "Among the nodes {nodes}, which {k} form {pattern} completed within {delta} between {t_a} and {t_b}?",
-        "Between {t_a} and {t_b}, which {k} of {nodes} exchange messages forming {pattern} within {delta}?",
-        "Find the {k} nodes among {nodes} that make up {pattern} spanning at most {delta} inside "
-        "[{t_a}, {t_b}).",
+# the planted groups, one template each: (template, manifest group, paraphrases)
+GROUPS = (
+    (
+        "T2.planted_ring",
+        "rings",
+        (
+            "Among the nodes {nodes}, which {k} form {pattern} completed within {delta} between {t_a} and "
+            "{t_b}?",
+            "Between {t_a} and {t_b}, which {k} of {nodes} exchange messages forming {pattern} within "
+            "{delta}?",
+            "Find the {k} nodes among {nodes} that make up {pattern} spanning at most {delta} inside "
+            "[{t_a}, {t_b}).",
+        ),
+    ),
+    (
+        "T2.planted_pingpong",
+        "pingpongs",
+        (
+            "Among the nodes {nodes}, which {k} carry out {pattern} completed within {delta} between {t_a} "
+            "and {t_b}?",
+            "Between {t_a} and {t_b}, which {k} of {nodes} exchange messages as {pattern} within {delta}?",
+            "Which {k} nodes of {nodes} form {pattern} spanning at most {delta} inside [{t_a}, {t_b})?",
+        ),
     ),
 )
-def planted_ring(s: Sampler) -> Draft | None:
-    return _planted(s, "rings")
-
-
-@template(
-    "T2.planted_pingpong",
-    family="T2",
-    kind="entity_set",
-    ops=("find_temporal_motif_instances",),
-    datasets=("synthetic",),
-    paraphrases=(
-        "Among the nodes {nodes}, which {k} carry out {pattern} completed within {delta} between {t_a} and "
-        "{t_b}?",
-        "Between {t_a} and {t_b}, which {k} of {nodes} exchange messages as {pattern} within {delta}?",
-        "Which {k} nodes of {nodes} form {pattern} spanning at most {delta} inside [{t_a}, {t_b})?",
-    ),
-)
-def planted_pingpong(s: Sampler) -> Draft | None:
-    return _planted(s, "pingpongs")
+for _name, _group, _paraphrases in GROUPS:
+    template(
+        _name,
+        kind="entity_set",
+        ops=("find_temporal_motif_instances",),
+        datasets=("synthetic",),
+        paraphrases=_paraphrases,
+    )(partial(_planted, group=_group))

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from pipeline.tasks.model import Draft, ref, step, template
-from pipeline.tasks.sampler import DAY, MONTH, WEEK, Sampler, fmt_time
+from typing import Any
+
+from pipeline.tasks.model import Draft, one_step, ref, step, template
+from pipeline.tasks.sampler import DAY, MONTH, WEEK, Sampler, fmt_time, window_words
 
 FULL = 10_000  # page limit for lists a later step consumes (so no gold rests on a cut page)
 
 
 @template(
     "T3.nodes_joined",
-    family="T3",
     kind="count",
     ops=("diff_snapshots",),
     paraphrases=(
@@ -22,18 +23,12 @@ FULL = 10_000  # page limit for lists a later step consumes (so no gold rests on
 def nodes_joined(s: Sampler) -> Draft:
     t1 = s.time(margin=DAY)
     t2 = min(t1 + s.span(s.choice([DAY, WEEK, 2 * WEEK])), s.hi - 1)
-    return Draft(
-        {"t1": fmt_time(t1), "t2": fmt_time(t2)},
-        (),
-        [step("s1", "diff_snapshots", {"t1": t1, "t2": t2})],
-        "s1.nodes_added_total",
-        key=(t1, t2),
-    )
+    params = {"t1": fmt_time(t1), "t2": fmt_time(t2)}
+    return one_step("diff_snapshots", {"t1": t1, "t2": t2}, "nodes_added_total", params, key=(t1, t2))
 
 
 @template(
     "T3.contacts_gained",
-    family="T3",
     kind="count",
     ops=("neighborhood_evolution",),
     paraphrases=(
@@ -48,18 +43,14 @@ def contacts_gained(s: Sampler) -> Draft:
     u = s.busy_uid()
     w = s.window(s.choice([WEEK, 2 * WEEK, MONTH]))
     args = {"uid": u, "t1": w["t_a"], "t2": w["t_b"]}
-    return Draft(
-        {"u": u, "t1": fmt_time(w["t_a"]), "t2": fmt_time(w["t_b"])},
-        (u,),
-        [step("s1", "neighborhood_evolution", args)],
-        "s1.neighbors_gained_total",
-        key=(u, w["t_a"], w["t_b"]),
+    params = {"u": u, **window_words(w, "t1", "t2")}
+    return one_step(
+        "neighborhood_evolution", args, "neighbors_gained_total", params, (u,), key=(u, w["t_a"], w["t_b"])
     )
 
 
 @template(
     "T3.reciprocity",
-    family="T3",
     kind="value",
     ops=("graph_metric_timeseries",),
     paraphrases=(
@@ -75,18 +66,11 @@ def reciprocity(s: Sampler) -> Draft:
     w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
     length = w["t_b"] - w["t_a"]
     args = {"metric": "reciprocity", "window": w, "stride": length}
-    return Draft(
-        {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
-        (),
-        [step("s1", "graph_metric_timeseries", args)],
-        "s1.rows[0].value",
-        key=(w["t_a"], length),
-    )
+    return one_step("graph_metric_timeseries", args, "rows[0].value", window_words(w), key=(w["t_a"], length))
 
 
 @template(
     "T4.reach_difference",
-    family="T4",
     kind="value",
     ops=("temporal_reachability", "compute"),
     paraphrases=(
@@ -102,25 +86,11 @@ def reach_difference(s: Sampler) -> Draft | None:
     if u == v:
         return None
     w = s.window(s.choice([3 * DAY, WEEK]))
-    steps = [
-        step("s1", "temporal_reachability", {"src": u, "window": w}),
-        step("s2", "temporal_reachability", {"src": v, "window": w}),
-        step(
-            "s3", "compute", {"fn": "diff", "a": ref("s1.rows_total"), "b": ref("s2.rows_total")}, "s1", "s2"
-        ),
-    ]
-    return Draft(
-        {"u": u, "v": v, "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
-        (u, v),
-        steps,
-        "s3.value",
-        key=(u, v, w["t_a"]),
-    )
+    return _reach_pair(u, v, w, {"fn": "diff", "a": ref("s1.rows_total"), "b": ref("s2.rows_total")}, "value")
 
 
 @template(
     "T4.common_reach",
-    family="T4",
     kind="count",
     ops=("temporal_reachability", "compute"),
     paraphrases=(
@@ -137,29 +107,24 @@ def common_reach(s: Sampler) -> Draft | None:
     if u == v:
         return None
     w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
+    both = {"fn": "intersection", "a": ref("s1.rows[*].uid"), "b": ref("s2.rows[*].uid"), "limit": FULL}
+    return _reach_pair(u, v, w, both, "rows_total", limit=FULL)
+
+
+def _reach_pair(
+    u: str, v: str, w: dict[str, int], combine: dict[str, Any], answer: str, **page: int
+) -> Draft:
+    """The reach of ``u`` (``s1``) and of ``v`` (``s2``) over ``w``, combined by the compute ``s3``."""
     steps = [
-        step("s1", "temporal_reachability", {"src": u, "window": w, "limit": FULL}),
-        step("s2", "temporal_reachability", {"src": v, "window": w, "limit": FULL}),
-        step(
-            "s3",
-            "compute",
-            {"fn": "intersection", "a": ref("s1.rows[*].uid"), "b": ref("s2.rows[*].uid"), "limit": FULL},
-            "s1",
-            "s2",
-        ),
+        step("s1", "temporal_reachability", {"src": u, "window": w, **page}),
+        step("s2", "temporal_reachability", {"src": v, "window": w, **page}),
+        step("s3", "compute", combine, "s1", "s2"),
     ]
-    return Draft(
-        {"u": u, "v": v, "t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
-        (u, v),
-        steps,
-        "s3.rows_total",
-        key=(u, v, w["t_a"]),
-    )
+    return Draft({"u": u, "v": v, **window_words(w)}, (u, v), steps, f"s3.{answer}", key=(u, v, w["t_a"]))
 
 
 @template(
     "T4.busiest_day",
-    family="T4",
     kind="interval",
     ops=("graph_metric_timeseries", "compute"),
     paraphrases=(
@@ -181,18 +146,11 @@ def busiest_day(s: Sampler) -> Draft:
         ),
         step("s2", "compute", {"fn": "topk", "input": ref("s1.rows"), "field": "value", "k": 1}, "s1"),
     ]
-    return Draft(
-        {"t_a": fmt_time(w["t_a"]), "t_b": fmt_time(w["t_b"])},
-        (),
-        steps,
-        "s2.rows[0]",
-        key=(w["t_a"], w["t_b"]),
-    )
+    return Draft(window_words(w), (), steps, "s2.rows[0]", key=(w["t_a"], w["t_b"]))
 
 
 @template(
     "T4.first_new_contacts",
-    family="T4",
     kind="entity_set",
     ops=("neighborhood_evolution", "compute"),
     paraphrases=(
@@ -227,18 +185,12 @@ def first_new_contacts(s: Sampler) -> Draft:
             "s2",
         ),
     ]
-    return Draft(
-        {"u": u, "t1": fmt_time(w["t_a"]), "t2": fmt_time(w["t_b"])},
-        (u,),
-        steps,
-        "s3.rows[*].uid",
-        key=(u, w["t_a"], w["t_b"]),
-    )
+    params = {"u": u, **window_words(w, "t1", "t2")}
+    return Draft(params, (u,), steps, "s3.rows[*].uid", key=(u, w["t_a"], w["t_b"]))
 
 
 @template(
     "T4.resolved_events",
-    family="T4",
     kind="count",
     ops=("resolve_entities", "entity_history"),
     paraphrases=(

@@ -17,6 +17,7 @@ from pipeline.mutations.pool import Pool, PoolItem, verdict
 from pipeline.mutations.registry import CLASSES, all_classes
 
 from .conftest import item
+from .table5 import TABLE5_ORDER
 
 
 def _changed(it: PoolItem, mut: Mutant) -> set[str]:
@@ -188,23 +189,6 @@ def test_classes_apply_where_they_say(pool: Pool) -> None:
         for it in pool.items:
             mut = cls.generate(it, random.Random(0))
             assert mut is None or cls.applies(it), (cls.name, it.task_id, it.claim)
-
-
-TABLE5_ORDER = (
-    "count ±1",
-    "entity substitution (fabricated)",
-    "real-but-uncited entity added",
-    "ordering operand swap",
-    "unit confusion (µs as ms)",
-    "wrong belief state",
-    "truncated-page count",
-    "wrong-step citation",
-    "uncited provenance pointer",
-    "entity member dropped",
-    "value from a shifted window",
-    "wrong row of the right step",
-    "right count, refused step cited",
-)
 
 
 def test_registered_classes_come_in_table5_order() -> None:

@@ -24,6 +24,7 @@ from pipeline.scoring.typed import score
 from pipeline.tasks.build import build_suite, write_suite
 from pipeline.tasks.generate import suite_text
 from pipeline.tasks.stats import suite_stats, table2_markdown
+from tests.pipeline.mutations.table5 import EXPECT_DETECTED
 
 
 @pytest.fixture(scope="module")
@@ -112,17 +113,6 @@ def _check_consistent(store_dir: Path, suite: dict[str, Any]) -> None:
             assert all(v.verdict == "supported" for v in verify_claims(answer, trace, ctx)), t["id"]
             assert answer == t["gold_answer_object"], t["id"]
         assert wrong == []
-
-
-EXPECT_DETECTED = (
-    "count ±1",
-    "entity substitution (fabricated)",
-    "real-but-uncited entity added",
-    "ordering operand swap",
-    "unit confusion (µs as ms)",
-    "wrong belief state",
-    "truncated-page count",
-)
 
 
 def _check_mutations(store_dir: Path, suite: dict[str, Any]) -> None:
