@@ -79,7 +79,9 @@ def _add_import(path: Path, line: str) -> None:
         ("models/__init__.py", "from engine.plan import verifier", "reached only through engine.api"),
     ],
 )
-def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, line: str, contract: str) -> None:
+def test_a_forbidden_import_breaks_its_contract(
+    tree_copy: Path, module: str, line: str, contract: str
+) -> None:
     assert _lint(tree_copy).returncode == 0  # the copy itself is clean
     _add_import(tree_copy / module, line)
     out = _lint(tree_copy)
