@@ -336,11 +336,7 @@ def _parse_id(field: str, what: str, file: str, line: int, raw: str) -> int:
         value = int(field)
     except ValueError:
         _fail(file, line, raw, f"{what} {field[:40]!r} is not an integer")
-    if value < 0:
-        _fail(file, line, raw, f"{what} {value} is negative", InvalidArgError)
-    if value >= 2**63:
-        _fail(file, line, raw, f"{what} {field[:40]} is too large", InvalidArgError)
-    return value
+    return _in_range(value, what, 2**63 - 1, f"{what} {field[:40]} is too large", file, line, raw)
 
 
 def _parse_seconds(field: str, file: str, line: int, raw: str) -> int:
@@ -352,10 +348,16 @@ def _parse_seconds(field: str, file: str, line: int, raw: str) -> int:
         except ValueError:
             _fail(file, line, raw, f"time {field[:40]!r} is not a number")
         _fail(file, line, raw, f"time {field[:40]!r} is not an integer number of seconds")
+    beyond = f"time {value} is beyond the representable range"
+    return _in_range(value, "time", _MAX_SECONDS, beyond, file, line, raw)
+
+
+def _in_range(value: int, what: str, most: int, too_large: str, file: str, line: int, raw: str) -> int:
+    """An id or a time is a non-negative integer up to ``most``; ``too_large`` says how it is not."""
     if value < 0:
-        _fail(file, line, raw, f"time {value} is negative", InvalidArgError)
-    if value > _MAX_SECONDS:
-        _fail(file, line, raw, f"time {value} is beyond the representable range", InvalidArgError)
+        _fail(file, line, raw, f"{what} {value} is negative", InvalidArgError)
+    if value > most:
+        _fail(file, line, raw, too_large, InvalidArgError)
     return value
 
 

@@ -97,21 +97,20 @@ def eids_from_hashes(src_h: np.ndarray, dst_h: np.ndarray, rel_h: int, disc_h: n
     return h.view(np.int64)
 
 
-# Arrow schemas of the version tables as backends return them from scans.
+# Arrow schemas of the version tables as backends return them from scans. Both kinds of version end in
+# the same columns: what the fact says and when it holds and was believed.
+_VERSION_TAIL = [
+    ("props", pa.string()),  # canonical JSON object text; null means {}
+    ("vt_s", pa.int64()),
+    ("vt_e", pa.int64()),
+    ("tt_s", pa.int64()),
+    ("tt_e", pa.int64()),
+    ("source", pa.string()),
+    ("provenance_ref", pa.string()),
+]
+
 NODE_SCHEMA = pa.schema(
-    [
-        ("vid", pa.int64()),
-        ("nid", pa.int32()),
-        ("uid", pa.string()),
-        ("label", pa.string()),
-        ("props", pa.string()),  # canonical JSON object text; null means {}
-        ("vt_s", pa.int64()),
-        ("vt_e", pa.int64()),
-        ("tt_s", pa.int64()),
-        ("tt_e", pa.int64()),
-        ("source", pa.string()),
-        ("provenance_ref", pa.string()),
-    ]
+    [("vid", pa.int64()), ("nid", pa.int32()), ("uid", pa.string()), ("label", pa.string()), *_VERSION_TAIL]
 )
 
 EDGE_SCHEMA = pa.schema(
@@ -122,25 +121,17 @@ EDGE_SCHEMA = pa.schema(
         ("dst", pa.int32()),  # nid of the target node
         ("rel_type", pa.string()),
         ("disc", pa.string()),
-        ("props", pa.string()),
-        ("vt_s", pa.int64()),
-        ("vt_e", pa.int64()),
-        ("tt_s", pa.int64()),
-        ("tt_e", pa.int64()),
-        ("source", pa.string()),
-        ("provenance_ref", pa.string()),
+        *_VERSION_TAIL,
     ]
 )
 
 ENTITY_SCHEMA = pa.schema([("nid", pa.int32()), ("uid", pa.string())])
 
 
-@dataclass(frozen=True, slots=True)
-class NodeVersion:
-    vid: int
-    nid: int
-    uid: str
-    label: str
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _VersionTail:
+    """The fields :data:`_VERSION_TAIL` names; keyword-only, so a subclass's identity fields may follow."""
+
     props: str | None
     vt_s: int
     vt_e: int
@@ -150,21 +141,22 @@ class NodeVersion:
     provenance_ref: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class EdgeVersion:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeVersion(_VersionTail):
+    vid: int
+    nid: int
+    uid: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EdgeVersion(_VersionTail):
     vid: int
     eid: int
     src: int
     dst: int
     rel_type: str
     disc: str
-    props: str | None
-    vt_s: int
-    vt_e: int
-    tt_s: int
-    tt_e: int
-    source: str | None = None
-    provenance_ref: str | None = None
 
 
 def node_versions_from(table: pa.Table) -> list[NodeVersion]:

@@ -56,10 +56,10 @@ class Ref:
         return {"vid": self.vid}
 
 
-@dataclass(frozen=True, slots=True)
-class AssertNode:
-    uid: str
-    label: str
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Assertion:
+    """What an assert says of a node or an edge alike; keyword-only, so the identity fields may follow."""
+
     props: dict[str, Any]
     vt_s: int
     vt_e: int
@@ -67,17 +67,18 @@ class AssertNode:
     provenance_ref: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class AssertEdge:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssertNode(_Assertion):
+    uid: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssertEdge(_Assertion):
     src: str
     dst: str
     rel_type: str
     disc: str
-    props: dict[str, Any]
-    vt_s: int
-    vt_e: int
-    source: str | None = None
-    provenance_ref: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,29 +226,21 @@ def parse_op(d: Any, where: str = "op") -> Op:
     prov = {"source", "provenance_ref"}
     if kind == "assert_node":
         _fields(d, kind, {"uid", "vt_s"}, {"label", "props", "vt_e"} | prov, where)
-        s, e = _interval(d, where)
+        vt = _interval(d, where)
         return AssertNode(
             uid=_string(d["uid"], "uid", where),
             label=_string(d.get("label", "node"), "label", where),
-            props=_props(d.get("props"), where),
-            vt_s=s,
-            vt_e=e,
-            source=_opt_string(d.get("source"), "source", where),
-            provenance_ref=_opt_string(d.get("provenance_ref"), "provenance_ref", where),
+            **_assertion(d, vt, where),
         )
     if kind == "assert_edge":
         _fields(d, kind, {"src", "dst", "rel_type", "vt_s"}, {"disc", "props", "vt_e"} | prov, where)
-        s, e = _interval(d, where)
+        vt = _interval(d, where)
         return AssertEdge(
             src=_string(d["src"], "src", where),
             dst=_string(d["dst"], "dst", where),
             rel_type=_string(d["rel_type"], "rel_type", where),
             disc=_string(d.get("disc", ""), "disc", where, allow_empty=True),
-            props=_props(d.get("props"), where),
-            vt_s=s,
-            vt_e=e,
-            source=_opt_string(d.get("source"), "source", where),
-            provenance_ref=_opt_string(d.get("provenance_ref"), "provenance_ref", where),
+            **_assertion(d, vt, where),
         )
     if kind == "retract":
         _fields(d, kind, {"ref", "t"}, set(), where)
@@ -273,6 +266,21 @@ def parse_op(d: Any, where: str = "op") -> Op:
         at=where,
         legal=["assert_node", "assert_edge", "retract", "correct", "ingest_events"],
     )
+
+
+def _assertion(d: dict[str, Any], vt: tuple[int, int], where: str) -> dict[str, Any]:
+    """The :class:`_Assertion` fields of an assert op.
+
+    The caller checks the interval first and the identity fields next; these come last, so a bad op's first
+    reported error does not depend on which kind of assert it is.
+    """
+    return {
+        "props": _props(d.get("props"), where),
+        "vt_s": vt[0],
+        "vt_e": vt[1],
+        "source": _opt_string(d.get("source"), "source", where),
+        "provenance_ref": _opt_string(d.get("provenance_ref"), "provenance_ref", where),
+    }
 
 
 def _parse_ingest(d: dict[str, Any], where: str) -> IngestEvents:
@@ -372,11 +380,7 @@ def op_to_json(op: Op) -> dict[str, Any]:
             "op": "assert_node",
             "uid": op.uid,
             "label": op.label,
-            "props": op.props,
-            "vt_s": op.vt_s,
-            "vt_e": op.vt_e,
-            "source": op.source,
-            "provenance_ref": op.provenance_ref,
+            **_assertion_json(op),
         }
     if isinstance(op, AssertEdge):
         return {
@@ -385,11 +389,7 @@ def op_to_json(op: Op) -> dict[str, Any]:
             "dst": op.dst,
             "rel_type": op.rel_type,
             "disc": op.disc,
-            "props": op.props,
-            "vt_s": op.vt_s,
-            "vt_e": op.vt_e,
-            "source": op.source,
-            "provenance_ref": op.provenance_ref,
+            **_assertion_json(op),
         }
     if isinstance(op, Retract):
         return {"op": "retract", "ref": op.ref.to_json(), "t": op.t}
@@ -409,6 +409,17 @@ def op_to_json(op: Op) -> dict[str, Any]:
         "props": None if op.props is None else list(op.props),
         "source": op.source,
         **({} if op.disc is None else {"disc": list(op.disc)}),
+    }
+
+
+def _assertion_json(op: _Assertion) -> dict[str, Any]:
+    """The logged form of the :class:`_Assertion` fields (key order is free: canonical JSON sorts keys)."""
+    return {
+        "props": op.props,
+        "vt_s": op.vt_s,
+        "vt_e": op.vt_e,
+        "source": op.source,
+        "provenance_ref": op.provenance_ref,
     }
 
 

@@ -228,6 +228,18 @@ class BatchPlanner:
                 self._ingest(op)
         return self._changes()
 
+    def _asserted(self, op: AssertNode | AssertEdge) -> dict[str, Any]:
+        """The version fields an assert gives a node or an edge alike: believed from this batch on."""
+        return {
+            "props": _props_text(op.props),
+            "vt_s": op.vt_s,
+            "vt_e": op.vt_e,
+            "tt_s": self.tt,
+            "tt_e": OPEN_END,
+            "source": op.source,
+            "provenance_ref": op.provenance_ref,
+        }
+
     def _assert_node(self, op: AssertNode) -> None:
         nid = self.nid_of(op.uid)
         if nid is None:
@@ -240,13 +252,7 @@ class BatchPlanner:
                 nid=nid,
                 uid=op.uid,
                 label=op.label,
-                props=_props_text(op.props),
-                vt_s=op.vt_s,
-                vt_e=op.vt_e,
-                tt_s=self.tt,
-                tt_e=OPEN_END,
-                source=op.source,
-                provenance_ref=op.provenance_ref,
+                **self._asserted(op),
             ),
         )
 
@@ -270,13 +276,7 @@ class BatchPlanner:
                 dst=ends[1],
                 rel_type=op.rel_type,
                 disc=op.disc,
-                props=_props_text(op.props),
-                vt_s=op.vt_s,
-                vt_e=op.vt_e,
-                tt_s=self.tt,
-                tt_e=OPEN_END,
-                source=op.source,
-                provenance_ref=op.provenance_ref,
+                **self._asserted(op),
             ),
         )
 
