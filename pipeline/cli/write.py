@@ -5,7 +5,9 @@ a malformed line is refused (naming its line number) before anything is logged. 
 in order; the command stops at the first batch that fails (it is recorded in the event log as failed and
 changes nothing) and exits non-zero with its structured error, which names the line and says how many
 earlier lines were committed (they stay committed). Progress goes to stderr: a line every
-``--progress-every`` batches (and at the end), or a self-updating line on a terminal.
+``--progress-every`` batches (and at the end), or a self-updating line on a terminal. ``--create`` makes an
+empty store at DIR first when there is none there (after the file has parsed, so a malformed file creates
+nothing).
 """
 
 from __future__ import annotations
@@ -13,9 +15,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from engine.api import SchemaError, Store, TGMSError, error_from_dict, parse_batch
+from engine.api import (
+    BACKENDS,
+    ConflictError,
+    InvalidArgError,
+    SchemaError,
+    Store,
+    TGMSError,
+    error_from_dict,
+    parse_batch,
+)
 from pipeline.cli._common import add_store, print_json
 from pipeline.cli.inputs import add_whole, fspath, iter_lines, parse_json
 
@@ -38,6 +50,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=100,
         metavar="N",
         help="report progress on stderr every N committed batches (default 100; 0 = only at the end)",
+    )
+    p.add_argument("--create", action="store_true", help="create an empty store at DIR if there is none")
+    p.add_argument(
+        "--backend", choices=BACKENDS, default="duckdb", help="backend of a store made by --create"
     )
 
 
@@ -91,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     batches = read_batches(args.ops_file)
     results = []
     progress = _Progress(len(batches), args.progress_every)
-    with Store.open(args.store) as store:
+    with _open(args) as store:
         for lineno, batch in batches:
             try:
                 r = store.try_write(batch)
@@ -104,6 +120,17 @@ def run(args: argparse.Namespace) -> int:
             progress(len(results), lineno)
     print_json({"batches": results})
     return 0
+
+
+def _open(args: argparse.Namespace) -> Store:
+    if args.create:
+        if Path(args.store).exists() and not Path(args.store).is_dir():
+            raise InvalidArgError(f"--store {args.store} is a file, not a store directory", path=args.store)
+        try:
+            return Store.create(args.store, args.backend)
+        except ConflictError:  # a store is there already: write into it
+            pass
+    return Store.open(args.store)
 
 
 def _line_failed(

@@ -1,0 +1,71 @@
+"""``tgms write --create``: a store of one's own from an ops file, on either backend; bad input creates
+nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.api import Store
+
+from ._cli import run_cli
+
+OPS = (
+    '[{"op": "assert_node", "uid": "a", "vt_s": 0}, {"op": "assert_node", "uid": "b", "vt_s": 0}]\n'
+    '{"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "w", "props": {"p": 1}, '
+    '"vt_s": 0, "vt_e": 100}\n'
+)
+
+
+@pytest.fixture
+def ops_file(tmp_path):
+    p = tmp_path / "ops.jsonl"
+    p.write_text(OPS)
+    return p
+
+
+def test_create_makes_a_store_that_replays_to_the_same_digest(capsys, tmp_path, ops_file, backend):
+    root = tmp_path / "mine"
+    ran = run_cli(capsys, "write", "--store", root, ops_file, "--create", "--backend", backend)
+    assert ran.code == 0, ran.err
+    assert [b["status"] for b in ran.json["batches"]] == ["committed", "committed"]
+    with Store.open(root, read_only=True) as s:
+        assert s.backend_name == backend and set(s.entity_ids()) == {"a", "b"}
+        digest = s.digest()
+    ran = run_cli(capsys, "replay", root / "eventlog.jsonl", "--store", tmp_path / "copy")
+    assert ran.code == 0, ran.err
+    with Store.open(tmp_path / "copy", read_only=True) as s:
+        assert s.digest() == digest
+
+
+def test_create_on_an_existing_store_writes_into_it(capsys, tmp_path, ops_file):
+    root = tmp_path / "mine"
+    assert run_cli(capsys, "write", "--store", root, ops_file, "--create").code == 0
+    more = tmp_path / "more.jsonl"
+    more.write_text('{"op": "assert_node", "uid": "c", "vt_s": 5}\n')
+    assert run_cli(capsys, "write", "--store", root, more, "--create").code == 0
+    with Store.open(root, read_only=True) as s:
+        assert set(s.entity_ids()) == {"a", "b", "c"}
+
+
+def test_without_create_a_missing_store_is_not_found(capsys, tmp_path, ops_file):
+    ran = run_cli(capsys, "write", "--store", tmp_path / "nowhere", ops_file)
+    assert ran.error["error"] == "E_NOT_FOUND"
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [("garbage\n", "E_SCHEMA"), ('{"op": "assert_node", "uid": "a", "vt_s": 1.5}\n', "E_SCHEMA")],
+)
+def test_a_malformed_file_creates_nothing(capsys, tmp_path, content, code):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(content)
+    ran = run_cli(capsys, "write", "--store", tmp_path / "mine", bad, "--create")
+    assert ran.error["error"] in (code, "E_INVALID_ARG")
+    assert not (tmp_path / "mine").exists()
+
+
+def test_create_over_a_file_is_refused(capsys, tmp_path, ops_file):
+    ran = run_cli(capsys, "write", "--store", ops_file, ops_file, "--create")
+    assert ran.error["error"] == "E_INVALID_ARG"
+    assert ops_file.read_text() == OPS
