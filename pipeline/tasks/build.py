@@ -10,13 +10,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.api import OpContext, Store
+from engine.api import InvalidArgError, OpContext, Store
 from pipeline.tasks.generate import generate_suite, suite_text
 
 
 def read_manifest(store_dir: str | Path) -> dict[str, Any] | None:
     path = Path(store_dir) / "manifest.json"
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def _require_events(store_dir: str | Path) -> None:
+    with Store.open(store_dir, read_only=True) as store:
+        if OpContext(store).edges(None).n == 0:
+            raise InvalidArgError(
+                f"the store at {store_dir} believes no edge events: a task suite draws its questions "
+                "from events (ingest a data set, or write edges first)",
+                store=str(store_dir),
+            )
 
 
 def build_suite(
@@ -29,7 +39,9 @@ def build_suite(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The suite of ``store_dir``. With ``probes``, the probes' corrections are written into the store
-    first unless its event log already holds them (then the store is only read)."""
+    first unless its event log already holds them (then the store is only read). A store without edge
+    events is refused before anything is written: every template draws its question from events."""
+    _require_events(store_dir)
     if probes:
         from pipeline.tasks.probes import ensure_corrections
 

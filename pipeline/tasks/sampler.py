@@ -101,6 +101,8 @@ class Sampler:
         lo, hi = self.lo + margin, self.hi - margin
         if hi <= lo:
             lo, hi = self.lo, self.hi
+        if hi // SECOND <= lo // SECOND:  # the data spans less than a whole second: its first event
+            return self.lo
         return int(self.rng.integers(lo // SECOND, hi // SECOND)) * SECOND
 
     def event_time(self) -> int:
