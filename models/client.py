@@ -125,11 +125,9 @@ class ChatClient:
         body = self.request_body(messages, schema, max_tokens)
         key = request_key(body["model"], messages, self._sampling(max_tokens), body.get("response_format"))
         if self.cache is not None:
-            hit = self.cache.get(key)
+            hit = self._from_cache(key)
             if hit is not None:
-                return Completion(
-                    **{**hit, "latency_s": 0.0, "attempts": 0, "cached": True, "request_hash": key}
-                )
+                return hit
         completion = self._send_with_retries(body, key)
         if self.cache is not None:
             stored = completion.to_dict()
@@ -137,6 +135,16 @@ class ChatClient:
                 stored.pop(transient)
             self.cache.put(key, stored)
         return completion
+
+    def _from_cache(self, key: str) -> Completion | None:
+        """The cached completion, or None (an entry that parses but lacks a field is a miss too)."""
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is None:
+            return None
+        try:
+            return Completion(**{**hit, "latency_s": 0.0, "attempts": 0, "cached": True, "request_hash": key})
+        except TypeError:
+            return None
 
     def _send_with_retries(self, body: dict[str, Any], key: str) -> Completion:
         avoid: frozenset[str] = frozenset()

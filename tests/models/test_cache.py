@@ -72,3 +72,13 @@ def test_an_entry_under_the_wrong_name_is_a_miss(tmp_path: Path) -> None:
     (tmp_path / "cd").mkdir()
     (tmp_path / "ab" / ("ab" * 32 + ".json")).rename(tmp_path / "cd" / ("cd" * 32 + ".json"))
     assert cache.get("cd" * 32) is None
+
+
+def test_an_entry_missing_fields_is_a_miss(server: ScriptedServer, tmp_path: Path) -> None:
+    with ChatClient(config(server.url, cache_dir=tmp_path)) as client:
+        key = client.complete(user("q")).request_hash
+        ResponseCache(tmp_path).put(key, {"text": "stale"})  # parses, but is not a whole completion
+        again = client.complete(user("q"))
+        assert client.complete(user("q")).cached  # rewritten whole
+    assert (again.cached, again.text) == (False, "re: q")
+    assert server.log.chat_count == 2
