@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from engine.api import InvalidArgError, error_from_dict
+from engine.api import InvalidArgError
 from models.client import ChatClient
 from models.config import EndpointConfig
 from models.errors import (
@@ -15,6 +15,7 @@ from models.errors import (
     ModelError,
     ResponseError,
     RetriesExhaustedError,
+    model_error_from_dict,
 )
 from models.testing.scripted_server import ScriptedServer, prompt_hash
 from tests.models.conftest import config, user
@@ -102,7 +103,9 @@ def test_retries_exhausted_raise_infra_error_in_the_one_shape(server: ScriptedSe
     assert shape["error"] == "E_INFRA_RETRIES"
     assert shape["details"]["codes"] == ["E_INFRA_SERVER"] * 3
     assert shape["details"]["last"]["details"]["status"] == 500
-    assert type(error_from_dict(shape)) is RetriesExhaustedError  # a recorded failure replays as its class
+    assert (
+        type(model_error_from_dict(shape)) is RetriesExhaustedError
+    )  # a recorded failure replays as its class
 
 
 def test_vllm_flavour_sends_the_json_schema_form(server: ScriptedServer) -> None:
