@@ -1,0 +1,1 @@
+"""Test doubles for the model client (never used to report results)."""
