@@ -19,7 +19,9 @@ this module's registry.
     │   ├── BadReplyError            E_INFRA_BAD_REPLY  a 2xx whose body is not a chat completion
     │   ├── RetriesExhaustedError    E_INFRA_RETRIES    every attempt failed with one of the above
     │   └── NoLiveReplicaError       E_INFRA_NO_REPLICA every replica of the pool is down
-    └── ResponseError                E_RESPONSE         a 4xx (not 429): the request itself is at fault
+    ├── ResponseError                E_RESPONSE         a 4xx (not 429): the request itself is at fault
+    └── ModelOutputError             E_MODEL_OUTPUT     the model answered, but not in the form asked for
+                                                        (no JSON, wrong schema): the model's failure, scored
 
 A caller scores a task only when no :class:`InfraError` was raised; an :class:`InfraError` is recorded
 with its code and the task is labelled unscored.
@@ -90,6 +92,12 @@ class ResponseError(ModelError):
     """HTTP 4xx other than 429: the request is at fault and retrying it would not help."""
 
     code = "E_RESPONSE"
+
+
+class ModelOutputError(ModelError):
+    """The model's reply is unusable (not JSON, or not the schema asked for): a model failure, not infra."""
+
+    code = "E_MODEL_OUTPUT"
 
 
 def _subclasses(cls: type[ModelError]) -> list[type[ModelError]]:

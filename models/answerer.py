@@ -1,0 +1,72 @@
+"""Ask a model for the typed answer object, check it, and retry once with what was wrong.
+
+Every system ends the same way (DESIGN §4: the same answer format for all): a prompt that fences the
+evidence it has (a trace summary, retrieved chunks, an edge list, query rows) and states the answer
+contract of :mod:`models.answer_format`; the reply is read with :func:`~models.answer_format.read_answer`;
+a malformed reply gets exactly one retry that quotes its problems. What is left unusable after the retry is
+returned as ``None`` with the problems, and the caller decides the fallback (the TGMS reporter falls back
+to the mechanical answer; a baseline abstains).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from models.answer_format import answer_instructions, answer_schema, read_answer
+from models.client import Completion
+from models.errors import ModelOutputError
+
+#: ``complete(role, messages, schema, max_tokens)``: the caller's logged completion function
+Complete = Callable[[str, list[dict[str, Any]], "dict[str, Any] | None", "int | None"], Completion]
+
+
+@dataclass
+class AnswerResult:
+    answer: dict[str, Any] | None  # the checked answer object, or None after a failed retry
+    source: str  # "llm" (first reply), "llm_retry" (after the retry) or "none"
+    problems: list[str] = field(default_factory=list)  # of the last unusable reply
+
+
+def ask_answer(
+    complete: Complete,
+    *,
+    role: str,
+    system: str,
+    user: str,
+    kind: str,
+    with_claims: bool = True,
+    structured: bool = True,
+    max_tokens: int | None = None,
+) -> AnswerResult:
+    """The answer object for ``kind`` from one reply, or from one retry after a malformed reply.
+
+    ``system`` should be static across tasks (servers reuse a cached prefix); the answer contract is
+    appended to ``user``. ``structured`` sends :func:`answer_schema` as the response format.
+    """
+    schema = answer_schema(kind, with_claims) if structured else None
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user + "\n\n" + answer_instructions(kind, with_claims)},
+    ]
+    reply = complete(role, messages, schema, max_tokens)
+    try:
+        return AnswerResult(read_answer(reply.text, kind), "llm")
+    except ModelOutputError as err:
+        problems = [str(p) for p in err.details.get("problems", [err.message])]
+    retry = [
+        *messages,
+        {"role": "assistant", "content": reply.text},
+        {
+            "role": "user",
+            "content": "That reply cannot be used: "
+            + "; ".join(problems)
+            + ". Reply again with only the JSON object, following the contract exactly.",
+        },
+    ]
+    reply = complete(role, retry, schema, max_tokens)
+    try:
+        return AnswerResult(read_answer(reply.text, kind), "llm_retry")
+    except ModelOutputError as err:
+        return AnswerResult(None, "none", [str(p) for p in err.details.get("problems", [err.message])])

@@ -1,0 +1,270 @@
+"""The systems registry, the environment a system runs in, and the one wrapper that turns a run into a record.
+
+A system is registered once, like a task template::
+
+    @system("vector_rag", config=VectorRagConfig)
+    def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
+        ...prepare once (index, database)...
+        def run(task: dict, rec: RecordDraft) -> None:
+            ...ask the model through rec.calls, set rec.record.answer (and attempts, context, ...)...
+        return run
+
+:func:`build_system` validates the config (a pydantic model: an unknown or ill-typed key fails at build
+time, before any task runs) and calls the factory; :func:`run_task` runs one task through the runner and
+finalizes its :class:`~pipeline.systems.record.TaskRecord`: it times the task, sums the tokens of its model
+calls, labels an :class:`~models.errors.InfraError` ``infra_error`` (not scored), a model failure
+``model_error``, and scores the emitted typed answer by the suite's rule. Every system gets the same
+:class:`RunSettings` (model, temperature, seed, repair budget, token limits), so they differ only in how
+they use them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from engine.api import InvalidArgError, Store, TGMSError
+from models.client import ChatClient, Completion
+from models.errors import InfraError
+from pipeline.scoring.typed import score
+from pipeline.systems.record import LLMCall, TaskRecord, sha256_json, sha256_text
+
+
+class SystemConfig(BaseModel):
+    """Base of every system's config model: unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What every system gets alike (DESIGN §4): model, temperature, seed, repair budget, token limits."""
+
+    model: str
+    seed: int = 0
+    temperature: float = 0.0
+    max_tokens: int = 512  # per completion
+    repair_budget: int = 3  # repairs after the first attempt (planner, Cypher)
+    context_window: int = 8192  # the endpoint's window in tokens (a larger prompt is refused honestly)
+    ablation: str = "none"
+
+
+class SystemEnv:
+    """Where a system runs: the store, the model client, the common settings, a work directory.
+
+    ``store()`` is a read-only :class:`Store` per thread (a task runs on one thread; DuckDB connections are
+    not shared across threads).
+    """
+
+    def __init__(
+        self,
+        store_dir: str | Path,
+        client: ChatClient,
+        settings: RunSettings,
+        work_dir: str | Path,
+        *,
+        dataset: str | None = None,
+    ) -> None:
+        self.store_dir = Path(store_dir)
+        self.client = client
+        self.settings = settings
+        self.work_dir = Path(work_dir)
+        self.dataset = dataset
+        self._local = threading.local()
+        self._stores: list[Store] = []
+        self._lock = threading.Lock()
+
+    def store(self) -> Store:
+        st = getattr(self._local, "store", None)
+        if st is None:
+            st = Store.open(self.store_dir, read_only=True)
+            self._local.store = st
+            with self._lock:
+                self._stores.append(st)
+        return st
+
+    def serving(self) -> dict[str, Any]:
+        """The serving configuration recorded with every result."""
+        cfg = self.client.config
+        return {
+            "model": cfg.model,
+            "flavour": cfg.flavour,
+            "replicas": list(cfg.base_urls),
+            "concurrency": cfg.concurrency,
+            "temperature": cfg.temperature,
+            "seed": cfg.seed,
+            "max_tokens": self.settings.max_tokens,
+            "context_window": self.settings.context_window,
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            stores, self._stores = self._stores, []
+        for st in stores:
+            st.close()
+
+
+@dataclass
+class CallLog:
+    """Model calls of one task: every completion goes through here so the record lists its hashes."""
+
+    client: ChatClient
+    max_tokens: int
+    calls: list[LLMCall] = field(default_factory=list)
+
+    def complete(
+        self,
+        role: str,
+        messages: list[dict[str, Any]],
+        schema: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        c = self.client.complete(messages, schema=schema, max_tokens=max_tokens or self.max_tokens)
+        self.calls.append(
+            LLMCall(
+                role=role,
+                request_hash=c.request_hash,
+                prompt_sha256=sha256_json(messages),
+                completion_sha256=sha256_text(c.text),
+                prompt_tokens=c.prompt_tokens,
+                completion_tokens=c.completion_tokens,
+                latency_s=c.latency_s,
+                cached=c.cached,
+                attempts=c.attempts,
+            )
+        )
+        return c
+
+
+@dataclass
+class RecordDraft:
+    """What a runner fills in for one task: the record (answer, attempts, ...) and its call log."""
+
+    record: TaskRecord
+    calls: CallLog
+
+
+Runner = Callable[[dict[str, Any], RecordDraft], None]
+Factory = Callable[[Any, SystemEnv], Runner]
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    name: str
+    config: type[SystemConfig]
+    factory: Factory
+    doc: str
+
+
+SYSTEMS: dict[str, SystemSpec] = {}
+
+
+def system(name: str, *, config: type[SystemConfig]) -> Callable[[Factory], Factory]:
+    """Register the decorated factory ``(config, env) -> runner`` as the system ``name``."""
+
+    def register(factory: Factory) -> Factory:
+        if name in SYSTEMS:
+            raise RuntimeError(f"system {name!r} registered twice")
+        SYSTEMS[name] = SystemSpec(name, config, factory, (factory.__doc__ or "").strip())
+        return factory
+
+    return register
+
+
+def load_systems() -> dict[str, SystemSpec]:
+    """Every registered system (importing the package registers them)."""
+    import pipeline.systems  # noqa: F401
+
+    return SYSTEMS
+
+
+@dataclass
+class BuiltSystem:
+    name: str
+    config: SystemConfig
+    env: SystemEnv
+    runner: Runner
+
+
+def build_system(name: str, env: SystemEnv, config: dict[str, Any] | None = None) -> BuiltSystem:
+    """The system ``name`` built for ``env``; ``E_INVALID_ARG`` for an unknown name or a bad config."""
+    specs = load_systems()
+    if name not in specs:
+        raise InvalidArgError(f"unknown system {name!r}", allowed=sorted(specs))
+    spec = specs[name]
+    try:
+        cfg = spec.config(**(config or {}))
+    except ValidationError as err:
+        raise InvalidArgError(
+            f"bad config for system {name!r}",
+            problems=[f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()],
+        ) from err
+    return BuiltSystem(name, cfg, env, spec.factory(cfg, env))
+
+
+def new_record(system: BuiltSystem, task: dict[str, Any]) -> TaskRecord:
+    s = system.env.settings
+    return TaskRecord(
+        task_id=task["id"],
+        template=task.get("template"),
+        family=task.get("family"),
+        system=system.name,
+        model=s.model,
+        seed=s.seed,
+        ablation=s.ablation,
+        serving=system.env.serving(),
+        answer_kind=task["answer_kind"],
+        gold=task.get("gold"),
+    )
+
+
+@contextmanager
+def _timed(rec: TaskRecord) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        rec.latency_s = round(time.perf_counter() - start, 6)
+
+
+def run_task(system: BuiltSystem, task: dict[str, Any]) -> TaskRecord:
+    """Run ``task`` through ``system`` and return its finished, scored record (never raises for a task)."""
+    rec = new_record(system, task)
+    draft = RecordDraft(rec, CallLog(system.env.client, system.env.settings.max_tokens))
+    with _timed(rec):
+        try:
+            system.runner(task, draft)
+        except InfraError as err:
+            rec.status = "infra_error"
+            rec.errors.append(err.to_dict())
+        except TGMSError as err:
+            rec.status = "model_error" if rec.answer is None else rec.status
+            rec.errors.append(err.to_dict())
+    rec.llm_calls = draft.calls.calls
+    for c in rec.llm_calls:
+        rec.tokens.prompt += c.prompt_tokens or 0
+        rec.tokens.completion += c.completion_tokens or 0
+        rec.tokens.unreported_calls += c.prompt_tokens is None or c.completion_tokens is None
+    _score(rec)
+    return rec
+
+
+def _score(rec: TaskRecord) -> None:
+    if rec.status == "infra_error":
+        rec.correct = None
+        return
+    typed = (rec.answer or {}).get("answer")
+    if rec.answer is not None and isinstance(typed, dict) and "value" in typed:
+        rec.predicted = typed["value"]
+        if rec.status == "model_error":
+            rec.status = "answered"
+    elif rec.status == "answered":
+        rec.status = "abstained"
+    rec.correct = score(rec.answer_kind, rec.gold, rec.predicted) if rec.status == "answered" else False

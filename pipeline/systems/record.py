@@ -1,0 +1,114 @@
+"""The per-task record: one JSON line per (task, system) — what was asked, what came back, how it scored.
+
+The campaign logs these as its raw results; every table is computed from them. A record carries enough to
+audit a score without rerunning anything: the hash of every prompt and completion (the texts themselves
+live in the response cache, keyed by request hash), each plan attempt with its violations, the trace
+digest, the answer object as emitted, the claim verdicts and the gate's decision, and the score by the
+suite's typed rule.
+
+``status`` says how the task ended:
+
+- ``answered``: an answer object was emitted and scored;
+- ``abstained``: the system chose not to answer (the gate abstained, or no usable answer) — scored wrong;
+- ``model_error``: the model never produced a usable plan/query/answer — scored wrong;
+- ``refused``: the system refused honestly before asking (e.g. the context exceeds the model's window) —
+  scored wrong and counted apart;
+- ``infra_error``: the infrastructure failed (endpoint down, retries exhausted) — **not scored**
+  (``correct`` is None), and listed in ``errors`` with its code, never silently counted as wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RECORD_VERSION = "1"
+Status = Literal["answered", "abstained", "model_error", "refused", "infra_error"]
+STATUSES: tuple[str, ...] = ("answered", "abstained", "model_error", "refused", "infra_error")
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_json(value: Any) -> str:
+    return sha256_text(json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LLMCall(_Strict):
+    """One chat completion a system asked for."""
+
+    role: str  # planner | reporter | answerer | cypher | ...
+    request_hash: str  # the response-cache key (model, messages, sampling, response format)
+    prompt_sha256: str  # sha256 of the canonical JSON of the message list
+    completion_sha256: str  # sha256 of the completion text
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float
+    cached: bool
+    attempts: int
+
+
+class Attempt(_Strict):
+    """One plan (tgms) or query (text_to_cypher) the model emitted, and what was wrong with it."""
+
+    n: int  # 1 = the first emission
+    sha256: str | None  # of the parsed plan's canonical JSON / the query text; None when unparseable
+    valid: bool  # passed the static verifier (plan) / ran and returned rows (query)
+    violations: list[dict[str, Any]] = Field(default_factory=list)  # structured, as given to the repair
+    runtime_error: dict[str, Any] | None = None  # executor / database error, when it ran
+
+
+class Tokens(_Strict):
+    prompt: int = 0
+    completion: int = 0
+    unreported_calls: int = 0  # calls whose server reported no usage
+
+
+class TaskRecord(_Strict):
+    """One task answered by one system (one line of the campaign's JSONL)."""
+
+    record_version: str = RECORD_VERSION
+    task_id: str
+    template: str | None = None
+    family: str | None = None
+    system: str
+    model: str
+    seed: int
+    ablation: str = "none"
+    serving: dict[str, Any] = Field(default_factory=dict)  # flavour, replicas, sampling, max_tokens
+    status: Status = "model_error"
+    answer_kind: str
+    gold: Any = None
+    answer: dict[str, Any] | None = None  # the answer object as emitted ({text, answer, claims})
+    predicted: Any = None  # answer.answer.value, or None
+    correct: bool | None = None  # None: not scored (infra_error)
+    llm_calls: list[LLMCall] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=list)
+    first_emission_valid: bool | None = None  # tgms / text_to_cypher: was attempt 1 valid
+    trace_digest: str | None = None
+    trace_status: str | None = None
+    claim_verdicts: list[dict[str, Any]] = Field(default_factory=list)
+    gate: dict[str, Any] | None = None
+    reporter: str | None = None  # "llm" | "llm_retry" | "mechanical_fallback"
+    context: dict[str, Any] | None = None  # baselines: what was put in the prompt (chars, tokens, items)
+    tokens: Tokens = Field(default_factory=Tokens)
+    latency_s: float = 0.0  # wall time of the whole task
+    errors: list[dict[str, Any]] = Field(default_factory=list)  # structured errors, infra and model
+    extras: dict[str, Any] = Field(default_factory=dict)  # system-specific detail
+
+    def to_json(self) -> str:
+        """One canonical JSON line (sorted keys)."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+
+
+def record_schema() -> dict[str, Any]:
+    """The JSON schema of a record (documented in docs/, checked by tests)."""
+    return TaskRecord.model_json_schema()
