@@ -149,6 +149,8 @@ class RecordDraft:
 
     record: TaskRecord
     calls: CallLog
+    #: objects a caller may want beyond the record (the final plan, the Trace, ...); never serialized
+    artifacts: dict[str, Any] = field(default_factory=dict)
 
 
 Runner = Callable[[dict[str, Any], RecordDraft], None]
@@ -220,7 +222,7 @@ def new_record(system: BuiltSystem, task: dict[str, Any]) -> TaskRecord:
         seed=s.seed,
         ablation=s.ablation,
         serving=system.env.serving(),
-        answer_kind=task["answer_kind"],
+        answer_kind=task.get("answer_kind"),
         gold=task.get("gold"),
     )
 
@@ -236,6 +238,12 @@ def _timed(rec: TaskRecord) -> Iterator[None]:
 
 def run_task(system: BuiltSystem, task: dict[str, Any]) -> TaskRecord:
     """Run ``task`` through ``system`` and return its finished, scored record (never raises for a task)."""
+    return run_draft(system, task).record
+
+
+def run_draft(system: BuiltSystem, task: dict[str, Any]) -> RecordDraft:
+    """:func:`run_task`, returning the draft with its artifacts too. A task without ``gold`` (a user's
+    question) is not scored (``correct`` stays None)."""
     rec = new_record(system, task)
     draft = RecordDraft(rec, CallLog(system.env.client, system.env.settings.max_tokens))
     with _timed(rec):
@@ -252,11 +260,11 @@ def run_task(system: BuiltSystem, task: dict[str, Any]) -> TaskRecord:
         rec.tokens.prompt += c.prompt_tokens or 0
         rec.tokens.completion += c.completion_tokens or 0
         rec.tokens.unreported_calls += c.prompt_tokens is None or c.completion_tokens is None
-    _score(rec)
-    return rec
+    _score(rec, scored="gold" in task)
+    return draft
 
 
-def _score(rec: TaskRecord) -> None:
+def _score(rec: TaskRecord, scored: bool = True) -> None:
     if rec.status == "infra_error":
         rec.correct = None
         return
@@ -267,4 +275,9 @@ def _score(rec: TaskRecord) -> None:
             rec.status = "answered"
     elif rec.status == "answered":
         rec.status = "abstained"
-    rec.correct = score(rec.answer_kind, rec.gold, rec.predicted) if rec.status == "answered" else False
+    if not scored:
+        rec.correct = None
+    elif rec.status != "answered" or rec.answer_kind is None:
+        rec.correct = False
+    else:
+        rec.correct = score(rec.answer_kind, rec.gold, rec.predicted)

@@ -85,7 +85,7 @@ class TaskRecord(_Strict):
     ablation: str = "none"
     serving: dict[str, Any] = Field(default_factory=dict)  # flavour, replicas, sampling, max_tokens
     status: Status = "model_error"
-    answer_kind: str
+    answer_kind: str | None  # None for a user's question: the plan decides the kind
     gold: Any = None
     answer: dict[str, Any] | None = None  # the answer object as emitted ({text, answer, claims})
     predicted: Any = None  # answer.answer.value, or None
