@@ -40,6 +40,8 @@ COMMANDS: dict[str, str] = {
     "quickstart": "quickstart",
     "bench": "bench",
     "mutations": "mutations",
+    "systems": "systems",
+    "ask": "ask",
 }
 
 

@@ -1,0 +1,93 @@
+"""The model options shared by ``tgms ask`` and ``tgms systems run``, and the endpoint they open.
+
+``--model local`` (the default) starts the project's local CPU server (llama.cpp unless ``--local-engine
+vllm``) on 127.0.0.1 and stops it when the command ends, on an error or on Ctrl-C. Any other ``--model
+NAME`` is a model served at ``--api-base URL`` (repeat it, or give a comma list, for replicas): a user's
+vLLM cluster or any OpenAI-compatible server is a flag, not a code change. Responses are cached under
+``$TGMS_CACHE/responses`` unless ``--no-cache``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from engine.api import InvalidArgError
+from models.config import EndpointConfig
+from pipeline.cli._common import progress
+from pipeline.cli.inputs import fspath
+
+LOCAL_WINDOWS = {"llamacpp": 8192, "vllm": 4096}  # the context each local server is started with
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("TGMS_CACHE") or Path.home() / ".cache" / "tgms")
+
+
+def add_endpoint_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model")
+    g.add_argument(
+        "--model", default="local", help="'local' (default: a local CPU server) or a served model name"
+    )
+    g.add_argument(
+        "--local-engine",
+        choices=sorted(LOCAL_WINDOWS),
+        default="llamacpp",
+        help="the local server (default llamacpp)",
+    )
+    g.add_argument(
+        "--api-base", action="append", default=[], metavar="URL", help="replica root URL (repeatable)"
+    )
+    g.add_argument(
+        "--flavour", choices=["vllm", "llamacpp", "openai"], default="vllm", help="structured-output form"
+    )
+    g.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    g.add_argument("--max-tokens", type=int, default=512, help="per completion (default 512)")
+    g.add_argument("--context-window", type=int, default=None, help="the served window in tokens")
+    g.add_argument("--timeout", type=float, default=300.0, help="per request, seconds (default 300)")
+    g.add_argument(
+        "--cache-dir", type=fspath, default=None, help="response cache (default $TGMS_CACHE/responses)"
+    )
+    g.add_argument("--no-cache", action="store_true", help="send every request (no response cache)")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    config: EndpointConfig
+    context_window: int
+
+
+def _urls(values: list[str]) -> tuple[str, ...]:
+    return tuple(u.strip() for v in values for u in v.split(",") if u.strip())
+
+
+@contextmanager
+def open_endpoint(args: argparse.Namespace) -> Iterator[Endpoint]:
+    """The endpoint the options name; a local server started here is stopped on leaving (errors, Ctrl-C)."""
+    if args.max_tokens < 1:
+        raise InvalidArgError("--max-tokens must be >= 1", max_tokens=args.max_tokens)
+    cache = None if args.no_cache else Path(args.cache_dir or cache_root() / "responses")
+    common = {"max_tokens": args.max_tokens, "timeout_s": args.timeout, "cache_dir": cache}
+    if args.model == "local":
+        if args.api_base:
+            raise InvalidArgError("--api-base names a remote server: give --model NAME with it, not local")
+        from models.local import start_local
+
+        progress(f"starting the local {args.local_engine} server (stopped when this command ends) ...")
+        with start_local(args.local_engine) as server:
+            cfg = replace(server.endpoint(), **common)
+            progress(f"local model {cfg.model} ready at {cfg.base_urls[0]}")
+            yield Endpoint(cfg, args.context_window or LOCAL_WINDOWS[args.local_engine])
+        return
+    urls = _urls(args.api_base)
+    if not urls:
+        raise InvalidArgError(f"--model {args.model} needs --api-base URL (the server that serves it)")
+    key = os.environ.get(args.api_key_env) if args.api_key_env else None
+    if args.api_key_env and key is None:
+        raise InvalidArgError(f"the environment variable {args.api_key_env} is not set")
+    cfg = EndpointConfig(base_urls=urls, model=args.model, api_key=key, flavour=args.flavour, **common)
+    yield Endpoint(cfg, args.context_window or 8192)
