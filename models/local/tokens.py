@@ -8,24 +8,59 @@ process. vLLM serves a conversion of the same GGUF, so the same vocabulary count
 
 from __future__ import annotations
 
-import functools
+import atexit
+import contextlib
 import importlib.util
+import os
+import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from models.local.llamacpp import missing_package, smollm2_gguf
 
-_lock = threading.Lock()  # a llama.cpp context is not documented as thread-safe
+_lock = threading.RLock()  # a llama.cpp context is not documented as thread-safe
+_loaded: dict[Path, Any] = {}  # model path -> its vocabulary-only Llama, kept for the process
 
 
-@functools.lru_cache(maxsize=4)
 def _vocab(model_path: Path) -> Any:
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise missing_package("llama-cpp-python", "counting tokens with the local model's tokenizer")
-    import llama_cpp
+    with _lock:
+        if model_path not in _loaded:
+            if importlib.util.find_spec("llama_cpp") is None:
+                raise missing_package("llama-cpp-python", "counting tokens with the local model's tokenizer")
+            import llama_cpp
 
-    return llama_cpp.Llama(model_path=str(model_path), vocab_only=True, verbose=False)
+            if not _loaded:
+                atexit.register(_close_all)
+            with _quiet_stderr():  # llama.cpp's C code warns about the (absent) context even when quiet
+                _loaded[model_path] = llama_cpp.Llama(
+                    model_path=str(model_path), vocab_only=True, verbose=False
+                )
+        return _loaded[model_path]
+
+
+def _close_all() -> None:
+    """Free the vocabularies while llama_cpp is intact (its ``__del__`` fails at interpreter teardown)."""
+    with _lock:
+        for vocab in _loaded.values():
+            vocab.close()
+        _loaded.clear()
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence file descriptor 2 (C code writes there directly, past ``sys.stderr``)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def count_tokens(text: str, *, model_path: Path | None = None) -> int:

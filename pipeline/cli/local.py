@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from typing import Any
 
-from models.local import ENGINES, count_tokens, smollm2_gguf, start_local
+from models.local import ENGINES, count_tokens, local_spec, smollm2_gguf, start_local
 from models.local.llamacpp import check_installed
+from models.local.smoke import smoke
 from models.local.vllm_cpu import converted_model, interpreter, provisioned, venv_dir
 from pipeline.cli._common import progress
 
@@ -28,6 +30,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     setup.add_argument("--python", metavar="PY", help="vllm: your own interpreter with vLLM (no venv made)")
     setup.add_argument(
         "--check", action="store_true", help="only report the state; exit 1 if something is missing"
+    )
+    setup.add_argument(
+        "--smoke",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="start the server once and send one completion (default: on for llamacpp, off for vllm)",
     )
     setup.set_defaults(_action=_setup)
     serve = sub.add_parser("serve", help="start a server, print its base URL, serve until Ctrl-C")
@@ -43,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _setup(args: argparse.Namespace) -> int:
     if args.engine == "llamacpp":
-        info = check_installed()  # raises the structured error naming the extra when absent
+        info: dict[str, Any] = check_installed()  # raises the structured error naming the extra when absent
         info["tokens('hello world')"] = count_tokens("hello world")  # the tokenizer loads offline
+        if args.smoke is not False and not args.check:
+            progress("smoke test: starting the llama.cpp server for one completion")
+            info["smoke"] = smoke(local_spec("llamacpp"))
         print(json.dumps({"engine": "llamacpp", "action": "checked", **info}, indent=2))
         return 0
     if args.check:
@@ -55,7 +66,11 @@ def _setup(args: argparse.Namespace) -> int:
         return 0
     python = interpreter(args.python, progress=progress)
     weights = converted_model(python, smollm2_gguf(), progress=progress)
-    print(json.dumps({"engine": "vllm", "action": "ready", "python": python, "weights": str(weights)}))
+    out: dict[str, Any] = {"engine": "vllm", "action": "ready", "python": python, "weights": str(weights)}
+    if args.smoke:
+        progress("smoke test: starting the vLLM server for one completion (about 45 s)")
+        out["smoke"] = smoke(local_spec("vllm", python=args.python, model_dir=weights))
+    print(json.dumps(out, indent=2))
     return 0
 
 

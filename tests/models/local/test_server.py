@@ -13,6 +13,7 @@ from models.client import ChatClient
 from models.errors import InfraError, LocalServerError
 from models.local import reaper
 from models.local.server import LocalServer, ServerSpec, group_alive
+from models.local.smoke import smoke
 from tests.models.local.conftest import pid_alive, python_spec, read_pid, scripted_spec, wait_gone
 
 MESSAGES = [{"role": "user", "content": "are you there?"}]
@@ -115,3 +116,10 @@ def test_stop_is_idempotent(tmp_path: Path) -> None:
     server.stop()
     server.stop()
     assert pid is not None and wait_gone(pid)
+
+
+def test_smoke_is_one_real_round_trip_and_stops_the_server() -> None:
+    before = reaper.live_count()
+    result = smoke(scripted_spec("hello"), max_tokens=4)
+    assert result["reply"] == "hello" and result["startup_s"] > 0
+    assert reaper.live_count() == before
