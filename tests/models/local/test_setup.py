@@ -86,6 +86,8 @@ def test_llamacpp_command_is_the_measured_one(tmp_path: Path) -> None:
         "--interrupt_requests": "False",  # otherwise a new request cuts off one in progress
     }
     assert (spec.model, spec.flavour, spec.concurrency) == ("smollm2", "llamacpp", 1)
+    assert spec.env == {"OMP_WAIT_POLICY": "PASSIVE"}  # spinning OpenMP threads collapse under CPU contention
+    assert llamacpp_spec(model_path=weights, python="p", omp_wait_policy=None).env == {}
 
 
 def test_vllm_command_env_and_concurrency(tmp_path: Path) -> None:
