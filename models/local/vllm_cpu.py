@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -44,6 +45,7 @@ SERVE_ENV = {
 FOREIGN_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
 
 Progress = Callable[[str], None]
+_log = logging.getLogger(__name__)  # where progress goes when the caller gives no callback
 
 
 def venv_dir() -> Path:
@@ -67,7 +69,7 @@ def provisioned(venv: Path | None = None) -> dict[str, Any] | None:
 def provision(venv: Path | None = None, progress: Progress | None = None) -> dict[str, Any]:
     """Create (or finish) the vLLM venv; a no-op when its marker exists. Returns what was done."""
     venv = venv or venv_dir()
-    say = progress or (lambda _msg: None)
+    say = progress or _log.info
     with _locked(venv.parent / f"{venv.name}.lock"):
         record = provisioned(venv)
         if record is not None:
@@ -132,7 +134,7 @@ def interpreter(
 def converted_model(python: str, gguf: Path | None = None, progress: Progress | None = None) -> Path:
     """The safetensors bf16 copy of the GGUF, converted once by ``python`` (needs gguf, accelerate)."""
     gguf = gguf or smollm2_gguf()
-    say = progress or (lambda _msg: None)
+    say = progress or _log.info
     out = cache_root() / "models" / f"smollm2-{file_sha256(gguf)[:12]}"
     if (out / MARKER).exists():
         say(f"converted weights already cached: {out}")

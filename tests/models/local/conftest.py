@@ -71,6 +71,23 @@ def pid_alive(pid: int) -> bool:
     return state != "Z"
 
 
+def descendants(pid: int) -> set[int]:
+    """``pid`` and every process below it (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        found.add(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
 def wait_gone(pid: int, timeout_s: float = 10.0) -> bool:
     """Wait until ``pid`` is gone (a reparented orphan's exit is reaped asynchronously)."""
     deadline = time.monotonic() + timeout_s

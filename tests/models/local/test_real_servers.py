@@ -11,6 +11,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,9 +24,10 @@ import pytest
 from pydantic import BaseModel, Field, StringConstraints
 
 from models.client import ChatClient
+from models.config import EndpointConfig
 from models.local import start_local
 from models.local import vllm_cpu as vc
-from tests.models.local.conftest import pid_alive, wait_gone
+from tests.models.local.conftest import descendants, pid_alive, wait_gone
 
 pytestmark = pytest.mark.local_model
 
@@ -61,23 +65,6 @@ def skip_unless_available(engine: str) -> None:
                 pytest.skip(f"{module} is not installed (the 'local' extra)")
     elif vc.provisioned() is None:
         pytest.skip("the vLLM venv is not provisioned (`tgms local setup vllm`)")
-
-
-def descendants(pid: int) -> set[int]:
-    """``pid`` and every process below it (read from /proc)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        found.add(p)
-        todo.extend(children.get(p, []))
-    return found
 
 
 def counting_prompt(k: int) -> list[dict[str, str]]:
@@ -139,3 +126,28 @@ def test_real_server_structured_output_concurrency_and_clean_stop(engine: str, t
     finally:
         server.stop()
     assert all(wait_gone(pid, timeout_s=30) for pid in processes), [p for p in processes if pid_alive(p)]
+
+
+def test_cli_serve_prints_the_url_serves_and_stops_on_ctrl_c() -> None:
+    skip_unless_available("llamacpp")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "local", "serve", "llamacpp"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        with ChatClient(EndpointConfig(base_urls=(url,), model="smollm2", flavour="llamacpp")) as client:
+            assert client.complete([{"role": "user", "content": "Hi"}], max_tokens=4).completion_tokens
+        servers = descendants(proc.pid) - {proc.pid}
+        assert servers
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0  # Ctrl-C is how `serve` is meant to end
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert all(wait_gone(pid, timeout_s=30) for pid in servers)
