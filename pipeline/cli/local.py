@@ -40,9 +40,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     setup.set_defaults(_action=_setup)
     serve = sub.add_parser("serve", help="start a server, print its base URL, serve until Ctrl-C")
     serve.add_argument("engine", choices=ENGINES)
-    serve.add_argument("--port", type=int, help="port on 127.0.0.1 (default: a free one)")
+    serve.add_argument("--port", type=_port, help="port on 127.0.0.1 (default: a free one)")
     serve.add_argument("--python", metavar="PY", help="the interpreter that runs the server")
     serve.set_defaults(_action=_serve)
+
+
+def _port(text: str) -> int:
+    port = int(text)  # argparse turns a ValueError into "invalid _port value" (E_INVALID_ARG)
+    if not 1 <= port <= 65535:
+        raise ValueError(text)
+    return port
 
 
 def run(args: argparse.Namespace) -> int:
