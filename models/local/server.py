@@ -46,6 +46,9 @@ class ServerSpec:
     env: Mapping[str, str] = field(default_factory=dict)  # added to the parent's environment
     unset_env: tuple[str, ...] = ()  # removed from it (e.g. the project venv's PYTHONPATH for vLLM's venv)
     stop_timeout_s: float = 15.0  # grace after SIGTERM before SIGKILL
+    # the client's per-request timeout: a CPU server shared with other work can take minutes for a
+    # 3k-token prompt (prefill 70-175 tokens/s measured here, 4-60x slower under contention)
+    client_timeout_s: float = 600.0
 
 
 class LocalServer:
@@ -147,6 +150,7 @@ class LocalServer:
             "model": self.spec.model,
             "flavour": self.spec.flavour,
             "concurrency": self.spec.concurrency,
+            "timeout_s": self.spec.client_timeout_s,
         }
         return EndpointConfig(**{**values, **overrides})
 

@@ -49,8 +49,9 @@ def test_endpoint_overrides_and_a_server_not_started(tmp_path: Path) -> None:
         server.endpoint()
     assert err.value.details["reason"] == "not_started"
     with server:
-        cfg = server.endpoint(max_tokens=64, concurrency=1, cache_dir=tmp_path / "c")
-        assert (cfg.max_tokens, cfg.concurrency, cfg.model) == (64, 1, "scripted")
+        assert server.endpoint().timeout_s == 600.0  # CPU servers are slow: a generous default
+        cfg = server.endpoint(max_tokens=64, concurrency=1, cache_dir=tmp_path / "c", timeout_s=9)
+        assert (cfg.max_tokens, cfg.concurrency, cfg.model, cfg.timeout_s) == (64, 1, "scripted", 9)
 
 
 def test_a_process_that_dies_at_start_gives_the_structured_error_with_the_log_tail(tmp_path: Path) -> None:
