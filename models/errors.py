@@ -18,7 +18,8 @@ this module's registry.
     │   ├── ServerError              E_INFRA_SERVER     HTTP 5xx
     │   ├── BadReplyError            E_INFRA_BAD_REPLY  a 2xx whose body is not a chat completion
     │   ├── RetriesExhaustedError    E_INFRA_RETRIES    every attempt failed with one of the above
-    │   └── NoLiveReplicaError       E_INFRA_NO_REPLICA every replica of the pool is down
+    │   ├── NoLiveReplicaError       E_INFRA_NO_REPLICA every replica of the pool is down
+    │   └── LocalServerError         E_INFRA_LOCAL_SERVER a local model server could not be set up or started
     ├── ResponseError                E_RESPONSE         a 4xx (not 429): the request itself is at fault
     └── ModelOutputError             E_MODEL_OUTPUT     the model answered, but not in the form asked for
                                                         (no JSON, wrong schema): the model's failure, scored
@@ -86,6 +87,16 @@ class NoLiveReplicaError(InfraError):
     """Every replica of the pool is marked down."""
 
     code = "E_INFRA_NO_REPLICA"
+
+
+class LocalServerError(InfraError):
+    """A local model server (:mod:`models.local`) could not be provisioned, started or made ready.
+
+    ``details.reason`` says which: ``missing_package`` (names the extra to install), ``exited`` (with the
+    exit code and ``log_tail``), ``timeout``, ``provision`` (a setup step failed), ``bad_config``.
+    """
+
+    code = "E_INFRA_LOCAL_SERVER"
 
 
 class ResponseError(ModelError):

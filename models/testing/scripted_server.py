@@ -9,7 +9,8 @@ last user message to the reply text, or a callable of the request body), with ``
 Faults are injected for the next N chat requests: an HTTP status (429 with Retry-After, 500, ...), a hang
 past the client's timeout, or a slow reply. Every request is logged (path and JSON body), and the count of
 chat requests in flight is tracked with its high-water mark. Use it as a context manager; it stops on exit
-(and releases any request that is hanging).
+(and releases any request that is hanging). ``python -m models.testing.scripted_server --port N`` runs it
+as a process (see :func:`main`).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class ScriptedServer:
         self.rule: Rule = rule if rule is not None else {}
         self.default = default  # reply when a dict rule has no entry; None answers 404
         self.model = model
+        self.port = 0  # 0: a free port chosen by the OS (the CLI sets its --port)
         self.healthy = True
         self.delay_s = 0.0  # added to every chat reply (a slow server)
         self.usage = True  # False: replies carry no ``usage`` (as llama.cpp's streamed replies)
@@ -90,7 +92,7 @@ class ScriptedServer:
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> ScriptedServer:
         handler = type("Handler", (_Handler,), {"server_double": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True
@@ -254,3 +256,36 @@ class _Handler(BaseHTTPRequestHandler):
                 "total_tokens": prompt_tokens + completion_tokens,
             }
         self._send(200, payload)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """TEST DOUBLE as a process: ``python -m models.testing.scripted_server --port N --reply TEXT``.
+
+    Serves every chat request the fixed reply until SIGTERM/SIGINT, so tests can run it as the command of
+    a :class:`models.local.LocalServer` (a real subprocess) without a model. ``--start-delay`` waits before
+    binding (a slow start for readiness tests).
+    """
+    import argparse
+    import signal
+    import time
+
+    p = argparse.ArgumentParser(prog="scripted_server", description="TEST DOUBLE: scripted chat server")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--reply", default="ok", help="the text of every chat reply")
+    p.add_argument("--model", default="scripted", help="the model id listed by /v1/models")
+    p.add_argument("--start-delay", type=float, default=0.0, metavar="S", help="wait S s before binding")
+    args = p.parse_args(argv)
+    time.sleep(args.start_delay)
+    server = ScriptedServer(default=args.reply, model=args.model)
+    server.port = args.port
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    with server:
+        print(f"scripted server on {server.url}", flush=True)
+        stop.wait()
+    print("scripted server stopped", flush=True)
+
+
+if __name__ == "__main__":
+    main()

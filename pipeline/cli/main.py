@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "mutations": "mutations",
     "systems": "systems",
     "ask": "ask",
+    "local": "local",
 }
 
 

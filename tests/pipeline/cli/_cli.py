@@ -16,11 +16,13 @@ import pytest
 
 from engine.errors import ERROR_CLASSES
 from engine.store import Store
+from models.errors import MODEL_ERROR_CLASSES
 from pipeline.cli.main import main
 from tests.conftest import FakeClock
 
-#: every code a user may see: the error tree's, plus an interrupted run (E_INTERNAL is a defect)
-KNOWN_CODES = frozenset(ERROR_CLASSES) | {"E_INTERRUPTED"}
+#: every code a user may see: the error tree's and the model client's (e.g. `tgms local`), plus an
+#: interrupted run (E_INTERNAL is a defect)
+KNOWN_CODES = frozenset(ERROR_CLASSES) | frozenset(MODEL_ERROR_CLASSES) | {"E_INTERRUPTED"}
 
 
 @dataclass

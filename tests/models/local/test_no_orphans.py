@@ -1,0 +1,90 @@
+"""A parent holding a server that is interrupted, terminated or just exits leaves no orphan server.
+
+Each case runs a real child Python process that starts a server (the scripted TEST DOUBLE as a
+subprocess), prints the server's pid, and then is signalled or returns; the test checks that the server
+process is gone once the parent has exited.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.models.local.conftest import wait_gone
+
+CHILD = textwrap.dedent(
+    """
+    import json, sys, time
+    from tests.models.local.conftest import scripted_spec
+    from models.local.server import LocalServer
+
+    mode = sys.argv[1]
+    if mode == "with":
+        with LocalServer(scripted_spec()) as server:
+            print(json.dumps({"pid": server.pid}), flush=True)
+            time.sleep(60)
+    elif mode == "raise":
+        with LocalServer(scripted_spec()) as server:
+            print(json.dumps({"pid": server.pid}), flush=True)
+            raise RuntimeError("the caller failed")
+    elif mode == "leak":  # started and never stopped: the atexit hook must stop it
+        server = LocalServer(scripted_spec()).start()
+        print(json.dumps({"pid": server.pid}), flush=True)
+    """
+)
+
+
+def run_child(mode: str, tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    root = Path(__file__).resolve().parents[3]  # the repository, so the child can import tests.*
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen(
+        [sys.executable, str(script), mode],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=root,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line:
+        proc.wait(timeout=30)
+        raise AssertionError(f"the child printed no pid: {proc.stderr.read() if proc.stderr else ''}")
+    return proc, int(json.loads(line)["pid"])
+
+
+@pytest.mark.parametrize(
+    ("signum", "expected_returncode"),
+    [(signal.SIGINT, -signal.SIGINT), (signal.SIGTERM, -signal.SIGTERM)],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_signalled_parent_leaves_no_orphan(tmp_path: Path, signum: int, expected_returncode: int) -> None:
+    proc, server_pid = run_child("with", tmp_path)
+    try:
+        assert wait_gone(server_pid, timeout_s=0.2) is False  # the server runs
+        proc.send_signal(signum)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # SIGINT: KeyboardInterrupt unwinds, and Python then exits "killed by SIGINT"; SIGTERM: re-delivered
+    assert proc.returncode == expected_returncode
+    assert wait_gone(server_pid, timeout_s=5), f"server {server_pid} outlived its parent"
+
+
+@pytest.mark.parametrize("mode", ["raise", "leak"])
+def test_a_parent_that_fails_or_forgets_to_stop_leaves_no_orphan(tmp_path: Path, mode: str) -> None:
+    proc, server_pid = run_child(mode, tmp_path)
+    proc.wait(timeout=30)
+    assert proc.returncode == (1 if mode == "raise" else 0)
+    assert wait_gone(server_pid, timeout_s=5), f"server {server_pid} outlived its parent"
