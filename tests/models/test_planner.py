@@ -13,7 +13,18 @@ from typing import Any
 
 import pytest
 
-from engine.api import ExecConfig, OpContext, Store, Trace, build_plan, build_store, execute
+from engine.api import (
+    ExecConfig,
+    OpContext,
+    Store,
+    Trace,
+    build_plan,
+    build_store,
+    execute,
+    get_operator,
+    parse_args,
+    profile,
+)
 from models.client import ChatClient
 from models.manual import estimate_tokens, operator_manual
 from models.planner import (
@@ -30,7 +41,7 @@ from tests.conftest import SHARED_DATA
 from tests.models.conftest import config
 
 EVENTS = 3000
-T_A, T_B = 1082040961000000, 1083838246000001  # the whole valid-time extent of the first 3,000 events
+T_A, T_B = 1082040961000000, 1083198015000001  # the whole valid-time extent of the first 3,000 events
 DAY_A, DAY_B = 1082592000000000, 1082678400000000  # one day inside it
 
 
@@ -207,13 +218,21 @@ def test_repair_fixes_an_invented_output_field_with_the_legal_list(scripted, ctx
 
 
 def test_a_runtime_cost_refusal_is_fed_back_with_its_suggestions(scripted, ctx) -> None:
+    def args(t_a: int, t_b: int) -> dict[str, Any]:
+        return {"motif": "M_path_3", "delta": 3600000000, "window": {"t_a": t_a, "t_b": t_b}}
+
     def motifs(t_a: int, t_b: int) -> str:
-        args = {"motif": "M_path_3", "delta": 3600000000, "window": {"t_a": t_a, "t_b": t_b}}
-        step = {"id": "s1", "op": "count_temporal_motifs", "args": args, "depends_on": []}
+        step = {"id": "s1", "op": "count_temporal_motifs", "args": args(t_a, t_b), "depends_on": []}
         return json.dumps({"steps": [step], "answer_spec": {"kind": "count", "from": "s1.count"}})
 
+    def estimate(t_a: int, t_b: int) -> float:
+        spec = get_operator("count_temporal_motifs")
+        return spec.cost(profile(ctx, None), parse_args(spec.args, args(t_a, t_b), spec.name)).seconds
+
+    wide, narrow = estimate(T_A, T_B), estimate(DAY_A, DAY_B)
+    assert narrow < wide  # an executor budget between the two refuses the whole extent, admits one day
     server, client = scripted(by_turn(motifs(T_A, T_B), motifs(DAY_A, DAY_B)))
-    out = run(client, ctx, task("How many paths?", ()), budget_s=0.001)
+    out = run(client, ctx, task("How many paths?", ()), budget_s=(wide + narrow) / 2)
     first, second = out.attempts
     assert first.valid and first.runtime_error is not None  # passed the verifier, refused by the executor
     assert first.runtime_error["error"] == "E_COST" and first.runtime_error["step"] == "s1"
