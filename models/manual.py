@@ -35,7 +35,7 @@ from engine.api import DEFAULT_LIMIT, OperatorSpec, all_operators, operator_sche
 COMMON_ARGS = ("as_of_tt", "limit", "cursor")
 #: output fields of the page bookkeeping (stated once in the header)
 PAGE_FIELDS = ("truncated", "cursor")
-PURPOSE_MAX = 170
+PURPOSE_MAX = 110
 #: a numeric range is printed when its upper bound is at most this (hops 0..3, k 1..20); time bounds are not
 SMALL_RANGE = 10_000
 #: an element type with more keys than this, used by several outputs, is spelled out once and named
@@ -43,6 +43,7 @@ ALIAS_MIN_KEYS = 5
 #: argument descriptions that add nothing to the type (the header states the time unit)
 #: where a purpose line's detail starts (the outputs are listed separately)
 _DETAIL = (": ", "; ", ", as `rows`", " as `rows`", ", with its")
+_TAKEN = "Taken by"
 _PLAIN = ("epoch microseconds", "the function; see the manual")
 
 
@@ -110,7 +111,16 @@ def arg_line(spec: OperatorSpec, schema: dict[str, Any]) -> str:
     props = schema.get("properties") or {}
     required = set(schema.get("required") or ())
     names = [n for n in spec.args.model_fields if n not in COMMON_ARGS and n in props]
-    return ", ".join(_arg(n, props[n], n in required) for n in names) or "(none)"
+    out: list[str] = []
+    seen: dict[str, str] = {}  # a long type already spelled out in this operator -> the arg that has it
+    for n in names:
+        text = _arg(n, props[n], n in required)
+        typ = render_type(props[n])
+        if len(typ) > 40 and typ in seen:
+            text = text.replace(typ, f"like {seen[typ]}")
+        seen.setdefault(typ, n)
+        out.append(text)
+    return ", ".join(out) or "(none)"
 
 
 def _element_model(annotation: Any) -> type[BaseModel] | None:
@@ -175,24 +185,58 @@ def output_line(spec: OperatorSpec, schema: dict[str, Any], aliases: dict[str, s
 
 
 def arg_notes(spec: OperatorSpec) -> str:
-    """The argument descriptions that say more than the type (compute's "Taken by: ..." lists, δ, stride)."""
+    """The argument descriptions that say more than the type (delta's unit, stride's bucket width); those
+    that only say which fns take the argument go into :func:`takes_line` instead."""
     notes = []
     for name, f in spec.args.model_fields.items():
         desc = (f.description or "").strip()
-        if name in COMMON_ARGS or not desc or desc.startswith(_PLAIN):
+        if name in COMMON_ARGS or not desc or desc.startswith(_PLAIN) or _TAKEN in desc:
             continue
         notes.append(f"{name}: {desc.rstrip('.')}")
     return "; ".join(notes)
 
 
-def operator_block(spec: OperatorSpec, schemas: dict[str, Any], aliases: dict[str, str]) -> str:
-    lines = [
-        f"{spec.name}: {purpose(spec)}.",
-        f"  args: {arg_line(spec, schemas['args'])}",
-    ]
-    notes = arg_notes(spec)
-    if notes:
-        lines.append(f"  where {notes}")
+def takes_line(spec: OperatorSpec) -> str:
+    """Which arguments each function of a multi-function operator takes (compute), from the "Taken by: ..."
+    of the argument descriptions; functions that take the same arguments are grouped."""
+    fns: dict[str, list[str]] = {}
+    everyone: list[str] = []
+    for name, f in spec.args.model_fields.items():
+        desc = f.description or ""
+        if _TAKEN not in desc:
+            continue
+        who = desc.split(_TAKEN, 1)[1].strip().rstrip(".")
+        if who.startswith("every"):
+            everyone.append(name)
+            continue
+        for fn in (w.strip() for w in who.lstrip(":").split(",")):
+            fns.setdefault(fn, []).append(name)
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for fn, names in fns.items():
+        groups.setdefault(tuple(everyone + names), []).append(fn)
+    return "; ".join(f"{'|'.join(fs)}: {', '.join(names)}" for names, fs in groups.items())
+
+
+def operator_block(
+    spec: OperatorSpec, schemas: dict[str, Any], aliases: dict[str, str], seen: dict[str, str]
+) -> str:
+    """One operator's lines; ``seen`` maps argument lines already printed to their operator, so an operator
+    with the same arguments as an earlier one (the two motif operators) says so instead of repeating them."""
+    args = arg_line(spec, schemas["args"])
+    same = seen.get(args) if len(args) > 60 else None
+    seen.setdefault(args, spec.name)
+    line = purpose(spec)
+    lines = [f"{spec.name}: {line}" + ("" if line.endswith("…") else ".")]
+    if same:
+        lines.append(f"  args: as {same}")
+    else:
+        lines.append(f"  args: {args}")
+        notes = arg_notes(spec)
+        if notes:
+            lines.append(f"  where {notes}")
+    takes = takes_line(spec)
+    if takes:
+        lines.append(f"  fn takes: {takes}")
     lines.append(f"  out: {output_line(spec, schemas['output'], aliases)}")
     note = (spec.example or {}).get("note")
     if note and "$ref" in note:
@@ -215,10 +259,16 @@ def operator_manual() -> str:
         "out lists the ONLY fields a $ref may name; L[{k1,k2}] is a list of objects with those keys.",
         *(f"{name} = {keys}" for name, keys in aliases.items()),
     ]
-    blocks = [operator_block(s, schemas[s.name], aliases) for s in specs]
+    seen: dict[str, str] = {}
+    blocks = [operator_block(s, schemas[s.name], aliases, seen) for s in specs]
     return "\n".join(head) + "\n" + "\n".join(blocks) + "\n"
 
 
+#: characters per token of SmolLM2's tokenizer on this prompt (measured 2.77 on the static prefix: digits
+#: are one token each, and the manual is dense with punctuation); a little under, so estimates err high
+CHARS_PER_TOKEN = 2.7
+
+
 def estimate_tokens(text: str) -> int:
-    """A rough token count (chars / 3.2) until the local servers' tokenizer count is wired in."""
-    return int(len(text) / 3.2) + 1
+    """A token count estimate (chars / 2.7) until the local servers' tokenizer count is wired in."""
+    return int(len(text) / CHARS_PER_TOKEN) + 1

@@ -2,9 +2,10 @@
 
 What a model needs to write a sensible query and cannot guess: the dataset's name, what node uids look
 like, how big the graph is, its relation types, and the valid-time extent in both UTC and epoch
-microseconds (the engine's unit), plus the latest transaction time (questions about "what was recorded
-at" name earlier ones). Built from the store's own statistics; deterministic for a given store state
-(no wall clock, no ordering from a hash), so a prompt that contains it is cacheable.
+microseconds (the engine's unit). It is short on purpose: every digit is a token of a small model's window
+(the transaction-time facts stay in :func:`card_facts`; questions name the times they ask about). Built
+from the store's own statistics; deterministic for a given store state (no wall clock, no ordering from a
+hash), so a prompt that contains it is cacheable.
 """
 
 from __future__ import annotations
@@ -39,17 +40,14 @@ def _when(us: int | None) -> str:
 
 
 def card_text(facts: dict[str, Any]) -> str:
-    rels = ", ".join(f"{name} ({n} edges)" for name, n in facts["rel_types"]) or "none"
+    rels = ", ".join(name for name, _ in facts["rel_types"]) or "none"
     uids = ", ".join(facts["uid_examples"]) or "none"
     return "\n".join(
         [
             f"Dataset: {facts['dataset']}, a temporal graph of timestamped directed edges (events).",
             f"Node uids look like: {uids}.",
-            f"Size: {facts['nodes']} nodes, {facts['edge_versions']} current edge versions "
-            f"({facts['edge_versions_believed']} including corrected ones).",
-            f"Relation types: {rels}.",
+            f"Size: {facts['nodes']} nodes, {facts['edge_versions']} edges. Relation types: {rels}.",
             f"Valid time: from {_when(facts['vt_min'])} to {_when(facts['vt_max'])}.",
-            f"Latest transaction time: {_when(facts['last_tt'])}.",
         ]
     )
 
