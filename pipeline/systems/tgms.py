@@ -21,6 +21,7 @@ produced a usable plan ends the task as ``model_error`` (raised to :func:`~pipel
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from engine.api import (
     Trace,
     VerifyConfig,
     build_plan,
+    error_from_dict,
     execute,
     gate,
     parse_answer,
@@ -63,10 +65,16 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
         constrained=config.constrained,
     )
     store_digest = env.store().digest()
+    local = threading.local()  # one OpContext per thread (its caches outlive a task), over env's store
+
+    def context() -> OpContext:
+        if getattr(local, "ctx", None) is None:
+            local.ctx = OpContext(env.store())
+        return local.ctx
 
     def run(task: dict[str, Any], draft: RecordDraft) -> None:
         rec = draft.record
-        ctx = OpContext(env.store())
+        ctx = context()
 
         def run_plan(plan: dict[str, Any]) -> Trace:
             return execute(build_plan(plan), ctx, results, exec_config, store_digest=store_digest)
@@ -80,8 +88,10 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
         )
         outcome = plan_and_run(draft.calls.complete, ptask, ctx, run_plan, planner)
         _record_plan(rec, outcome)
+        last = outcome.attempts[-1] if outcome.attempts else None
+        if outcome.trace is None and not outcome.exhausted and last and last.runtime_error:
+            raise error_from_dict(last.runtime_error)  # not the model's doing (e.g. a backend failure)
         if outcome.exhausted or outcome.trace is None:
-            last = outcome.attempts[-1] if outcome.attempts else None
             raise ModelOutputError(
                 f"no usable plan after {len(outcome.attempts)} attempts",
                 attempts=len(outcome.attempts),
