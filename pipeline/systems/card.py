@@ -1,0 +1,57 @@
+"""The dataset card: a few lines about a store that every system may put in its prompt.
+
+What a model needs to write a sensible query and cannot guess: the dataset's name, what node uids look
+like, how big the graph is, its relation types, and the valid-time extent in both UTC and epoch
+microseconds (the engine's unit). It is short on purpose: every digit is a token of a small model's window
+(the transaction-time facts stay in :func:`card_facts`; questions name the times they ask about). Built
+from the store's own statistics; deterministic for a given store state (no wall clock, no ordering from a
+hash), so a prompt that contains it is cacheable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.api import OpContext, Store, us_to_iso
+
+UID_EXAMPLES = 3
+
+
+def card_facts(store: Store, dataset: str | None = None) -> dict[str, Any]:
+    """The card's content as data (tests and reports read it)."""
+    stats = store.stats()
+    extent = stats.get("extent") or {}
+    uids = OpContext(store).uids()[:UID_EXAMPLES]
+    return {
+        "dataset": dataset or "unnamed",
+        "uid_examples": uids,
+        "nodes": stats.get("nodes_current"),
+        "edge_versions": stats.get("edge_versions_current"),
+        "edge_versions_believed": stats.get("edge_versions"),
+        "rel_types": sorted((stats.get("rel_types") or {}).items()),
+        "vt_min": extent.get("vt_min"),
+        "vt_max": extent.get("vt_max"),
+        "last_tt": stats.get("last_tt"),
+    }
+
+
+def _when(us: int | None) -> str:
+    return "unknown" if us is None else f"{us_to_iso(us)} ({us} µs)"
+
+
+def card_text(facts: dict[str, Any]) -> str:
+    rels = ", ".join(name for name, _ in facts["rel_types"]) or "none"
+    uids = ", ".join(facts["uid_examples"]) or "none"
+    return "\n".join(
+        [
+            f"Dataset: {facts['dataset']}, a temporal graph of timestamped directed edges (events).",
+            f"Node uids look like: {uids}.",
+            f"Size: {facts['nodes']} nodes, {facts['edge_versions']} edges. Relation types: {rels}.",
+            f"Valid time: from {_when(facts['vt_min'])} to {_when(facts['vt_max'])}.",
+        ]
+    )
+
+
+def dataset_card(store: Store, dataset: str | None = None) -> str:
+    """The card text of ``store`` (see the module docstring)."""
+    return card_text(card_facts(store, dataset))

@@ -1,0 +1,137 @@
+"""The ``tgms`` system: planner → verifier → repair → executor → reporter → claim verifier → gate (DESIGN §4).
+
+Per task: the planner (:func:`models.planner.plan_and_run`) writes a plan for the question, the static
+verifier checks it against the store with the task's input uids as the grounding set, the executor runs it
+(results kept by digest in a :class:`~engine.api.ResultStore` under the work directory), and violations or
+repairable runtime errors go back to the model up to ``repair_budget`` times. The LLM reporter
+(:func:`models.reporter.report`) writes the answer object from a summary of the trace; the claim verifier
+rates its claims against the trace; the gate drops unsupported claims and abstains when nothing supported
+backs the typed answer.
+
+Ablations (:class:`TgmsConfig`, the paper's switches): ``contracts=False`` turns off the verifier's
+declared-output check, ``taint=False`` turns off truncation taint in the executor and the claim verifier,
+``gating=False`` emits the reporter's answer as is (the verdicts and the gate's decision are still
+recorded), ``constrained=True`` sends the plan schema as the structured-output format.
+
+The record: every plan attempt (``attempts``, ``first_emission_valid``), the trace digest and status, the
+reporter's source, the claim verdicts and the gate's decision; ``answer`` is what was emitted (None when the
+gate abstained) and ``extras["reporter_answer"]`` the reporter's answer before gating. A model that never
+produced a usable plan ends the task as ``model_error`` (raised to :func:`~pipeline.systems.base.run_task`).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from engine.api import (
+    ExecConfig,
+    OpContext,
+    ResultStore,
+    Trace,
+    VerifyConfig,
+    build_plan,
+    error_from_dict,
+    execute,
+    gate,
+    parse_answer,
+    verify_claims,
+)
+from models.errors import ModelOutputError
+from models.planner import PlannerConfig, PlanOutcome, PlanTask, plan_and_run
+from models.reporter import report
+from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
+from pipeline.systems.card import dataset_card
+from pipeline.systems.record import Attempt
+
+
+class TgmsConfig(SystemConfig):
+    contracts: bool = True  # the verifier's declared-output-field check
+    taint: bool = True  # truncation taint (executor and claim verifier)
+    gating: bool = True  # drop unsupported claims / abstain
+    constrained: bool = False  # plan JSON schema as the response format
+
+
+@system("tgms", config=TgmsConfig)
+def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
+    """Planner → verifier → repair → executor → reporter → claim verifier → gate."""
+    card = dataset_card(env.store(), env.dataset)
+    results = ResultStore(Path(env.work_dir) / "results")
+    exec_config = ExecConfig(taint=config.taint)
+    planner = PlannerConfig(
+        repair_budget=env.settings.repair_budget,
+        contracts=config.contracts,
+        constrained=config.constrained,
+    )
+    store_digest = env.store().digest()
+    local = threading.local()  # one OpContext per thread (its caches outlive a task), over env's store
+
+    def context() -> OpContext:
+        if getattr(local, "ctx", None) is None:
+            local.ctx = OpContext(env.store())
+        return local.ctx
+
+    def run(task: dict[str, Any], draft: RecordDraft) -> None:
+        rec = draft.record
+        ctx = context()
+
+        def run_plan(plan: dict[str, Any]) -> Trace:
+            return execute(build_plan(plan), ctx, results, exec_config, store_digest=store_digest)
+
+        ptask = PlanTask(
+            task_id=task["id"],
+            question=task["question"],
+            input_uids=tuple(task.get("input_uids") or ()),
+            kind=task["answer_kind"],
+            card=card,
+        )
+        outcome = plan_and_run(draft.calls.complete, ptask, ctx, run_plan, planner)
+        _record_plan(rec, outcome)
+        last = outcome.attempts[-1] if outcome.attempts else None
+        if outcome.trace is None and not outcome.exhausted and last and last.runtime_error:
+            raise error_from_dict(last.runtime_error)  # not the model's doing (e.g. a backend failure)
+        if outcome.exhausted or outcome.trace is None:
+            raise ModelOutputError(
+                f"no usable plan after {len(outcome.attempts)} attempts",
+                attempts=len(outcome.attempts),
+                last_violations=(last.violations if last else [])[:5],
+                last_runtime_error=last.runtime_error if last else None,
+            )
+        trace = outcome.trace
+        got = trace.answer()
+        if got is None or "error" in got:  # a run that failed in a way no repair could fix
+            rec.status = "abstained"
+            rec.extras["no_answer"] = (got or {}).get("error", "the plan has no answer_spec")
+            return
+        reported = report(draft.calls.complete, task["question"], trace)
+        rec.reporter = reported.source
+        if reported.problems:
+            rec.extras["reporter_problems"] = reported.problems
+        if reported.answer is None:
+            rec.status = "abstained"
+            return
+        answer = reported.answer
+        rec.extras["reporter_answer"] = answer
+        verdicts = verify_claims(answer, trace, ctx, VerifyConfig(taint=config.taint))
+        decision = gate(parse_answer(answer), verdicts)
+        rec.claim_verdicts = [v.to_dict() for v in verdicts]
+        rec.gate = {k: v for k, v in decision.items() if k != "verdicts"}
+        if not config.gating:
+            rec.answer, rec.status = answer, "answered"
+        elif decision["emitted"]:
+            rec.answer = {k: decision[k] for k in ("text", "answer", "claims") if k in decision}
+            rec.status = "answered"
+        else:
+            rec.answer, rec.status = None, "abstained"
+
+    return run
+
+
+def _record_plan(rec: Any, outcome: PlanOutcome) -> None:
+    rec.attempts = [Attempt(**a.to_dict()) for a in outcome.attempts]
+    rec.first_emission_valid = outcome.first_emission_valid
+    if outcome.trace is not None:
+        rec.trace_digest = outcome.trace.digest
+        rec.trace_status = outcome.trace.status
+        rec.extras["plan"] = outcome.plan

@@ -1,0 +1,310 @@
+"""The planner's prompt and repair loop against the scripted server (a test double) and a real small store.
+
+Each scripted rule answers by the turn it sees: the first request of a task carries two messages (the
+static prefix and the task), a repair carries four (plus the bad reply and the problems), so a rule can
+script "first reply wrong, second reply right" and the tests can read exactly what the repair turn said.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from engine.api import (
+    ExecConfig,
+    OpContext,
+    Store,
+    Trace,
+    build_plan,
+    build_store,
+    execute,
+    get_operator,
+    parse_args,
+    profile,
+)
+from models.client import ChatClient
+from models.manual import estimate_tokens, operator_manual
+from models.planner import (
+    PlannerConfig,
+    PlanOutcome,
+    PlanTask,
+    plan_and_run,
+    plan_schema,
+    static_prefix,
+    task_suffix,
+)
+from models.testing.scripted_server import ScriptedServer
+from tests.conftest import SHARED_DATA
+from tests.models.conftest import config
+
+EVENTS = 3000
+T_A, T_B = 1082040961000000, 1083198015000001  # the whole valid-time extent of the first 3,000 events
+DAY_A, DAY_B = 1082592000000000, 1082678400000000  # one day inside it
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    source = SHARED_DATA / "CollegeMsg.txt"
+    if not source.is_file():
+        pytest.skip(f"shared data not found: {source}")
+    root = tmp_path_factory.mktemp("planner")
+    head = root / "head.txt"
+    head.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:EVENTS]))
+    build_store("collegemsg", root / "store", source=head).close()
+    with Store.open(root / "store", read_only=True) as st:
+        yield st
+
+
+@pytest.fixture(scope="module")
+def ctx(store: Store) -> OpContext:
+    return OpContext(store)
+
+
+def task(
+    question: str = "How many nodes can n1 reach?", uids: tuple[str, ...] = ("n1",), kind: str = "count"
+):
+    return PlanTask("t/1", question, uids, kind, "Dataset: test. Node uids look like: n1, n2.")
+
+
+def reach_plan(field: str = "rows_total", src: str = "n1") -> dict[str, Any]:
+    return {
+        "steps": [
+            {
+                "id": "s1",
+                "op": "temporal_reachability",
+                "args": {"src": src, "window": {"t_a": T_A, "t_b": T_B}},
+                "depends_on": [],
+            }
+        ],
+        "answer_spec": {"kind": "count", "from": f"s1.{field}"},
+    }
+
+
+def invented_ref_plan() -> dict[str, Any]:
+    """s2 counts ``s1.reached[*].uid``: temporal_reachability declares ``rows``, not ``reached``."""
+    plan = reach_plan()
+    plan["steps"].append(
+        {
+            "id": "s2",
+            "op": "compute",
+            "args": {"fn": "count", "input": {"$ref": "s1.reached[*].uid"}},
+            "depends_on": ["s1"],
+        }
+    )
+    plan["answer_spec"] = {"kind": "count", "from": "s2.value"}
+    return plan
+
+
+def by_turn(*replies: str) -> Callable[[dict[str, Any]], str]:
+    """Reply ``replies[k]`` to the k-th request (the last one repeats): requests of one task are sequential,
+    so the k-th request is attempt k + 1."""
+    sent = [0]
+
+    def rule(body: dict[str, Any]) -> str:
+        k = sent[0]
+        sent[0] += 1
+        return replies[min(k, len(replies) - 1)]
+
+    return rule
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., tuple[ScriptedServer, ChatClient]]]:
+    opened: list[tuple[ScriptedServer, ChatClient]] = []
+
+    def make(rule: Any) -> tuple[ScriptedServer, ChatClient]:
+        server = ScriptedServer(rule).start()
+        client = ChatClient(config(server.url))
+        opened.append((server, client))
+        return server, client
+
+    yield make
+    for server, client in opened:
+        client.close()
+        server.stop()
+
+
+def complete_with(client: ChatClient):
+    def complete(role: str, messages: list[dict[str, Any]], schema: Any = None, max_tokens: Any = None):
+        return client.complete(messages, schema=schema, max_tokens=max_tokens)
+
+    return complete
+
+
+def runner(ctx: OpContext, budget_s: float | None = None) -> Callable[[dict[str, Any]], Trace]:
+    cfg = ExecConfig() if budget_s is None else ExecConfig(budget_s=budget_s)
+    return lambda plan: execute(build_plan(plan), ctx, config=cfg)
+
+
+def run(client: ChatClient, ctx: OpContext, t: PlanTask, cfg: PlannerConfig | None = None, budget_s=None):
+    return plan_and_run(complete_with(client), t, ctx, runner(ctx, budget_s), cfg)
+
+
+# -- the prompt -----------------------------------------------------------------------------------------
+
+
+def test_static_prefix_is_byte_identical_across_tasks(scripted, ctx) -> None:
+    def rule(body: dict[str, Any]) -> str:  # each task's own uid as the source
+        return json.dumps(reach_plan(src="n2" if '["n2"]' in body["messages"][1]["content"] else "n1"))
+
+    server, client = scripted(rule)
+    a = task("How many nodes can n1 reach?", ("n1",))
+    b = task("Count what n2 reaches, please.", ("n2",), kind="count")
+    run(client, ctx, a)
+    run(client, ctx, b)
+    first, second = server.log.chat_bodies
+    assert first["messages"][0]["content"].encode() == second["messages"][0]["content"].encode()
+    assert first["messages"][0]["content"] == static_prefix()
+    assert first["messages"][1]["content"] != second["messages"][1]["content"]
+    assert '["n2"]' in second["messages"][1]["content"] and "n2 reaches" in second["messages"][1]["content"]
+
+
+def test_manual_lists_each_operators_declared_outputs_and_stays_small() -> None:
+    from engine.api import all_operators
+
+    manual = operator_manual()
+    for spec in all_operators():
+        block = manual.split(f"\n{spec.name}: ", 1)[1].split("\n  out: ", 1)[1].split("\n", 1)[0]
+        for name in spec.declared_outputs:
+            if name in ("truncated", "cursor") or name.endswith("_truncated"):
+                continue
+            assert name in block, (spec.name, name)
+    assert "rows[{uid,earliest_arrival}]" in manual  # list outputs show their element keys
+    # the whole planner prompt (prefix + a typical suffix) must leave room for the repair turns and the
+    # reply in vLLM's 4,096-token window: aim at ~3,000. Estimated at 2.7 chars per token (SmolLM2's
+    # tokenizer measured 2.76 on the prefix; the real-tokenizer test belongs with the local servers)
+    question = (
+        "Within the window from 2004-05-07T00:00:00Z (1083888000000000 µs) to 2004-05-08T00:00:00Z "
+        "(1083974400000000 µs), how many nodes are temporally reachable from n36 and also from n277?"
+    )
+    card = (
+        "Dataset: collegemsg, a temporal graph of timestamped directed edges (events).\n"
+        "Node uids look like: n1, n2, n3.\nSize: 1899 nodes, 59879 edges. Relation types: msg.\n"
+        "Valid time: from 2004-04-15T14:56:01Z (1082040961000000 µs) to 2004-10-26T07:52:22.000001Z "
+        "(1098777142000001 µs)."
+    )
+    t = PlanTask("t/2", question, ("n277", "n36"), "count", card)
+    assert estimate_tokens(static_prefix() + task_suffix(t)) < 3100
+
+
+def test_the_reply_may_come_in_think_blocks_and_code_fences(scripted, ctx) -> None:
+    reply = (
+        "<think>use reachability</think>\nHere is the plan:\n```json\n" + json.dumps(reach_plan()) + "\n```"
+    )
+    _, client = scripted(by_turn(reply))
+    out = run(client, ctx, task())
+    assert [a.valid for a in out.attempts] == [True] and out.first_emission_valid is True
+    assert out.trace is not None and out.trace.status == "ok"
+    assert out.plan is not None and out.plan["plan_id"] == "t/1" and out.plan["question"] == task().question
+
+
+# -- repairs ----------------------------------------------------------------------------------------------
+
+
+def test_repair_fixes_an_invented_output_field_with_the_legal_list(scripted, ctx) -> None:
+    fixed = invented_ref_plan()
+    fixed["steps"][1]["args"]["input"] = {"$ref": "s1.rows[*].uid"}
+    server, client = scripted(by_turn(json.dumps(invented_ref_plan()), json.dumps(fixed)))
+    out = run(client, ctx, task())
+    first, second = out.attempts
+    assert not first.valid and first.runtime_error is None
+    bad = [v for v in first.violations if v["code"] == "output_field"]
+    assert bad and bad[0]["step"] == "s2" and "rows" in bad[0]["legal"] and "rows_total" in bad[0]["legal"]
+    assert second.valid and second.runtime_error is None and out.first_emission_valid is False
+    assert out.repaired and not out.exhausted and out.trace is not None and out.trace.status == "ok"
+    repair = server.log.chat_bodies[1]["messages"]
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+    assert repair[2]["content"] == json.dumps(invented_ref_plan())  # the bad reply, as the assistant turn
+    assert "output_field" in repair[3]["content"] and "s1.reached[*].uid" in repair[3]["content"]
+    assert 'legal: ["truncated","cursor","rows","rows_total"]' in repair[3]["content"]
+    assert first.sha256 is not None and first.sha256 != second.sha256
+
+
+def test_a_runtime_cost_refusal_is_fed_back_with_its_suggestions(scripted, ctx) -> None:
+    def args(t_a: int, t_b: int) -> dict[str, Any]:
+        return {"motif": "M_path_3", "delta": 3600000000, "window": {"t_a": t_a, "t_b": t_b}}
+
+    def motifs(t_a: int, t_b: int) -> str:
+        step = {"id": "s1", "op": "count_temporal_motifs", "args": args(t_a, t_b), "depends_on": []}
+        return json.dumps({"steps": [step], "answer_spec": {"kind": "count", "from": "s1.count"}})
+
+    def estimate(t_a: int, t_b: int) -> float:
+        spec = get_operator("count_temporal_motifs")
+        return spec.cost(profile(ctx, None), parse_args(spec.args, args(t_a, t_b), spec.name)).seconds
+
+    wide, narrow = estimate(T_A, T_B), estimate(DAY_A, DAY_B)
+    assert narrow < wide  # an executor budget between the two refuses the whole extent, admits one day
+    server, client = scripted(by_turn(motifs(T_A, T_B), motifs(DAY_A, DAY_B)))
+    out = run(client, ctx, task("How many paths?", ()), budget_s=(wide + narrow) / 2)
+    first, second = out.attempts
+    assert first.valid and first.runtime_error is not None  # passed the verifier, refused by the executor
+    assert first.runtime_error["error"] == "E_COST" and first.runtime_error["step"] == "s1"
+    assert second.valid and second.runtime_error is None
+    assert out.trace is not None and out.trace.status == "ok" and out.first_emission_valid is True
+    repair = server.log.chat_bodies[1]["messages"][3]["content"]
+    assert "Running the plan failed" in repair and "E_COST" in repair
+    assert "suggestions" in repair and "narrow the window" in repair
+
+
+def test_an_unparseable_reply_is_repaired(scripted, ctx) -> None:
+    server, client = scripted(by_turn("I think about 40 nodes.", json.dumps(reach_plan())))
+    out = run(client, ctx, task())
+    first, second = out.attempts
+    assert (first.n, first.sha256, first.valid) == (1, None, False)
+    assert first.violations[0]["code"] == "unparseable"
+    assert second.valid and out.trace is not None
+    assert "no JSON object" in server.log.chat_bodies[1]["messages"][3]["content"]
+
+
+def test_the_budget_runs_out_after_four_attempts(scripted, ctx) -> None:
+    server, client = scripted(by_turn(json.dumps(reach_plan("reach_count"))))
+    out = run(client, ctx, task())
+    assert out.exhausted and len(out.attempts) == 4 and server.log.chat_count == 4
+    assert [a.n for a in out.attempts] == [1, 2, 3, 4] and not any(a.valid for a in out.attempts)
+    assert all(v["code"] == "answer_field" for a in out.attempts for v in a.violations)
+    # only the latest bad reply is kept: the prompt does not grow with the repairs
+    assert {len(b["messages"]) for b in server.log.chat_bodies[1:]} == {4}
+
+
+def test_a_literal_uid_outside_the_task_input_is_a_grounding_violation(scripted, ctx) -> None:
+    _, client = scripted(by_turn(json.dumps(reach_plan(src="n2")), json.dumps(reach_plan())))
+    out = run(client, ctx, task())
+    assert [v["code"] for v in out.attempts[0].violations] == ["grounding"]
+    assert out.attempts[0].violations[0]["legal"] == ["n1"] and out.attempts[1].valid
+
+
+# -- ablation switches ------------------------------------------------------------------------------------
+
+
+def test_constrained_sends_the_plan_schema_as_the_response_format(scripted, ctx) -> None:
+    server, client = scripted(by_turn(json.dumps(reach_plan())))
+    run(client, ctx, task())
+    run(client, ctx, task(), PlannerConfig(constrained=True))
+    plain, constrained = server.log.chat_bodies
+    assert "response_format" not in plain
+    fmt = constrained["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == plan_schema("count")
+    steps = fmt["json_schema"]["schema"]["properties"]["steps"]
+    assert steps["maxItems"] == 12 and "temporal_reachability" in steps["items"]["properties"]["op"]["enum"]
+
+
+def test_without_contracts_an_invented_field_fails_at_run_time_instead(scripted, ctx) -> None:
+    fixed = invented_ref_plan()
+    fixed["steps"][1]["args"]["input"] = {"$ref": "s1.rows[*].uid"}
+    _, client = scripted(by_turn(json.dumps(invented_ref_plan()), json.dumps(fixed)))
+    out: PlanOutcome = run(client, ctx, task(), PlannerConfig(contracts=False))
+    first, second = out.attempts
+    assert first.valid and first.violations == []  # the verifier let it through
+    assert first.runtime_error is not None and first.runtime_error["step"] == "s2"
+    assert "reached" in first.runtime_error["message"]
+    assert second.valid and second.runtime_error is None and out.trace is not None
+
+
+def test_verifier_config_follows_the_contracts_switch() -> None:
+    on = PlannerConfig().verifier_config(frozenset({"n1"}))
+    off = PlannerConfig(contracts=False).verifier_config(frozenset({"n1"}))
+    assert "output_contracts" in on.checks and "output_contracts" not in off.checks
+    assert on.task_uids == off.task_uids == frozenset({"n1"})

@@ -1,0 +1,137 @@
+"""The LLM reporter against the scripted server (a test double), on traces of real plans over a small store:
+what the prompt shows (bounded), one retry for a malformed answer, then the mechanical fallback."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from engine.api import (
+    ExecConfig,
+    OpContext,
+    Store,
+    Trace,
+    build_plan,
+    build_store,
+    execute,
+    mechanical_answer,
+)
+from models.client import ChatClient
+from models.reporter import SUMMARY_LIMIT, report, reporter_prompt
+from models.testing.scripted_server import ScriptedServer
+from tests.conftest import SHARED_DATA
+from tests.models.conftest import config
+
+EVENTS = 3000
+T_A, T_B = 1082040961000000, 1083198015000001
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpContext]:
+    source = SHARED_DATA / "CollegeMsg.txt"
+    if not source.is_file():
+        pytest.skip(f"shared data not found: {source}")
+    root = tmp_path_factory.mktemp("reporter")
+    head = root / "head.txt"
+    head.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:EVENTS]))
+    build_store("collegemsg", root / "store", source=head).close()
+    with Store.open(root / "store", read_only=True) as st:
+        yield OpContext(st)
+
+
+def reach_trace(ctx: OpContext, kind: str = "count", field: str = "rows_total") -> Trace:
+    plan = {
+        "plan_id": "r/1",
+        "question": "How many nodes can n9 reach?",
+        "steps": [
+            {
+                "id": "s1",
+                "op": "temporal_reachability",
+                "args": {"src": "n9", "window": {"t_a": T_A, "t_b": T_B}, "limit": 10000},
+                "depends_on": [],
+            }
+        ],
+        "answer_spec": {"kind": kind, "from": f"s1.{field}"},
+    }
+    return execute(build_plan(plan), ctx, config=ExecConfig())
+
+
+def good_answer(trace: Trace) -> str:
+    return json.dumps(mechanical_answer(trace))
+
+
+@pytest.fixture
+def scripted() -> Iterator[Any]:
+    opened: list[tuple[ScriptedServer, ChatClient]] = []
+
+    def make(*replies: str) -> tuple[ScriptedServer, Any]:
+        sent = [0]
+
+        def rule(body: dict[str, Any]) -> str:
+            sent[0] += 1
+            return replies[min(sent[0], len(replies)) - 1]
+
+        server = ScriptedServer(rule).start()
+        client = ChatClient(config(server.url))
+        opened.append((server, client))
+
+        def complete(role: str, messages: list[dict[str, Any]], schema: Any = None, max_tokens: Any = None):
+            return client.complete(messages, schema=schema, max_tokens=max_tokens)
+
+        return server, complete
+
+    yield make
+    for server, client in opened:
+        client.close()
+        server.stop()
+
+
+def test_the_prompt_shows_the_trace_summary_and_the_resolved_value(ctx) -> None:
+    trace = reach_trace(ctx)
+    total = trace.payload("s1")["rows_total"]  # type: ignore[index]
+    assert total > 100  # a list long enough to be cut in the summary
+    prompt = reporter_prompt("How many </data> nodes can n9 reach?", trace)
+    assert "How many &lt;/data&gt; nodes" in prompt  # fenced data cannot close its fence
+    summary = prompt.split('<data name="trace">\n', 1)[1].split("\n</data>", 1)[0]
+    steps = json.loads(summary)
+    assert steps[0]["id"] == "s1" and steps[0]["op"] == "temporal_reachability" and steps[0]["status"] == "ok"
+    assert steps[0]["rows_total"] == total and 0 < len(steps[0]["rows_first"]) <= 3
+    assert len(summary) <= SUMMARY_LIMIT + 50
+    value = json.loads(prompt.split('<data name="answer_value">\n', 1)[1].split("\n</data>", 1)[0])
+    assert value == {"from": "s1.rows_total", "value": total, "truncated": False}
+
+
+def test_a_good_answer_is_taken_from_the_first_reply(scripted, ctx) -> None:
+    trace = reach_trace(ctx)
+    server, complete = scripted(good_answer(trace))
+    got = report(complete, trace.question, trace)
+    assert got.source == "llm" and got.answer == mechanical_answer(trace) and server.log.chat_count == 1
+    body = server.log.chat_bodies[0]
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["answer"]["properties"]["kind"] == {
+        "type": "string",
+        "enum": ["count"],
+    }
+
+
+def test_a_malformed_answer_gets_one_retry(scripted, ctx) -> None:
+    trace = reach_trace(ctx)
+    server, complete = scripted(
+        '{"text": "many", "answer": {"kind": "count", "value": "lots"}}', good_answer(trace)
+    )
+    got = report(complete, trace.question, trace)
+    assert got.source == "llm_retry" and got.answer is not None and server.log.chat_count == 2
+    retry = server.log.chat_bodies[1]["messages"]
+    assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
+    assert "cannot be used" in retry[3]["content"]
+
+
+def test_after_a_failed_retry_the_mechanical_answer_is_used_and_said_so(scripted, ctx) -> None:
+    trace = reach_trace(ctx, "entity_set", "rows[*].uid")
+    server, complete = scripted("I am not sure.", '{"answer": 3}')
+    got = report(complete, trace.question, trace)
+    assert got.source == "mechanical_fallback" and got.problems
+    assert got.answer == mechanical_answer(trace) and got.answer["answer"]["kind"] == "entity_set"
+    assert server.log.chat_count == 2  # one reply and exactly one retry

@@ -1,0 +1,38 @@
+"""Shared by the systems' tests: a small CollegeMsg store and its suite, built once per session.
+
+The first 12,000 events of ``../shared/data/CollegeMsg.txt`` (about 800 nodes, three weeks), the suite
+generated from it with seed 0 (probes written into the store; the brute-force cross-check is skipped to
+keep the build to a few seconds — the suite tests run it). The store is read-only for the tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.api import build_store
+from pipeline.tasks.build import build_suite
+from tests.conftest import SHARED_DATA
+
+EVENTS = 12_000
+
+
+@pytest.fixture(scope="session")
+def cm_small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """(store directory, suite) of the small CollegeMsg store."""
+    source = SHARED_DATA / "CollegeMsg.txt"
+    if not source.is_file():
+        pytest.skip(f"shared data not found: {source}")
+    root = tmp_path_factory.mktemp("cm_small")
+    head = root / "CollegeMsg.head.txt"
+    with source.open(encoding="utf-8") as f, head.open("w", encoding="utf-8") as out:
+        for i, line in enumerate(f):
+            if i >= EVENTS:
+                break
+            out.write(line)
+    store_dir = root / "store"
+    build_store("collegemsg", store_dir, source=head).close()
+    suite = build_suite(store_dir, "collegemsg", 0, crosscheck=False)
+    return store_dir, suite

@@ -1,0 +1,188 @@
+"""The ``tgms`` system end to end on a small CollegeMsg store and its dev split, against the scripted server
+(a test double: its replies are scripted from each task's oracle plan and gold answer object, found by the
+fenced question in the request).
+
+What is asserted is the system, not the model: with right replies every dev task is answered, scored
+correct, and its trace digest is the one the oracle plan gives when executed directly; a wrong claimed value
+is caught by the claim verifier and the gate abstains; with gating off the same wrong answer is emitted and
+scored wrong; a planner that never produces a usable plan ends as model_error with four attempts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.api import ExecConfig, OpContext, Store, build_plan, execute
+from models.client import ChatClient
+from models.planner import static_prefix
+from models.prompting import escape
+from models.reporter import SYSTEM as REPORTER_SYSTEM
+from models.testing.scripted_server import ScriptedServer
+from pipeline.systems.base import RunSettings, SystemEnv, build_system, run_task
+from pipeline.systems.record import TaskRecord
+from pipeline.systems.tgms import TgmsConfig
+from tests.models.conftest import config
+
+Rule = Callable[[dict[str, Any]], str]
+
+
+def fenced_question(question: str) -> str:
+    return f'<data name="question">\n{escape(question)}\n</data>'
+
+
+def task_of(body: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    user = body["messages"][1]["content"]
+    found = [t for t in tasks if fenced_question(t["question"]) in user]
+    assert len(found) == 1, "the request names exactly one task's question"
+    return found[0]
+
+
+def oracle_reply(task: dict[str, Any]) -> str:
+    plan = task["oracle_plan"]
+    return json.dumps({"steps": plan["steps"], "answer_spec": plan["answer_spec"]})
+
+
+def scripted_rule(
+    tasks: list[dict[str, Any]],
+    planner: Callable[[dict[str, Any]], str] = oracle_reply,
+    reporter: Callable[[dict[str, Any]], str] = lambda t: json.dumps(t["gold_answer_object"]),
+) -> Rule:
+    """Planner requests get ``planner(task)``, reporter requests ``reporter(task)``."""
+
+    def rule(body: dict[str, Any]) -> str:
+        system = body["messages"][0]["content"]
+        task = task_of(body, tasks)
+        if system == static_prefix():
+            return planner(task)
+        assert system == REPORTER_SYSTEM
+        return reporter(task)
+
+    return rule
+
+
+@pytest.fixture(scope="module")
+def dev(cm_small: tuple[Path, dict[str, Any]]) -> list[dict[str, Any]]:
+    return cm_small[1]["splits"]["dev"]
+
+
+@pytest.fixture
+def make_system(
+    cm_small: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> Iterator[Callable[..., tuple[Any, ScriptedServer]]]:
+    opened: list[tuple[ScriptedServer, ChatClient, SystemEnv]] = []
+
+    def make(rule: Rule, **cfg: Any) -> tuple[Any, ScriptedServer]:
+        server = ScriptedServer(rule).start()
+        client = ChatClient(config(server.url))
+        env = SystemEnv(
+            cm_small[0],
+            client,
+            RunSettings(model="scripted"),
+            tmp_path / f"work{len(opened)}",
+            dataset="collegemsg",
+        )
+        opened.append((server, client, env))
+        return build_system("tgms", env, cfg), server
+
+    yield make
+    for server, client, env in opened:
+        env.close()
+        client.close()
+        server.stop()
+
+
+def oracle_digest(store_dir: Path, task: dict[str, Any]) -> str:
+    with Store.open(store_dir, read_only=True) as store:
+        trace = execute(
+            build_plan(task["oracle_plan"]),
+            OpContext(store),
+            config=ExecConfig(),
+            store_digest=store.digest(),
+        )
+        return trace.digest
+
+
+def count_task(dev: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(t for t in dev if t["answer_kind"] == "count" and t["template"] == "T1.reach_count")
+
+
+def wrong_answer(task: dict[str, Any]) -> str:
+    obj = json.loads(json.dumps(task["gold_answer_object"]))
+    wrong = task["gold"] + 1
+    obj["answer"]["value"] = wrong
+    obj["claims"] = [{**obj["claims"][0], "value": wrong}]
+    obj["text"] = f"The answer is {wrong}."
+    return json.dumps(obj)
+
+
+def test_tgms_answers_the_dev_split_with_the_oracle_traces(make_system, dev, cm_small) -> None:
+    system, server = make_system(scripted_rule(dev))
+    records = [run_task(system, t) for t in dev]
+    assert len(records) == len(dev) >= 30
+    for t, rec in zip(dev, records, strict=True):
+        assert rec.status == "answered" and rec.correct is True, (t["id"], rec.status, rec.errors, rec.gate)
+        assert rec.reporter == "llm" and rec.first_emission_valid is True and len(rec.attempts) == 1
+        assert rec.trace_digest == oracle_digest(cm_small[0], t), t["id"]
+        assert rec.trace_status == "ok" and rec.gate is not None and rec.gate["emitted"]
+        assert all(v["verdict"] == "supported" for v in rec.claim_verdicts), t["id"]
+        assert [c.role for c in rec.llm_calls] == ["planner", "reporter"]
+        TaskRecord.model_validate_json(rec.to_json())  # one well-formed JSON line
+    accuracy = sum(r.correct is True for r in records) / len(records)
+    assert accuracy == 1.0
+    assert server.log.chat_count == 2 * len(dev)
+
+
+def test_a_wrong_claimed_value_is_dropped_and_the_task_abstains(make_system, dev) -> None:
+    task = count_task(dev)
+    system, _ = make_system(scripted_rule(dev, reporter=wrong_answer))
+    rec = run_task(system, task)
+    assert rec.status == "abstained" and rec.answer is None and rec.correct is False
+    assert [v["verdict"] for v in rec.claim_verdicts] == ["unsupported"]
+    assert rec.gate is not None and rec.gate["abstained"] and rec.gate["dropped"][0]["claim"] == "c1"
+    assert rec.extras["reporter_answer"]["answer"]["value"] == task["gold"] + 1
+
+
+def test_without_gating_the_wrong_answer_is_emitted_and_scored_wrong(make_system, dev) -> None:
+    task = count_task(dev)
+    system, _ = make_system(scripted_rule(dev, reporter=wrong_answer), gating=False)
+    rec = run_task(system, task)
+    assert rec.status == "answered" and rec.correct is False and rec.predicted == task["gold"] + 1
+    assert [v["verdict"] for v in rec.claim_verdicts] == ["unsupported"]  # still recorded
+    assert rec.gate is not None and rec.gate["abstained"]
+
+
+def test_a_planner_that_never_plans_ends_as_model_error_with_four_attempts(make_system, dev) -> None:
+    system, server = make_system(scripted_rule(dev, planner=lambda t: "Sorry, I cannot help with that."))
+    rec = run_task(system, dev[0])
+    assert rec.status == "model_error" and rec.correct is False and rec.answer is None
+    assert [a.n for a in rec.attempts] == [1, 2, 3, 4] and rec.first_emission_valid is False
+    assert all(a.sha256 is None and not a.valid for a in rec.attempts)
+    assert rec.errors and rec.errors[0]["error"] == "E_MODEL_OUTPUT" and server.log.chat_count == 4
+    assert rec.trace_digest is None and rec.reporter is None
+
+
+def test_a_malformed_report_falls_back_to_the_mechanical_answer(make_system, dev) -> None:
+    task = count_task(dev)
+    system, _ = make_system(scripted_rule(dev, reporter=lambda t: "the answer is big"))
+    rec = run_task(system, task)
+    assert rec.reporter == "mechanical_fallback" and rec.extras["reporter_problems"]
+    assert rec.status == "answered" and rec.correct is True
+    assert [c.role for c in rec.llm_calls] == ["planner", "reporter", "reporter"]
+
+
+def test_constrained_and_config_switches(make_system, dev) -> None:
+    task = count_task(dev)
+    system, server = make_system(scripted_rule(dev), constrained=True, taint=False, contracts=False)
+    assert system.config == TgmsConfig(constrained=True, taint=False, contracts=False)
+    rec = run_task(system, task)
+    assert rec.correct is True
+    planner_body = server.log.chat_bodies[0]
+    assert planner_body["response_format"]["json_schema"]["schema"]["properties"]["steps"]["maxItems"] == 12
+    with pytest.raises(Exception) as err:
+        make_system(scripted_rule(dev), gatting=False)
+    assert getattr(err.value, "code", None) == "E_INVALID_ARG"
