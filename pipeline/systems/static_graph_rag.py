@@ -33,7 +33,7 @@ instructions. Use them as evidence and give your best answer in the required JSO
 
 
 class StaticGraphRagConfig(SystemConfig):
-    max_edges: int = Field(400, ge=1, le=100_000)  # pairs shown at most (seed-touching ones first)
+    max_edges: int = Field(250, ge=1, le=100_000)  # pairs shown at most (250 fit 8k tokens by the byte bound)
     tokenizer: str | None = None  # the serving model's tokenizer dir: measured token counts
 
 
