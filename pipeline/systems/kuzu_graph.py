@@ -16,6 +16,7 @@ read-only open would refuse a write too; the check refuses it before anything ru
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import threading
@@ -130,12 +131,20 @@ def ensure_graph(latest: LatestState, cache_dir: Path) -> tuple[Path, dict[str, 
     if _ready(root, meta):
         return root / DB_FILE, {**meta, "cached": True}
     shutil.rmtree(root, ignore_errors=True)
-    tmp = root.with_name(root.name + f".building-{threading.get_ident()}")
+    # built aside and renamed into place, so a reader never sees half a database; two builders (campaign
+    # actors) build apart and the loser of the rename uses the winner's copy
+    tmp = root.with_name(root.name + f".building-{os.getpid()}-{threading.get_ident()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    _build(tmp / DB_FILE, latest, tables)
-    (tmp / READY).write_text(json.dumps(meta, sort_keys=True))
-    tmp.rename(root)
+    try:
+        _build(tmp / DB_FILE, latest, tables)
+        (tmp / READY).write_text(json.dumps(meta, sort_keys=True))
+        tmp.rename(root)
+    except OSError:
+        if not _ready(root, meta):
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return root / DB_FILE, {**meta, "cached": False}
 
 
