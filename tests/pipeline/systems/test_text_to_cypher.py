@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from models.testing.scripted_server import ScriptedServer, last_user_message
 from pipeline.systems.base import build_system, run_task
 from pipeline.systems.kuzu_graph import write_clause
 from pipeline.systems.record import TaskRecord
+from pipeline.systems.text_to_cypher import read_query
 from tests.pipeline.systems._scripted import make_env, system_text
 from tests.pipeline.systems.conftest import SmallSuite
 
@@ -196,3 +198,41 @@ def test_the_graph_is_cached_by_store_digest_and_rebuilt_when_broken(
     assert meta["cached"] is False and meta["edges"]["MSG"] > 1000
     shutil.rmtree(root)
     assert graph_meta()["cached"] is False
+
+
+@pytest.mark.parametrize(
+    ("reply", "query"),
+    [
+        ('{"cypher": "MATCH (a:Node) RETURN a.uid"}', "MATCH (a:Node) RETURN a.uid"),
+        ('<think>hmm {"x": 1}</think>{"query": " RETURN 1 "}', "RETURN 1"),
+        ("Here:\n```cypher\nMATCH (a) RETURN count(a)\n```\nDone.", "MATCH (a) RETURN count(a)"),
+        ("  MATCH (a:Node) RETURN a", "MATCH (a:Node) RETURN a"),
+        ("I cannot answer that.", None),
+        ('{"cypher": ""}', None),
+    ],
+)
+def test_the_query_is_read_from_json_a_code_fence_or_bare_text(reply: str, query: str | None) -> None:
+    assert read_query(reply) == query
+
+
+def test_tasks_run_concurrently_one_connection_per_thread(cm_small: SmallSuite, work: Path) -> None:
+    uids = sorted({u for t in cm_small.dev for u in t["input_uids"]})[:8]
+    tasks = [
+        {"id": f"t/{u}", "question": f"How many MSG edges leave {u}?", "answer_kind": "count", "gold": 0}
+        for u in uids
+    ]
+
+    def rule(body: dict[str, Any]) -> str:
+        if system_text(body).startswith("You translate"):
+            uid = re.search(r"leave (n\d+)", last_user_message(body)).group(1)  # type: ignore[union-attr]
+            return json.dumps({"cypher": f"MATCH (:Node {{uid: '{uid}'}})-[e:MSG]->() RETURN count(e) AS n"})
+        rows = json.loads(html.unescape(_ROWS.search(last_user_message(body)).group(1)))  # type: ignore[union-attr]
+        return json.dumps({"text": "x", "answer": {"kind": "count", "value": rows["rows"][0][0]}})
+
+    with ScriptedServer(rule) as server:
+        env = make_env(cm_small.store_dir, server.url, work)
+        built = build_system("text_to_cypher", env)
+        with ThreadPoolExecutor(4) as pool:
+            records = list(pool.map(lambda t: run_task(built, t), tasks))
+        env.close()
+    assert [r.predicted for r in records] == [_engine_out_count(cm_small.store_dir, u) for u in uids]
