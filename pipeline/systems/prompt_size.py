@@ -44,7 +44,7 @@ def prompt_size(messages: list[dict[str, Any]], tokenizer: str | None = None) ->
         tok = _tokenizer(tokenizer)
         if getattr(tok, "chat_template", None):
             ids = tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-            n = len(ids["input_ids"] if isinstance(ids, dict) else ids)
+            n = len(ids["input_ids"] if hasattr(ids, "keys") else ids)  # transformers 5: a BatchEncoding
         else:
             n = sum(len(tok.encode(str(m.get("content", "")))) + TEMPLATE_ALLOWANCE for m in messages)
         return PromptSize(chars, n, f"measured:{tokenizer}")
