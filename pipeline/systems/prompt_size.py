@@ -37,6 +37,12 @@ def _tokenizer(path: str) -> Any:
     return AutoTokenizer.from_pretrained(path)
 
 
+def preload(tokenizer: str | None) -> None:
+    """Load ``tokenizer`` now (at build time), so its load is not timed as the first task's latency."""
+    if tokenizer:
+        _tokenizer(tokenizer)
+
+
 def prompt_size(messages: list[dict[str, Any]], tokenizer: str | None = None) -> PromptSize:
     """The size of ``messages`` as sent: measured with ``tokenizer`` (a path), else an upper bound."""
     chars = sum(len(str(m.get("content", ""))) for m in messages)

@@ -22,6 +22,7 @@ from models.prompting import fence
 from pipeline.systems.answering import answer_from_context
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.latest import LatestState, read_latest, task_entities
+from pipeline.systems.prompt_size import preload
 
 Pair = tuple[str, str, str]  # (src, dst, rel_type)
 
@@ -75,6 +76,7 @@ def edge_lines(graph: PairGraph, pairs: list[Pair]) -> str:
 @system("static_graph_rag", config=StaticGraphRagConfig)
 def static_graph_rag(config: StaticGraphRagConfig, env: SystemEnv) -> Runner:
     """The 2-hop edge list (no timestamps) around the task's entities in the latest state, then one answer."""
+    preload(config.tokenizer)
     latest = read_latest(env.store())
     graph = PairGraph(latest)
     system_prompt = SYSTEM_PROMPT + "\n" + latest.describe(with_times=False)

@@ -26,6 +26,7 @@ from pipeline.systems.answering import answer_from_context
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.kuzu_graph import QueryResult, ReadOnlyGraph, ensure_graph, rel_tables, write_clause
 from pipeline.systems.latest import read_latest
+from pipeline.systems.prompt_size import preload
 from pipeline.systems.record import Attempt
 
 CYPHER_SCHEMA: dict[str, Any] = {
@@ -114,6 +115,7 @@ def attempt_query(graph: ReadOnlyGraph, n: int, reply: str) -> Outcome:
 @system("text_to_cypher", config=TextToCypherConfig)
 def text_to_cypher(config: TextToCypherConfig, env: SystemEnv) -> Runner:
     """One Cypher query over a read-only Kùzu graph of the latest state (repaired), then an answer."""
+    preload(config.tokenizer)
     latest = read_latest(env.store())
     path, meta = ensure_graph(latest, env.work_dir / "text_to_cypher")
     graph = ReadOnlyGraph(path, config.timeout_ms, config.row_cap, config.buffer_pool_mb)

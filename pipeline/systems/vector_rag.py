@@ -28,6 +28,7 @@ from pipeline.systems.answering import answer_from_context
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.embeddings import cache_key, chunk_index, embed, top_k
 from pipeline.systems.latest import LatestState, read_latest
+from pipeline.systems.prompt_size import preload
 
 #: bump when the sentence format changes (it is part of the embedding cache key)
 SERIALIZATION_VERSION = "1"
@@ -65,6 +66,7 @@ def chunk_texts(latest: LatestState, chunk_events: int) -> list[str]:
 @system("vector_rag", config=VectorRagConfig)
 def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
     """Top-k cosine retrieval over embedded chunks of serialized latest-state events, then one answer."""
+    preload(config.tokenizer)
     latest = read_latest(env.store())
     texts = chunk_texts(latest, config.chunk_events)
     params = {"serialization": SERIALIZATION_VERSION, "chunk_events": config.chunk_events}
