@@ -29,6 +29,14 @@ class AnswerResult:
     problems: list[str] = field(default_factory=list)  # of the last unusable reply
 
 
+def answer_messages(*, system: str, user: str, kind: str, with_claims: bool = True) -> list[dict[str, Any]]:
+    """The first request :func:`ask_answer` sends (callers measure it before asking, e.g. for a window)."""
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user + "\n\n" + answer_instructions(kind, with_claims)},
+    ]
+
+
 def ask_answer(
     complete: Complete,
     *,
@@ -46,10 +54,7 @@ def ask_answer(
     appended to ``user``. ``structured`` sends :func:`answer_schema` as the response format.
     """
     schema = answer_schema(kind, with_claims) if structured else None
-    messages = [
-        {"role": "system", "content": system},
-        {"role": "user", "content": user + "\n\n" + answer_instructions(kind, with_claims)},
-    ]
+    messages = answer_messages(system=system, user=user, kind=kind, with_claims=with_claims)
     reply = complete(role, messages, schema, max_tokens)
     try:
         return AnswerResult(read_answer(reply.text, kind), "llm")

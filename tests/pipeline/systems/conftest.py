@@ -1,12 +1,15 @@
 """Shared by the systems' tests: a small CollegeMsg store and its suite, built once per session.
 
-The first 12,000 events of ``../shared/data/CollegeMsg.txt`` (about 800 nodes, three weeks), the suite
-generated from it with seed 0 (probes written into the store; the brute-force cross-check is skipped to
-keep the build to a few seconds — the suite tests run it). The store is read-only for the tests.
+The first :data:`EVENTS` events of ``../shared/data/CollegeMsg.txt`` (real data, so the suite's templates,
+probes and gold are the real ones), the suite generated from it with seed 0 (probes written into the
+store, so the latest state the baselines read includes corrected versions; the brute-force cross-check is
+skipped to keep the build to a few seconds — the suite tests run it). The store is read-only for the tests.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +22,22 @@ from tests.conftest import SHARED_DATA
 EVENTS = 12_000
 
 
+@dataclass(frozen=True)
+class SmallSuite:
+    store_dir: Path
+    suite: dict[str, Any]
+
+    @property
+    def dev(self) -> list[dict[str, Any]]:
+        return self.suite["splits"]["dev"]
+
+    def __iter__(self) -> Iterator[Any]:  # ``store_dir, suite = cm_small``
+        return iter((self.store_dir, self.suite))
+
+
 @pytest.fixture(scope="session")
-def cm_small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """(store directory, suite) of the small CollegeMsg store."""
+def cm_small(tmp_path_factory: pytest.TempPathFactory) -> SmallSuite:
+    """The small CollegeMsg store and its suite."""
     source = SHARED_DATA / "CollegeMsg.txt"
     if not source.is_file():
         pytest.skip(f"shared data not found: {source}")
@@ -34,5 +50,4 @@ def cm_small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
             out.write(line)
     store_dir = root / "store"
     build_store("collegemsg", store_dir, source=head).close()
-    suite = build_suite(store_dir, "collegemsg", 0, crosscheck=False)
-    return store_dir, suite
+    return SmallSuite(store_dir, build_suite(store_dir, "collegemsg", 0, crosscheck=False))

@@ -1,0 +1,54 @@
+"""The last step every baseline shares: fit the evidence into the window, ask for the answer, record it.
+
+A baseline builds a static system prompt and a user prompt with its fenced evidence; this module measures
+the exact first request (:func:`models.answerer.answer_messages`), refuses honestly when it does not fit
+the endpoint's window (status ``refused``, no model call), and otherwise asks once, with one retry on a
+malformed reply (:func:`models.answerer.ask_answer`). The baselines ask without claims: they have no trace
+steps a claim could cite, and they are scored on the typed answer alone, like every system. After a failed
+retry the baseline abstains (status ``abstained``, the reply's problems in ``errors``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from models.answerer import answer_messages, ask_answer
+from models.errors import ModelOutputError
+from pipeline.systems.base import RecordDraft, SystemEnv
+from pipeline.systems.prompt_size import over_window, prompt_size, refusal
+
+WITH_CLAIMS = False
+
+
+def answer_from_context(
+    rec: RecordDraft,
+    env: SystemEnv,
+    *,
+    system: str,
+    user: str,
+    kind: str,
+    tokenizer: str | None,
+    context: dict[str, Any],
+) -> None:
+    """Record ``context`` plus the prompt's size, then refuse, abstain or answer (see the module doc)."""
+    s = env.settings
+    size = prompt_size(
+        answer_messages(system=system, user=user, kind=kind, with_claims=WITH_CLAIMS), tokenizer
+    )
+    rec.record.context = {**context, **size.as_dict()}
+    if over_window(size, s.context_window, s.max_tokens):
+        rec.record.status = "refused"
+        rec.record.errors.append(refusal(size, s.context_window, s.max_tokens))
+        return
+    result = ask_answer(
+        rec.calls.complete, role="answerer", system=system, user=user, kind=kind, with_claims=WITH_CLAIMS
+    )
+    rec.record.extras["answer_source"] = result.source
+    if result.answer is None:
+        rec.record.status = "abstained"
+        rec.record.errors.append(
+            ModelOutputError("no usable answer object", problems=result.problems).to_dict()
+        )
+        return
+    rec.record.answer = result.answer
+    rec.record.status = "answered"

