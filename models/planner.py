@@ -147,7 +147,7 @@ class PlanTask:
     task_id: str
     question: str
     input_uids: tuple[str, ...]
-    kind: str
+    kind: str | None  # None (a user's question): the plan chooses the kind
     card: str  # the dataset card (pipeline.systems.card)
 
 
@@ -161,17 +161,22 @@ def task_suffix(task: PlanTask) -> str:
             fence_json(list(task.input_uids), "input_uids"),
             "QUESTION",
             fence(task.question, "question"),
-            f"Expected answer kind: {task.kind} ({VALUE_WORDS.get(task.kind, task.kind)}).",
+            (
+                f"Expected answer kind: {task.kind} ({VALUE_WORDS.get(task.kind, task.kind)})."
+                if task.kind is not None
+                else f"Choose the answer kind that fits the question: one of {', '.join(ANSWER_KINDS)}."
+            ),
             "Reply with the plan JSON object only.",
         ]
     )
 
 
-def plan_schema(kind: str) -> dict[str, Any]:
+def plan_schema(kind: str | None) -> dict[str, Any]:
     """The plan JSON schema for structured output: simple (servers differ in what they accept), arrays
     capped with ``maxItems`` (a tiny model otherwise loops inside one until ``max_tokens``)."""
-    if kind not in ANSWER_KINDS:
+    if kind is not None and kind not in ANSWER_KINDS:
         raise ModelOutputError(f"unknown answer kind {kind!r}", allowed=list(ANSWER_KINDS))
+    kinds = [kind] if kind is not None else list(ANSWER_KINDS)
     step = {
         "type": "object",
         "properties": {
@@ -193,7 +198,7 @@ def plan_schema(kind: str) -> dict[str, Any]:
             "answer_spec": {
                 "type": "object",
                 "properties": {
-                    "kind": {"type": "string", "enum": [kind]},
+                    "kind": {"type": "string", "enum": kinds},
                     "from": {"type": "string", "maxLength": 120},
                 },
                 "required": ["kind", "from"],

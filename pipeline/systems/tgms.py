@@ -83,11 +83,12 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
             task_id=task["id"],
             question=task["question"],
             input_uids=tuple(task.get("input_uids") or ()),
-            kind=task["answer_kind"],
+            kind=task.get("answer_kind"),
             card=card,
         )
         outcome = plan_and_run(draft.calls.complete, ptask, ctx, run_plan, planner)
         _record_plan(rec, outcome)
+        draft.artifacts.update(plan=outcome.plan, trace=outcome.trace)
         last = outcome.attempts[-1] if outcome.attempts else None
         if outcome.trace is None and not outcome.exhausted and last and last.runtime_error:
             raise error_from_dict(last.runtime_error)  # not the model's doing (e.g. a backend failure)

@@ -27,6 +27,7 @@ from pipeline.systems.base import RunSettings, SystemEnv, build_system, run_task
 from pipeline.systems.record import TaskRecord
 from pipeline.systems.tgms import TgmsConfig
 from tests.models.conftest import config
+from tests.pipeline.systems.conftest import SmallSuite
 
 Rule = Callable[[dict[str, Any]], str]
 
@@ -66,21 +67,19 @@ def scripted_rule(
 
 
 @pytest.fixture(scope="module")
-def dev(cm_small: tuple[Path, dict[str, Any]]) -> list[dict[str, Any]]:
-    return cm_small[1]["splits"]["dev"]
+def dev(cm_small: SmallSuite) -> list[dict[str, Any]]:
+    return cm_small.suite["splits"]["dev"]
 
 
 @pytest.fixture
-def make_system(
-    cm_small: tuple[Path, dict[str, Any]], tmp_path: Path
-) -> Iterator[Callable[..., tuple[Any, ScriptedServer]]]:
+def make_system(cm_small: SmallSuite, tmp_path: Path) -> Iterator[Callable[..., tuple[Any, ScriptedServer]]]:
     opened: list[tuple[ScriptedServer, ChatClient, SystemEnv]] = []
 
     def make(rule: Rule, **cfg: Any) -> tuple[Any, ScriptedServer]:
         server = ScriptedServer(rule).start()
         client = ChatClient(config(server.url))
         env = SystemEnv(
-            cm_small[0],
+            cm_small.store_dir,
             client,
             RunSettings(model="scripted"),
             tmp_path / f"work{len(opened)}",
@@ -127,7 +126,7 @@ def test_tgms_answers_the_dev_split_with_the_oracle_traces(make_system, dev, cm_
     for t, rec in zip(dev, records, strict=True):
         assert rec.status == "answered" and rec.correct is True, (t["id"], rec.status, rec.errors, rec.gate)
         assert rec.reporter == "llm" and rec.first_emission_valid is True and len(rec.attempts) == 1
-        assert rec.trace_digest == oracle_digest(cm_small[0], t), t["id"]
+        assert rec.trace_digest == oracle_digest(cm_small.store_dir, t), t["id"]
         assert rec.trace_status == "ok" and rec.gate is not None and rec.gate["emitted"]
         assert all(v["verdict"] == "supported" for v in rec.claim_verdicts), t["id"]
         assert [c.role for c in rec.llm_calls] == ["planner", "reporter"]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from engine.api import OpContext, Store
 from pipeline.systems.card import card_facts, dataset_card
+from tests.pipeline.systems.conftest import SmallSuite
 
 
-def test_the_card_states_the_stores_facts_and_is_deterministic(cm_small: tuple[Path, dict[str, Any]]) -> None:
-    with Store.open(cm_small[0], read_only=True) as store:
+def test_the_card_states_the_stores_facts_and_is_deterministic(cm_small: SmallSuite) -> None:
+    with Store.open(cm_small.store_dir, read_only=True) as store:
         card = dataset_card(store, "collegemsg")
         again = dataset_card(store, "collegemsg")
         stats = store.stats()

@@ -1,0 +1,80 @@
+"""``tgms ask`` end to end against the scripted test-double server: the answer, each claim's verdict, the
+gate's decision, the JSON record and the HTML page; refusals before any model is started."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from models.testing.scripted_server import ScriptedServer
+from pipeline.cli.main import main
+from tests.pipeline.systems.conftest import SmallSuite
+from tests.pipeline.systems.test_tgms import scripted_rule
+
+
+@pytest.fixture
+def task(cm_small: SmallSuite) -> dict[str, Any]:
+    """A dev task whose question names a uid (so the uid grounding from the question is exercised)."""
+    return next(t for t in cm_small.dev if t["input_uids"] and t["answer_kind"] == "count")
+
+
+@pytest.fixture
+def server(cm_small: SmallSuite) -> Iterator[ScriptedServer]:
+    with ScriptedServer(scripted_rule(cm_small.dev)) as s:
+        yield s
+
+
+def ask(question: str, store: Path, server: ScriptedServer, *extra: str) -> list[str]:
+    return [
+        "ask", question, "--store", str(store), "--model", "scripted", "--api-base", server.url,
+        "--no-cache", *extra,
+    ]  # fmt: skip
+
+
+def test_ask_prints_answer_verdicts_and_gate(
+    cm_small: SmallSuite, task: dict[str, Any], server: ScriptedServer, tmp_path: Path, capsys: Any
+) -> None:
+    page = tmp_path / "trace.html"
+    assert main(ask(task["question"], cm_small.store_dir, server, "--html", str(page))) == 0
+    out = capsys.readouterr().out
+    assert f"typed:  count = {task['gold']!r}" in out
+    assert "-> supported" in out and "gate: emitted" in out
+    html = page.read_text("utf-8")
+    assert (
+        html.startswith("<!doctype html>")
+        and "supported" in html
+        and task["oracle_plan"]["steps"][0]["op"] in html
+    )
+    assert main(ask(task["question"], cm_small.store_dir, server, "--json")) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["status"] == "answered" and rec["predicted"] == task["gold"] and rec["correct"] is None
+    assert rec["trace_digest"] and rec["gate"]["emitted"] is True
+
+
+def test_ask_refuses_bad_input_before_starting_anything(
+    cm_small: SmallSuite, capsys: Any, tmp_path: Path
+) -> None:
+    assert (
+        main(
+            [
+                "ask",
+                "",
+                "--store",
+                str(cm_small.store_dir),
+                "--model",
+                "x",
+                "--api-base",
+                "http://127.0.0.1:9",
+            ]
+        )
+        == 2
+    )
+    assert '"E_INVALID_ARG"' in capsys.readouterr().err
+    assert main(["ask", "q", "--store", str(tmp_path / "none")]) != 0
+    assert '"E_NOT_FOUND"' in capsys.readouterr().err
+    assert main(["ask", "q", "--store", str(cm_small.store_dir), "--model", "remote"]) == 2
+    assert "--api-base" in capsys.readouterr().err
