@@ -20,8 +20,8 @@ from engine.api import InvalidArgError, NotFoundError
 from models.client import ChatClient
 from pipeline.cli._common import add_store, out_file, print_json, progress
 from pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
-from pipeline.cli.inputs import fspath
-from pipeline.systems.base import RunSettings, SystemEnv, build_system, run_draft
+from pipeline.cli.inputs import fspath, parse_json
+from pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, run_draft
 from pipeline.systems.trace_page import render_page
 
 HELP = "answer a question with the TGMS agent: answer, claims with verdicts, the gate's decision"
@@ -42,15 +42,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     question = args.question.strip()
     if not question or len(question) > MAX_QUESTION:
         raise InvalidArgError(f"the question must be 1..{MAX_QUESTION} characters", length=len(question))
     if not Path(args.store).is_dir():
         raise NotFoundError(f"no store at {args.store}", store=args.store)
     html = out_file(args.html) if args.html else None
-    config = json.loads(args.config) if args.config else {}
+    config = parse_json(args.config, "--config") if args.config else {}
+    check_config("tgms", config)
     uids = [u for u in (args.uids.split(",") if args.uids else UID.findall(question)) if u]
     task = {"id": "ask", "question": question, "input_uids": sorted(set(uids)), "answer_kind": None}
     work = cache_root() / "systems"

@@ -19,7 +19,7 @@ from pathlib import Path
 from engine.api import InvalidArgError
 from models.config import EndpointConfig
 from pipeline.cli._common import progress
-from pipeline.cli.inputs import fspath
+from pipeline.cli.inputs import add_seconds, add_whole, fspath
 
 LOCAL_WINDOWS = {"llamacpp": 8192, "vllm": 4096}  # the context each local server is started with
 
@@ -46,9 +46,9 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
         "--flavour", choices=["vllm", "llamacpp", "openai"], default="vllm", help="structured-output form"
     )
     g.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
-    g.add_argument("--max-tokens", type=int, default=512, help="per completion (default 512)")
-    g.add_argument("--context-window", type=int, default=None, help="the served window in tokens")
-    g.add_argument("--timeout", type=float, default=300.0, help="per request, seconds (default 300)")
+    add_whole(g, "--max-tokens", 1, 1 << 20, default=512, help="per completion (default 512)")
+    add_whole(g, "--context-window", 256, 1 << 24, default=None, help="the served window in tokens")
+    add_seconds(g, "--timeout", default=300.0, help="per request, seconds (default 300)")
     g.add_argument(
         "--cache-dir", type=fspath, default=None, help="response cache (default $TGMS_CACHE/responses)"
     )
@@ -68,8 +68,6 @@ def _urls(values: list[str]) -> tuple[str, ...]:
 @contextmanager
 def open_endpoint(args: argparse.Namespace) -> Iterator[Endpoint]:
     """The endpoint the options name; a local server started here is stopped on leaving (errors, Ctrl-C)."""
-    if args.max_tokens < 1:
-        raise InvalidArgError("--max-tokens must be >= 1", max_tokens=args.max_tokens)
     cache = None if args.no_cache else Path(args.cache_dir or cache_root() / "responses")
     common = {"max_tokens": args.max_tokens, "timeout_s": args.timeout, "cache_dir": cache}
     if args.model == "local":

@@ -11,7 +11,6 @@ options (refused before any task runs when unknown). The store must be the one t
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,8 @@ from engine.api import InvalidArgError, NotFoundError, Store
 from models.client import ChatClient
 from pipeline.cli._common import add_store, print_json, progress
 from pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
-from pipeline.cli.inputs import fspath, read_json
-from pipeline.systems.base import RunSettings, SystemEnv, build_system, load_systems
+from pipeline.cli.inputs import add_whole, fspath, parse_json, read_json
+from pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, load_systems
 from pipeline.systems.runner import read_records, run_tasks, summarize
 
 HELP = "list the systems, or run one over a suite split (per-task JSONL records + a summary)"
@@ -36,10 +35,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_store(r)
     r.add_argument("--out", required=True, type=fspath, help="records JSONL (appended; resumable)")
     r.add_argument("--config", default="{}", help="the system's options as JSON")
-    r.add_argument("--concurrency", type=int, default=1, help="tasks at once (default 1)")
-    r.add_argument("--limit", type=int, default=None, help="only the first N tasks of the split")
-    r.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    r.add_argument("--repair-budget", type=int, default=3, help="repairs after the first attempt (default 3)")
+    add_whole(r, "--concurrency", 1, 1024, default=1, help="tasks at once (default 1)")
+    add_whole(r, "--limit", 0, 1 << 30, default=None, help="only the first N tasks of the split")
+    add_whole(r, "--seed", 0, (1 << 31) - 1, default=0, help="sampling seed (default 0)")
+    add_whole(r, "--repair-budget", 0, 10, default=3, help="repairs after the first attempt (default 3)")
     r.add_argument("--work-dir", type=fspath, default=None, help="indexes and databases (default: cache)")
     add_endpoint_args(r)
 
@@ -70,13 +69,8 @@ def load_split(suite_path: str, split: str, store: Store) -> tuple[dict[str, Any
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.concurrency < 1 or args.repair_budget < 0:
-        raise InvalidArgError("--concurrency must be >= 1 and --repair-budget >= 0")
-    if args.system not in load_systems():
-        raise InvalidArgError(f"unknown system {args.system!r}", allowed=sorted(load_systems()))
-    config = json.loads(args.config)
-    if not isinstance(config, dict):
-        raise InvalidArgError("--config must be a JSON object")
+    config = parse_json(args.config, "--config")
+    check_config(args.system, config)
     if not Path(args.store).is_dir():
         raise NotFoundError(f"no store at {args.store}", store=args.store)
     with Store.open(args.store, read_only=True) as store:

@@ -195,20 +195,27 @@ class BuiltSystem:
     runner: Runner
 
 
-def build_system(name: str, env: SystemEnv, config: dict[str, Any] | None = None) -> BuiltSystem:
-    """The system ``name`` built for ``env``; ``E_INVALID_ARG`` for an unknown name or a bad config."""
+def check_config(name: str, config: dict[str, Any] | None = None) -> SystemConfig:
+    """The validated config of system ``name``; ``E_INVALID_ARG`` for an unknown name or a bad config
+    (callers check before they start a model server)."""
     specs = load_systems()
     if name not in specs:
         raise InvalidArgError(f"unknown system {name!r}", allowed=sorted(specs))
-    spec = specs[name]
+    if not isinstance(config, (dict, type(None))):
+        raise InvalidArgError(f"the config of system {name!r} must be a JSON object")
     try:
-        cfg = spec.config(**(config or {}))
+        return specs[name].config(**(config or {}))
     except ValidationError as err:
         raise InvalidArgError(
             f"bad config for system {name!r}",
             problems=[f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()],
         ) from err
-    return BuiltSystem(name, cfg, env, spec.factory(cfg, env))
+
+
+def build_system(name: str, env: SystemEnv, config: dict[str, Any] | None = None) -> BuiltSystem:
+    """The system ``name`` built for ``env``; ``E_INVALID_ARG`` for an unknown name or a bad config."""
+    cfg = check_config(name, config)
+    return BuiltSystem(name, cfg, env, SYSTEMS[name].factory(cfg, env))
 
 
 def new_record(system: BuiltSystem, task: dict[str, Any]) -> TaskRecord:

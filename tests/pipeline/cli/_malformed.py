@@ -63,7 +63,6 @@ BAD_VALUES: dict[str, list[Any]] = {
         {"t_a": -1, "t_b": 5},
     ],
 }
-
 NUMBER_TOKENS = ["NaN", "Infinity", "-Infinity", "1e400", "-1e400", "1" * 400, "0x10", "01", "+1", ".5"]
 
 
@@ -76,6 +75,28 @@ LOCAL_CASES: list[list[str]] = [
     ["local", "serve", "vllm", "--port", "70000"],
     ["local", "serve", "vllm", "--bogus"],
     ["local", "setup", "vllm", "--check", "--python", "/nonexistent/python"],
+]
+
+#: ``tgms ask`` / ``tgms systems``: refused before any model server starts or any request is sent (``{store}``
+#: and ``{suite}`` are filled in; a remote URL on a closed port is never reached)
+REMOTE = ["--model", "m", "--api-base", "http://127.0.0.1:9"]
+RUN = ["systems", "run", "--suite", "{suite}", "--store", "{store}", "--out", "{out}", *REMOTE]
+MODEL_CASES: list[list[str]] = [
+    ["ask", "", "--store", "{store}", *REMOTE],
+    ["ask", "q", "--store", "{store}", "--model", "m"],
+    ["ask", "q", "--store", "{store}", "--api-base", "http://127.0.0.1:9"],
+    ["ask", "q", "--store", "{store}", *REMOTE, "--config", "{bad"],
+    ["ask", "q", "--store", "{store}", *REMOTE, "--config", '{"gating": "maybe"}'],
+    ["ask", "q", "--store", "{store}", *REMOTE, "--config", '{"nope": 1}'],
+    ["ask", "q", "--store", "{store}", *REMOTE, "--max-tokens", "0"],
+    ["ask", "q", "--store", "{store}", *REMOTE, "--timeout", "NaN"],
+    ["ask", "q", "--store", "{store}", "--model", "local", "--local-engine", "ollama"],
+    ["systems"],
+    [*RUN, "--system", "nope"],
+    [*RUN, "--system", "tgms", "--concurrency", "0"],
+    [*RUN, "--system", "vector_rag", "--config", '{"k": "many"}'],
+    [*RUN, "--system", "tgms", "--split", "train"],
+    [*RUN, "--system", "tgms"],  # the suite is not a suite file
 ]
 
 
@@ -496,6 +517,13 @@ class Generator:
             else:
                 # `tgms local`: refused before any server starts or any venv is provisioned
                 yield "local", LOCAL_CASES[(i // 8) % len(LOCAL_CASES)], False
+                case = MODEL_CASES[(i // 8) % len(MODEL_CASES)]
+                fill = {
+                    "{store}": self.store,
+                    "{suite}": self.bad_files[0],
+                    "{out}": str(self.work / "rec.jsonl"),
+                }
+                yield case[0], [fill.get(a, a) for a in case], False
                 yield (
                     "write",
                     [
