@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from engine.api import Store, build_store
 from models.config import EndpointConfig
 from models.testing.scripted_server import ScriptedServer, last_user_message
+from tests.conftest import SHARED_DATA
 
 
 def echo(body: dict[str, Any]) -> str:
@@ -50,6 +52,25 @@ def config(*urls: str, cache_dir: Path | None = None, **overrides: Any) -> Endpo
         "cache_dir": cache_dir,
     }
     return EndpointConfig(**{**base, **overrides})
+
+
+#: the first events of CollegeMsg the planner and reporter tests run on, and their valid-time extent
+HEAD_EVENTS = 3000
+HEAD_T_A, HEAD_T_B = 1082040961000000, 1083198015000001
+
+
+@pytest.fixture(scope="session")
+def head_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """A read-only store of the first :data:`HEAD_EVENTS` events of ``../shared/data/CollegeMsg.txt``."""
+    source = SHARED_DATA / "CollegeMsg.txt"
+    if not source.is_file():
+        pytest.skip(f"shared data not found: {source}")
+    root = tmp_path_factory.mktemp("head_store")
+    head = root / "head.txt"
+    head.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:HEAD_EVENTS]))
+    build_store("collegemsg", root / "store", source=head).close()
+    with Store.open(root / "store", read_only=True) as st:
+        yield st
 
 
 def user(text: str) -> list[dict[str, str]]:

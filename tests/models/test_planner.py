@@ -19,7 +19,6 @@ from engine.api import (
     Store,
     Trace,
     build_plan,
-    build_store,
     execute,
     get_operator,
     parse_args,
@@ -37,25 +36,15 @@ from models.planner import (
     task_suffix,
 )
 from models.testing.scripted_server import ScriptedServer
-from tests.conftest import SHARED_DATA
-from tests.models.conftest import config
+from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
 
-EVENTS = 3000
-T_A, T_B = 1082040961000000, 1083198015000001  # the whole valid-time extent of the first 3,000 events
+T_A, T_B = HEAD_T_A, HEAD_T_B  # the whole valid-time extent of the store
 DAY_A, DAY_B = 1082592000000000, 1082678400000000  # one day inside it
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    source = SHARED_DATA / "CollegeMsg.txt"
-    if not source.is_file():
-        pytest.skip(f"shared data not found: {source}")
-    root = tmp_path_factory.mktemp("planner")
-    head = root / "head.txt"
-    head.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:EVENTS]))
-    build_store("collegemsg", root / "store", source=head).close()
-    with Store.open(root / "store", read_only=True) as st:
-        yield st
+def store(head_store: Store) -> Store:
+    return head_store
 
 
 @pytest.fixture(scope="module")

@@ -15,31 +15,20 @@ from engine.api import (
     Store,
     Trace,
     build_plan,
-    build_store,
     execute,
     mechanical_answer,
 )
 from models.client import ChatClient
 from models.reporter import SUMMARY_LIMIT, report, reporter_prompt
 from models.testing.scripted_server import ScriptedServer
-from tests.conftest import SHARED_DATA
-from tests.models.conftest import config
+from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
 
-EVENTS = 3000
-T_A, T_B = 1082040961000000, 1083198015000001
+T_A, T_B = HEAD_T_A, HEAD_T_B
 
 
 @pytest.fixture(scope="module")
-def ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpContext]:
-    source = SHARED_DATA / "CollegeMsg.txt"
-    if not source.is_file():
-        pytest.skip(f"shared data not found: {source}")
-    root = tmp_path_factory.mktemp("reporter")
-    head = root / "head.txt"
-    head.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:EVENTS]))
-    build_store("collegemsg", root / "store", source=head).close()
-    with Store.open(root / "store", read_only=True) as st:
-        yield OpContext(st)
+def ctx(head_store: Store) -> OpContext:
+    return OpContext(head_store)
 
 
 def reach_trace(ctx: OpContext, kind: str = "count", field: str = "rows_total") -> Trace:
