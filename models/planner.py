@@ -177,17 +177,15 @@ def plan_schema(kind: str | None) -> dict[str, Any]:
     if kind is not None and kind not in ANSWER_KINDS:
         raise ModelOutputError(f"unknown answer kind {kind!r}", allowed=list(ANSWER_KINDS))
     kinds = [kind] if kind is not None else list(ANSWER_KINDS)
+    # step ids as a pattern: SmolLM2 under a grammar without it named steps after node uids ("n431")
+    step_id = {"type": "string", "pattern": "^s[0-9]{1,2}$"}
     step = {
         "type": "object",
         "properties": {
-            "id": {"type": "string", "maxLength": 4},
+            "id": step_id,
             "op": {"type": "string", "enum": [s.name for s in all_operators()]},
             "args": {"type": "object"},
-            "depends_on": {
-                "type": "array",
-                "items": {"type": "string", "maxLength": 4},
-                "maxItems": MAX_STEPS,
-            },
+            "depends_on": {"type": "array", "items": step_id, "maxItems": MAX_STEPS},
         },
         "required": ["id", "op", "args", "depends_on"],
     }

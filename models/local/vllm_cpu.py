@@ -164,7 +164,9 @@ def vllm_spec(
     *,
     python: str | None = None,
     model_dir: Path | None = None,
-    max_model_len: int = 4096,
+    # SmolLM2's own context: a planner repair turn (prompt ~3.1k + the bad reply and its problems + a
+    # 512-token reply) can pass 4,096; the KV cache for 8k tokens of a 135M model is a few MB
+    max_model_len: int = 8192,
     ready_timeout_s: float = 600.0,
     progress: Progress | None = None,
 ) -> ServerSpec:

@@ -21,7 +21,7 @@ from models.config import EndpointConfig
 from pipeline.cli._common import progress
 from pipeline.cli.inputs import add_seconds, add_whole, fspath
 
-LOCAL_WINDOWS = {"llamacpp": 8192, "vllm": 4096}  # the context each local server is started with
+LOCAL_WINDOWS = {"llamacpp": 8192, "vllm": 8192}  # the context each local server is started with
 
 
 def cache_root() -> Path:

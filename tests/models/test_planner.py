@@ -278,6 +278,10 @@ def test_constrained_sends_the_plan_schema_as_the_response_format(scripted, ctx)
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == plan_schema("count")
     steps = fmt["json_schema"]["schema"]["properties"]["steps"]
     assert steps["maxItems"] == 12 and "temporal_reachability" in steps["items"]["properties"]["op"]["enum"]
+    assert steps["items"]["properties"]["id"]["pattern"] == "^s[0-9]{1,2}$"
+    assert fmt["json_schema"]["schema"]["properties"]["answer_spec"]["properties"]["kind"]["enum"] == [
+        "count"
+    ]
 
 
 def test_without_contracts_an_invented_field_fails_at_run_time_instead(scripted, ctx) -> None:

@@ -98,7 +98,7 @@ def test_vllm_command_env_and_concurrency(tmp_path: Path) -> None:
     spec = vc.vllm_spec(model_dir=tmp_path / "weights")
     argv = spec.command(9000)
     assert argv[:3] == [str(venv / "bin" / "python"), "-m", "vllm.entrypoints.openai.api_server"]
-    assert argv[argv.index("--max-model-len") + 1] == "4096"
+    assert argv[argv.index("--max-model-len") + 1] == "8192"
     assert argv[argv.index("--served-model-name") + 1] == "smollm2"
     assert "--enforce-eager" in argv and argv[argv.index("--port") + 1] == "9000"
     assert spec.env["HF_HUB_OFFLINE"] == "1" and spec.env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0"
