@@ -1,6 +1,6 @@
 """Token counts with SmolLM2's own tokenizer, offline, in this process.
 
-The planner's prompt must fit the served context (8k on llama.cpp, 4k on vLLM with
+The planner's prompt must fit the served context (8k on both local servers; 4k if vLLM is served with
 ``--max-model-len 4096``); only the model's own tokenizer measures that honestly. llama.cpp loads the
 GGUF's vocabulary alone (``vocab_only``: no weights, a few MB, ~0.1 s) and the object is kept for the
 process. vLLM serves a conversion of the same GGUF, so the same vocabulary counts for both servers.
