@@ -29,9 +29,11 @@ from pipeline.systems.latest import read_latest
 from pipeline.systems.prompt_size import preload
 from pipeline.systems.record import Attempt
 
+#: no ``maxLength`` on the query: llama.cpp unrolls a long bound into a grammar it refuses ("exceeds sane
+#: defaults"), and its server then dies (measured with maxLength 1500); ``max_tokens`` bounds the reply
 CYPHER_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"cypher": {"type": "string", "maxLength": 1500}},
+    "properties": {"cypher": {"type": "string"}},
     "required": ["cypher"],
 }
 _CODE = re.compile(r"```(?:cypher|sql|)\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
