@@ -13,6 +13,7 @@ is asked for the typed answer object. When no query ran at all the task ends ``m
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ CYPHER_SCHEMA: dict[str, Any] = {
     "required": ["cypher"],
 }
 _CODE = re.compile(r"```(?:cypher|sql|)\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
+_ENTITY = re.compile(r"&(lt|gt|amp|quot|#39);")
 _STARTS = re.compile(r"^\s*(MATCH|OPTIONAL|WITH|UNWIND|RETURN)\b", re.IGNORECASE)
 
 SYSTEM_TEMPLATE = """You translate questions about a temporal interaction graph into one Kùzu Cypher query.
@@ -74,7 +76,16 @@ class Outcome:
 
 
 def read_query(reply: str) -> str | None:
-    """The query in a reply: ``{"cypher": ...}`` (or ``query``), else a code fence, else a bare query."""
+    """The query in a reply: ``{"cypher": ...}`` (or ``query``), else a code fence, else a bare query.
+
+    HTML entities are decoded: a repair prompt fences the failed query (escaped, like all data), and a small
+    model copies ``&lt;`` back into its next query (measured with SmolLM2: every repair failed on it).
+    """
+    query = _find_query(reply)
+    return html.unescape(query) if query is not None and _ENTITY.search(query) else query
+
+
+def _find_query(reply: str) -> str | None:
     try:
         obj = extract_json(reply)
         if isinstance(obj, dict):
