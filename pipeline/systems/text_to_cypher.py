@@ -13,6 +13,7 @@ is asked for the typed answer object. When no query ran at all the task ends ``m
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -29,12 +30,15 @@ from pipeline.systems.latest import read_latest
 from pipeline.systems.prompt_size import preload
 from pipeline.systems.record import Attempt
 
+#: no ``maxLength`` on the query: llama.cpp unrolls a long bound into a grammar it refuses ("exceeds sane
+#: defaults"), and its server then dies (measured with maxLength 1500); ``max_tokens`` bounds the reply
 CYPHER_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"cypher": {"type": "string", "maxLength": 1500}},
+    "properties": {"cypher": {"type": "string"}},
     "required": ["cypher"],
 }
 _CODE = re.compile(r"```(?:cypher|sql|)\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
+_ENTITY = re.compile(r"&(lt|gt|amp|quot|#39);")
 _STARTS = re.compile(r"^\s*(MATCH|OPTIONAL|WITH|UNWIND|RETURN)\b", re.IGNORECASE)
 
 SYSTEM_TEMPLATE = """You translate questions about a temporal interaction graph into one Kùzu Cypher query.
@@ -72,7 +76,16 @@ class Outcome:
 
 
 def read_query(reply: str) -> str | None:
-    """The query in a reply: ``{"cypher": ...}`` (or ``query``), else a code fence, else a bare query."""
+    """The query in a reply: ``{"cypher": ...}`` (or ``query``), else a code fence, else a bare query.
+
+    HTML entities are decoded: a repair prompt fences the failed query (escaped, like all data), and a small
+    model copies ``&lt;`` back into its next query (measured with SmolLM2: every repair failed on it).
+    """
+    query = _find_query(reply)
+    return html.unescape(query) if query is not None and _ENTITY.search(query) else query
+
+
+def _find_query(reply: str) -> str | None:
     try:
         obj = extract_json(reply)
         if isinstance(obj, dict):

@@ -209,6 +209,10 @@ def test_the_graph_is_cached_by_store_digest_and_rebuilt_when_broken(
         ("  MATCH (a:Node) RETURN a", "MATCH (a:Node) RETURN a"),
         ("I cannot answer that.", None),
         ('{"cypher": ""}', None),
+        (
+            '{"cypher": "MATCH (a) WHERE a.t &lt; 5 AND a.uid &lt;&gt; \'x\' RETURN a"}',
+            "MATCH (a) WHERE a.t < 5 AND a.uid <> 'x' RETURN a",
+        ),
     ],
 )
 def test_the_query_is_read_from_json_a_code_fence_or_bare_text(reply: str, query: str | None) -> None:
