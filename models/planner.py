@@ -330,8 +330,12 @@ def plan_and_run(
     ctx: OpContext,
     run_plan: RunPlan,
     config: PlannerConfig | None = None,
+    outcome: PlanOutcome | None = None,
 ) -> PlanOutcome:
     """Plan, verify, run, and repair up to ``config.repair_budget`` times (see the module docstring).
+
+    Attempts are appended to ``outcome`` as they happen (pass one in to keep them when the client raises
+    part way, e.g. an endpoint that fails after two attempts).
 
     Raises only what the client raises (InfraError, ResponseError): a model that never produces a usable
     plan ends with ``outcome.exhausted`` and every attempt logged.
@@ -341,7 +345,7 @@ def plan_and_run(
     schema = plan_schema(task.kind) if cfg.constrained else None
     base = [{"role": "system", "content": static_prefix()}, {"role": "user", "content": task_suffix(task)}]
     messages = base
-    outcome = PlanOutcome(attempts=[])
+    outcome = outcome if outcome is not None else PlanOutcome(attempts=[])
     for n in range(1, cfg.repair_budget + 2):
         reply = complete("planner", messages, schema, cfg.max_tokens).text
         attempt, problems, runtime = _attempt(n, reply, task, ctx, vcfg, run_plan, outcome)

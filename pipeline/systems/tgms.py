@@ -86,8 +86,11 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
             kind=task.get("answer_kind"),
             card=card,
         )
-        outcome = plan_and_run(draft.calls.complete, ptask, ctx, run_plan, planner)
-        _record_plan(rec, outcome)
+        outcome = PlanOutcome(attempts=[])
+        try:
+            plan_and_run(draft.calls.complete, ptask, ctx, run_plan, planner, outcome)
+        finally:  # an endpoint failure part way keeps the attempts made so far in the record
+            _record_plan(rec, outcome)
         draft.artifacts.update(plan=outcome.plan, trace=outcome.trace)
         last = outcome.attempts[-1] if outcome.attempts else None
         if outcome.trace is None and not outcome.exhausted and last and last.runtime_error:

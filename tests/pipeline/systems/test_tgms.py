@@ -185,3 +185,19 @@ def test_constrained_and_config_switches(make_system, dev) -> None:
     with pytest.raises(Exception) as err:
         make_system(scripted_rule(dev), gatting=False)
     assert getattr(err.value, "code", None) == "E_INVALID_ARG"
+
+
+def test_an_endpoint_failure_mid_repair_is_unscored_and_keeps_its_attempts(make_system, dev) -> None:
+    holder: list[ScriptedServer] = []
+
+    def planner(task: dict[str, Any]) -> str:
+        if holder[0].log.chat_count >= 2:  # the second reply is the last: every later request gets HTTP 500
+            holder[0].fail_next(1000, 500)
+        return "no plan here"
+
+    system, server = make_system(scripted_rule(dev, planner=planner))
+    holder.append(server)
+    rec = run_task(system, dev[0])
+    assert rec.status == "infra_error" and rec.correct is None
+    assert [a.valid for a in rec.attempts] == [False, False]
+    assert rec.errors[0]["error"] == "E_INFRA_RETRIES"
