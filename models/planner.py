@@ -315,10 +315,17 @@ def describe(violations: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def repair_message(violations: list[dict[str, Any]], runtime: bool) -> str:
+def repair_message(
+    violations: list[dict[str, Any]], runtime: bool, n: int = 1, of: int = 1, repeated: bool = False
+) -> str:
+    """The repair turn after attempt ``n`` of ``of``. ``repeated``: the reply was the previous bad reply
+    unchanged. Saying so (and numbering the attempt) also keeps the prompt from being the previous
+    prompt again: at temperature 0, and with the response cache, an identical prompt can only get the
+    identical bad reply back, and the repair budget would be spent on copies."""
     what = "Running the plan failed" if runtime else "The plan was rejected by the verifier"
+    again = " You sent the same plan as before: change it." if repeated else ""
     return (
-        f"{what}. Problems, each with what is legal instead:\n"
+        f"Attempt {n} of {of}. {what}.{again} Problems, each with what is legal instead:\n"
         + fence(describe(violations), "problems", VIOLATIONS_LIMIT)
         + "\nFix every problem and reply with the whole corrected plan JSON object only."
     )
@@ -346,7 +353,9 @@ def plan_and_run(
     base = [{"role": "system", "content": static_prefix()}, {"role": "user", "content": task_suffix(task)}]
     messages = base
     outcome = outcome if outcome is not None else PlanOutcome(attempts=[])
-    for n in range(1, cfg.repair_budget + 2):
+    previous: str | None = None
+    tries = cfg.repair_budget + 1
+    for n in range(1, tries + 1):
         reply = complete("planner", messages, schema, cfg.max_tokens).text
         attempt, problems, runtime = _attempt(n, reply, task, ctx, vcfg, run_plan, outcome)
         outcome.attempts.append(attempt)
@@ -359,8 +368,9 @@ def plan_and_run(
         messages = [
             *base,
             {"role": "assistant", "content": echo},
-            {"role": "user", "content": repair_message(problems, runtime)},
+            {"role": "user", "content": repair_message(problems, runtime, n, tries, reply == previous)},
         ]
+        previous = reply
     outcome.exhausted = True
     return outcome
 

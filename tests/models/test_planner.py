@@ -256,6 +256,13 @@ def test_the_budget_runs_out_after_four_attempts(scripted, ctx) -> None:
     assert all(v["code"] == "answer_field" for a in out.attempts for v in a.violations)
     # only the latest bad reply is kept: the prompt does not grow with the repairs
     assert {len(b["messages"]) for b in server.log.chat_bodies[1:]} == {4}
+    # the same bad reply again is named as such, and no repair prompt repeats an earlier one (at temperature 0
+    # an identical prompt could only get the identical reply back)
+    repairs = [b["messages"][-1]["content"] for b in server.log.chat_bodies[1:]]
+    assert len(set(repairs)) == 3 and all(
+        r.startswith(f"Attempt {n} of 4.") for n, r in enumerate(repairs, 1)
+    )
+    assert ["same plan as before" in r for r in repairs] == [False, True, True]
 
 
 def test_a_literal_uid_outside_the_task_input_is_a_grounding_violation(scripted, ctx) -> None:
