@@ -64,16 +64,46 @@ def _claims(record: dict[str, Any]) -> str:
     return _table(["id", "type", "claimed", "evidence", "from", "verdict", "reason"], rows, classes)
 
 
+def _plan(plan: dict[str, Any] | None) -> str:
+    """The plan as a table of steps (arguments as compact JSON) and its answer_spec."""
+    if not plan:
+        return '<p class="muted">No plan ran.</p>'
+    rows = [
+        [
+            escape(str(st.get("id"))),
+            escape(str(st.get("op"))),
+            f"<code>{escape(json.dumps(st.get('args'), sort_keys=True, ensure_ascii=False))}</code>",
+            escape(", ".join(st.get("depends_on") or [])),
+        ]
+        for st in plan.get("steps") or []
+        if isinstance(st, dict)
+    ]
+    spec = f"<p>answer_spec: <code>{escape(json.dumps(plan.get('answer_spec'), sort_keys=True))}</code></p>"
+    return _table(["step", "op", "args", "depends on"], rows) + spec
+
+
 def _attempts(record: dict[str, Any]) -> str:
     rows = []
     for a in record.get("attempts") or []:
         problems = a.get("violations") or []
         if a.get("runtime_error"):
             problems = [*problems, a["runtime_error"]]
-        rows.append(
-            [str(a.get("n")), "valid" if a.get("valid") else "<b>invalid</b>", f"<pre>{_j(problems)}</pre>"]
-        )
+        lines = "".join(f"<li>{_problem(p)}</li>" for p in problems)
+        verdict = "valid" if a.get("valid") else "<b>invalid</b>"
+        rows.append([str(a.get("n")), verdict, f"<ul>{lines}</ul>" if lines else ""])
     return _table(["attempt", "verifier", "violations / runtime error"], rows) if rows else ""
+
+
+def _problem(p: Any) -> str:
+    """One violation or runtime error on one line: code, message, and what would be legal."""
+    if not isinstance(p, dict):
+        return escape(str(p))
+    code = p.get("code") or p.get("error") or "?"
+    text = f"<code>{escape(str(code))}</code> {escape(str(p.get('message', '')))}"
+    if p.get("legal"):
+        legal = escape(json.dumps(p["legal"], ensure_ascii=False)[:300])
+        text += f" <span class='muted'>legal: {legal}</span>"
+    return text
 
 
 def _trace(trace: dict[str, Any] | None) -> str:
@@ -129,7 +159,10 @@ def render_page(
         shown = f"<p>{escape(str(answer.get('text', '')))}</p><p>typed answer: <code>{typed}</code></p>"
     else:
         verdict = '<span class="abstained">abstained</span>'
-        shown = f"<p>{escape(str(gate.get('reason') or record.get('status')))}</p>"
+        errors = record.get("errors") or []
+        first = f"{errors[0].get('error')}: {errors[0].get('message')}" if errors else None
+        why = gate.get("reason") or first
+        shown = f"<p>{escape(str(record.get('status')))}: {escape(str(why or 'no usable answer'))}</p>"
     tokens = record.get("tokens") or {}
     model, status, reporter = (escape(str(record.get(k))) for k in ("model", "status", "reporter"))
     meta = (
@@ -142,7 +175,7 @@ def render_page(
         f"<p class='muted'>{meta}</p>",
         f"<h2>Answer — {verdict}</h2>{shown}",
         f"<h2>Claims and verdicts</h2>{_claims(record)}",
-        f"<h2>Plan</h2><pre>{_j(plan)}</pre>{_attempts(record)}",
+        f"<h2>Plan</h2>{_plan(plan)}<h3>Attempts</h3>{_attempts(record)}",
         f"<h2>Trace</h2>{_trace(trace)}",
         f"<h2>Evidence</h2>{_evidence(evidence)}",
     ]
