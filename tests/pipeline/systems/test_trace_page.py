@@ -32,7 +32,11 @@ def record(answer: dict | None, gate: dict | None = None) -> dict:
         "gate": gate or {"emitted": answer is not None, "reason": None if answer else "no supported claim"},
         "claim_verdicts": [{"claim": "c1", "verdict": "supported", "reason": "matches s1.count"}],
         "attempts": [
-            {"n": 1, "valid": False, "violations": [{"check": "output_fields", "legal": ["count"]}]},
+            {
+                "n": 1,
+                "valid": False,
+                "violations": [{"code": "output_fields", "message": "no such field", "legal": ["count"]}],
+            },
             {"n": 2, "valid": True, "violations": []},
         ],
         "extras": {},
@@ -57,7 +61,12 @@ def test_page_is_self_contained_and_escapes_graph_content() -> None:
     assert not any(k in ("src", "href") for k, _ in parser.attrs)
     assert "&lt;script&gt;" in page and "<script>" not in page
     assert 'class="supported"' in page and "matches s1.count" in page
-    assert "emitted" in page and "invalid" in page and "output_fields" in page
+    assert (
+        "emitted" in page
+        and "invalid" in page
+        and "output_fields" in page
+        and "legal: [&quot;count&quot;]" in page
+    )
     assert re.search(r"<td>s1</td><td>entity_history</td><td>ok", page)
 
 
