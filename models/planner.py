@@ -400,6 +400,18 @@ def _attempt(
         violations = [v.to_dict() for v in report.violations]
     except TGMSError as err:  # a plan the verifier cannot even walk
         violations = [{"code": "schema", "message": err.message, "legal": err.details.get("problems")}]
+    if "answer_spec" not in plan:  # the engine runs such a plan, but nothing in it answers the question
+        violations.append(
+            {
+                "code": "answer_spec",
+                "field": "answer_spec",
+                "step": None,
+                "message": "the plan has no answer_spec: add {kind, from} naming the step field that answers",
+                "legal": [
+                    {"kind": task.kind or "<answer kind>", "from": "<step id>.<declared output field>"}
+                ],
+            }
+        )
     if violations:
         return PlanAttempt(n, sha, False, violations), violations, False
     try:

@@ -308,3 +308,15 @@ def test_verifier_config_follows_the_contracts_switch() -> None:
     off = PlannerConfig(contracts=False).verifier_config(frozenset({"n1"}))
     assert "output_contracts" in on.checks and "output_contracts" not in off.checks
     assert on.task_uids == off.task_uids == frozenset({"n1"})
+
+
+def test_a_plan_without_answer_spec_is_repaired_not_run(scripted, ctx) -> None:
+    # measured with SmolLM2 on vLLM: a copied worked plan without its answer_spec verified and ran, answering
+    # nothing; it is a violation to repair
+    plan = reach_plan()
+    bare = {"steps": plan["steps"]}
+    server, client = scripted(by_turn(json.dumps(bare), json.dumps(plan)))
+    out = run(client, ctx, task())
+    assert [a.valid for a in out.attempts] == [False, True] and out.first_emission_valid is False
+    assert [v["code"] for v in out.attempts[0].violations] == ["answer_spec"]
+    assert "answer_spec" in server.log.chat_bodies[1]["messages"][-1]["content"]
