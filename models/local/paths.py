@@ -1,8 +1,8 @@
 """Where the local servers keep what they build once: logs, the vLLM venv, converted weights.
 
 The same root as the rest of the project's caches (``$TGMS_CACHE``, else ``~/.cache/tgms``), outside any
-checkout, so a clone stays clean and a second checkout reuses the 3.5 GiB vLLM venv. ``models/`` may not
-import ``pipeline``, so the one-line rule is repeated here rather than shared with ``pipeline/cli``.
+checkout, so a clone stays clean and a second checkout reuses the 3.5 GiB vLLM venv. :func:`cache_root` is
+the one rule; ``pipeline/cli`` calls it too (``models/`` may not import ``pipeline``).
 """
 
 from __future__ import annotations

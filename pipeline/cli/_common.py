@@ -111,7 +111,9 @@ class _EitherResults(ResultStore):
 
 
 def _cache_root() -> Path:
-    return Path(os.environ.get("TGMS_CACHE") or Path.home() / ".cache" / "tgms")
+    from models.local.paths import cache_root  # here, not at the top: every command imports this module
+
+    return cache_root()
 
 
 def _writable(d: Path) -> bool:
