@@ -10,7 +10,9 @@ The surface, by task:
 task                names
 ==================  ========================================================================================
 build a store       :func:`build_store` (a dataset load: SNAP file, packaged copy or synthetic),
-                    :data:`DATASETS`, :func:`load_dataset`, :func:`generate_synthetic`, :func:`load_data`,
+                    :data:`DATASETS`, :func:`load_dataset`, :func:`source_path`, :func:`source_sha256`,
+                    :func:`generate_synthetic`, :func:`load_data`, the canonical clock (:data:`CANONICAL_BASE`,
+                    :data:`CANONICAL_STEP`, :data:`CLOCK_KINDS`),
                     :func:`ingest_data` (the two halves of a build, timed apart by the store benchmark)
 open, write, read   :class:`Store` (``create``/``open``/``write``/``digest``/``stats``), :class:`BatchResult`,
                     :class:`ScanFilter`, :func:`parse_batch`, :data:`BACKENDS`
@@ -67,7 +69,8 @@ from engine.errors import (
 from engine.execute.executor import ExecConfig, Trace, execute, trace_from_dict
 from engine.execute.results import MemoryResults, ResultStore
 from engine.ingest.build import DATASETS, build_store, ingest_data, load_data
-from engine.ingest.snap import load_dataset
+from engine.ingest.snap import load_dataset, source_path, source_sha256
+from engine.store.clock import CANONICAL_BASE, CANONICAL_STEP, CLOCK_KINDS
 from engine.ingest.synthetic import generate as generate_synthetic
 from engine.operators import cost as _cost
 from engine.operators.base import parse_args
@@ -191,6 +194,11 @@ __all__ = [
     "load_all",
     "load_data",
     "load_dataset",
+    "source_path",
+    "source_sha256",
+    "CANONICAL_BASE",
+    "CANONICAL_STEP",
+    "CLOCK_KINDS",
     "mechanical_answer",
     "motif_exact_estimate",
     "motif_selection",

@@ -209,16 +209,30 @@ def load_dataset(
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> EventFrame:
     """Load a SNAP data set as an :class:`EventFrame` (see the module docstring for where it comes from)."""
+    return read_snap_file(source_path(name, source, cache_dir), dataset_spec(name))
+
+
+def source_path(
+    name: str,
+    source: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The file :func:`load_dataset` reads for these arguments (downloading it into the cache if absent)."""
     spec = dataset_spec(name)
     if source is not None:
-        path = Path(source)
-    elif spec.name == "collegemsg" and cache_dir is None:
-        path = packaged_collegemsg()
-    else:
-        path = cached_path(spec.name, cache_dir)
-        if not path.exists():
-            path = download(spec.name, cache_dir)
-    return read_snap_file(path, spec)
+        return Path(source)
+    if spec.name == "collegemsg" and cache_dir is None:
+        return packaged_collegemsg()
+    path = cached_path(spec.name, cache_dir)
+    return path if path.exists() else download(spec.name, cache_dir)
+
+
+def source_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a SNAP file's content, gunzipped when gzipped: the packaged ``.gz`` copy and the plain
+    text file of the same data give the same hash (the one SNAP's text is usually cited by)."""
+    import hashlib
+
+    return hashlib.sha256(_read_bytes(Path(path))).hexdigest()
 
 
 def read_snap_file(path: str | os.PathLike[str], spec: SnapSpec | str) -> EventFrame:

@@ -39,7 +39,7 @@ from engine.errors import (
 )
 from engine.store.backends import backend_class
 from engine.store.backends.base import Backend
-from engine.store.clock import HybridLogicalClock
+from engine.store.clock import Clock, HybridLogicalClock, make_clock
 from engine.store.digest import store_digest
 from engine.store.eventlog import LOG_NAME, EventLogWriter, LoggedBatch, read_log
 from engine.store.model import ScanFilter
@@ -71,7 +71,7 @@ class Store:
         backend: Backend,
         read_only: bool,
         log: EventLogWriter | None,
-        clock: HybridLogicalClock | None,
+        clock: Clock | None,
         lock_fd: int | None,
     ) -> None:
         self.root = root
@@ -91,8 +91,16 @@ class Store:
     # -- lifecycle ----------------------------------------------------------------------------------
     @classmethod
     def create(
-        cls, root: str | os.PathLike[str], backend: str = "duckdb", now: Callable[[], int] | None = None
+        cls,
+        root: str | os.PathLike[str],
+        backend: str = "duckdb",
+        now: Callable[[], int] | None = None,
+        clock: str = "wall",
     ) -> Store:
+        """Create a store. ``clock`` gives its batches' transaction times: ``wall`` (a hybrid logical
+        clock over ``now``) or ``canonical`` (deterministic, for built stores: see
+        :mod:`engine.store.clock`)."""
+        clk = make_clock(clock, 0, now)  # an unknown clock is refused before anything is created
         root = Path(root)
         bcls = backend_class(backend)
         if (root / STORE_META).exists() or (root / LOG_NAME).exists():
@@ -107,16 +115,22 @@ class Store:
         except BaseException:
             os.close(lock_fd)
             raise
-        return cls(root, db, False, log, HybridLogicalClock(0, now), lock_fd)
+        return cls(root, db, False, log, clk, lock_fd)
 
     @classmethod
     def open(
-        cls, root: str | os.PathLike[str], read_only: bool = False, now: Callable[[], int] | None = None
+        cls,
+        root: str | os.PathLike[str],
+        read_only: bool = False,
+        now: Callable[[], int] | None = None,
+        clock: str = "wall",
     ) -> Store:
         """Open a store. Read-only opens change no file; a log that needs repair (a pending batch, a torn
         tail) is reported with a :class:`~engine.errors.StoreWarning` naming ``tgms check --repair``. A
         write open first checks the database against the log (``E_CORRUPT`` with every byte left as it
-        was), then trims a torn tail (with a warning) and completes a pending batch."""
+        was), then trims a torn tail (with a warning) and completes a pending batch. ``clock`` is as for
+        :meth:`create` (this session's writes only; the log records no clock)."""
+        make_clock(clock, 0, now)  # an unknown clock is refused before anything is opened
         root = Path(root)
         bcls = backend_class(read_store_meta(root)["backend"])
         if read_only:
@@ -138,7 +152,7 @@ class Store:
             except BaseException:
                 db.close()
                 raise
-            store = cls(root, db, False, log, HybridLogicalClock(log.state.last_tt, now), lock_fd)
+            store = cls(root, db, False, log, make_clock(clock, log.state.last_tt, now), lock_fd)
             store.recovered = log.trimmed
             store._recover()
         except BaseException:

@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "systems": "systems",
     "ask": "ask",
     "local": "local",
+    "bundle": "bundle",
 }
 
 

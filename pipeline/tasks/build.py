@@ -45,7 +45,9 @@ def build_suite(
     if probes:
         from pipeline.tasks.probes import ensure_corrections
 
-        with Store.open(store_dir) as store:  # writable: corrections go through the write API
+        # writable: corrections go through the write API, stamped by the canonical clock (a function of
+        # the log), so the same store and seed give the same corrections, digest and suite anywhere
+        with Store.open(store_dir, clock="canonical") as store:
             n = ensure_corrections(store, dataset, seed)
         if progress and n:
             progress(f"wrote {n} probe correction batches into {store_dir}")

@@ -1,0 +1,173 @@
+"""Canonical bundles: the unit a campaign distributes and a paper table cites (DESIGN §3.3).
+
+A bundle directory holds three files:
+
+- ``eventlog.jsonl``: the canonical event log of the built store (the data set load and the suite's probe
+  corrections, every batch stamped by the canonical clock, so the bytes are the same on any machine);
+- ``suite.json``: the task suite generated from that store (gold cross-checked by the oracles);
+- ``manifest.json``: what it is — data set, source file and its SHA-256, seed, build options, the store
+  digest, the suite's SHA-256 and test-split SHA-256, the event log's SHA-256, the generator versions.
+
+:func:`build_bundle` builds one in a scratch store next to the output and keeps only the three files;
+:func:`verify_bundle` replays the log into a scratch store and checks every recorded hash and the digest.
+Nothing in a bundle depends on where or when it was built: two builds are byte-identical (tested).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.api import (
+    LOG_NAME,
+    ConflictError,
+    CorruptError,
+    NotFoundError,
+    build_store,
+    canonical_json,
+    replay,
+    source_path,
+    source_sha256,
+)
+
+BUNDLE_FORMAT = "tgms-bundle"
+BUNDLE_VERSION = 1
+EVENTLOG = "eventlog.jsonl"
+SUITE = "suite.json"
+MANIFEST = "manifest.json"
+FILES = (EVENTLOG, SUITE, MANIFEST)
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _source(dataset: str, source: str | None, events: int, nodes: int) -> dict[str, Any]:
+    if dataset == "synthetic":
+        return {"name": "synthetic generator", "sha256": None, "events": events, "nodes": nodes}
+    # the content's hash, not the path's name: the packaged .gz copy and a plain text copy of the same
+    # data (../shared/data) give the same manifest
+    return {"name": f"SNAP {dataset}", "sha256": source_sha256(source_path(dataset, source))}
+
+
+def build_bundle(
+    dataset: str,
+    seed: int,
+    out: str | os.PathLike[str],
+    *,
+    source: str | None = None,
+    events: int = 100_000,
+    nodes: int = 1_000,
+    crosscheck: bool = True,
+    progress: Progress = _quiet,
+) -> dict[str, Any]:
+    """Build the bundle of ``dataset`` and ``seed`` into ``out`` (created; it must not hold a bundle) and
+    return its manifest. ``events``/``nodes`` apply to ``synthetic``; ``source`` to the SNAP sets."""
+    from pipeline.tasks.build import build_suite, write_suite
+
+    out = Path(out)
+    if any((out / f).exists() for f in FILES):
+        raise ConflictError(f"{out} already holds a bundle; choose an empty directory", path=str(out))
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=".bundle-", dir=out) as scratch:
+        store_dir = Path(scratch) / "store"
+        progress(f"building the {dataset} store (canonical clock) ...")
+        build_store(
+            dataset, store_dir, source=source, events=events, nodes=nodes, seed=seed, progress=progress
+        ).close()
+        progress(f"generating the {dataset} suite (seed {seed}) ...")
+        suite = build_suite(store_dir, dataset, seed, crosscheck=crosscheck, progress=progress)
+        write_suite(suite, Path(scratch) / SUITE)
+        planted = store_dir / "manifest.json"  # the synthetic generator's planted patterns
+        manifest = {
+            "format": BUNDLE_FORMAT,
+            "version": BUNDLE_VERSION,
+            "dataset": dataset,
+            "source": _source(dataset, source, events, nodes),
+            "seed": seed,
+            "options": {"crosscheck": crosscheck, "probes": True},
+            "clock": "canonical",
+            "store_digest": suite["store_digest"],
+            "suite_sha256": file_sha256(Path(scratch) / SUITE),
+            "test_sha256": suite["test_sha256"],
+            "eventlog_sha256": file_sha256(store_dir / LOG_NAME),
+            "generator_version": suite.get("generator_version"),
+            "bundle_version": BUNDLE_VERSION,
+            "planted": json.loads(planted.read_text()) if planted.exists() else None,
+        }
+        # the three files appear only once all are made: a killed build leaves no half bundle
+        shutil.move(str(store_dir / LOG_NAME), out / EVENTLOG)
+        shutil.move(str(Path(scratch) / SUITE), out / SUITE)
+        (out / MANIFEST).write_text(canonical_json(manifest) + "\n", encoding="utf-8")
+    progress(f"bundle {out} built in {time.perf_counter() - t0:.1f} s (digest {manifest['store_digest']})")
+    return manifest
+
+
+def read_manifest(bundle: str | os.PathLike[str]) -> dict[str, Any]:
+    path = Path(bundle) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"{bundle} is not a bundle: no {MANIFEST}", path=str(bundle)) from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CorruptError(f"{path} is not valid JSON: {exc}", path=str(path)) from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+        raise CorruptError(f"{path} is not a TGMS bundle manifest", path=str(path))
+    return manifest
+
+
+def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet) -> dict[str, Any]:
+    """Replay the bundle's event log into a scratch store and check the log, suite and digest against the
+    manifest. Returns ``{"ok": True, "checks": {...}, "manifest": {...}}``; a mismatch raises
+    :class:`CorruptError` naming every check that failed (expected and found)."""
+    root = Path(bundle)
+    manifest = read_manifest(root)
+    for f in (EVENTLOG, SUITE):
+        if not (root / f).is_file():
+            raise NotFoundError(f"{root} is not a complete bundle: no {f}", path=str(root / f))
+    found: dict[str, Any] = {
+        "eventlog_sha256": file_sha256(root / EVENTLOG),
+        "suite_sha256": file_sha256(root / SUITE),
+    }
+    suite = json.loads((root / SUITE).read_text(encoding="utf-8"))
+    found["test_sha256"] = suite.get("test_sha256")
+    found["suite_store_digest"] = suite.get("store_digest")
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tgms-bundle-verify-") as scratch:
+        with replay(root / EVENTLOG, Path(scratch) / "store", "duckdb") as store:
+            found["store_digest"] = store.digest()
+    progress(f"replayed {root / EVENTLOG} in {time.perf_counter() - t0:.2f} s")
+    expected = {
+        "eventlog_sha256": manifest.get("eventlog_sha256"),
+        "suite_sha256": manifest.get("suite_sha256"),
+        "test_sha256": manifest.get("test_sha256"),
+        "suite_store_digest": manifest.get("store_digest"),
+        "store_digest": manifest.get("store_digest"),
+    }
+    checks = {k: {"expected": expected[k], "found": found[k], "ok": expected[k] == found[k]} for k in expected}
+    bad = sorted(k for k, c in checks.items() if not c["ok"])
+    if bad:
+        raise CorruptError(
+            f"bundle {root} does not match its manifest: {', '.join(bad)}",
+            path=str(root),
+            failed={k: checks[k] for k in bad},
+        )
+    return {"ok": True, "bundle": str(root), "checks": checks, "manifest": manifest}
