@@ -11,8 +11,8 @@ task                names
 ==================  ========================================================================================
 build a store       :func:`build_store` (a dataset load: SNAP file, packaged copy or synthetic),
                     :data:`DATASETS`, :func:`load_dataset`, :func:`source_path`, :func:`source_sha256`,
-                    :func:`generate_synthetic`, :func:`load_data`, the canonical clock (:data:`CANONICAL_BASE`,
-                    :data:`CANONICAL_STEP`, :data:`CLOCK_KINDS`),
+                    :func:`generate_synthetic`, :func:`load_data`, the canonical clock
+                    (:data:`CANONICAL_BASE`, :data:`CANONICAL_STEP`, :data:`CLOCK_KINDS`),
                     :func:`ingest_data` (the two halves of a build, timed apart by the store benchmark)
 open, write, read   :class:`Store` (``create``/``open``/``write``/``digest``/``stats``), :class:`BatchResult`,
                     :class:`ScanFilter`, :func:`parse_batch`, :data:`BACKENDS`
@@ -70,7 +70,6 @@ from engine.execute.executor import ExecConfig, Trace, execute, trace_from_dict
 from engine.execute.results import MemoryResults, ResultStore
 from engine.ingest.build import DATASETS, build_store, ingest_data, load_data
 from engine.ingest.snap import load_dataset, source_path, source_sha256
-from engine.store.clock import CANONICAL_BASE, CANONICAL_STEP, CLOCK_KINDS
 from engine.ingest.synthetic import generate as generate_synthetic
 from engine.operators import cost as _cost
 from engine.operators.base import parse_args
@@ -106,6 +105,7 @@ from engine.store import BatchResult, ScanFilter, Store, replay
 from engine.store.backends import BACKENDS, backend_class
 from engine.store.batches import CommittedBatch, committed_batches
 from engine.store.check import StoreCheck, check_store
+from engine.store.clock import CANONICAL_BASE, CANONICAL_STEP, CLOCK_KINDS
 from engine.store.eventlog import LOG_NAME, LoggedBatch, read_log
 from engine.store.ops import parse_batch
 from engine.timeutil import OPEN_END, us_to_iso
@@ -117,7 +117,10 @@ __all__ = [
     "ALLEN_RELATIONS",
     "ANSWER_KINDS",
     "BACKENDS",
+    "CANONICAL_BASE",
+    "CANONICAL_STEP",
     "CHECKS",
+    "CLOCK_KINDS",
     "COST_COEFFICIENTS",
     "COST_MODEL_PATH",
     "DATASETS",
@@ -194,11 +197,6 @@ __all__ = [
     "load_all",
     "load_data",
     "load_dataset",
-    "source_path",
-    "source_sha256",
-    "CANONICAL_BASE",
-    "CANONICAL_STEP",
-    "CLOCK_KINDS",
     "mechanical_answer",
     "motif_exact_estimate",
     "motif_selection",
@@ -217,6 +215,8 @@ __all__ = [
     "schema_json",
     "set_at",
     "sha256_hex",
+    "source_path",
+    "source_sha256",
     "tool_definitions",
     "trace_from_dict",
     "typed_value",

@@ -151,9 +151,11 @@ def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet
     found["test_sha256"] = suite.get("test_sha256")
     found["suite_store_digest"] = suite.get("store_digest")
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="tgms-bundle-verify-") as scratch:
-        with replay(root / EVENTLOG, Path(scratch) / "store", "duckdb") as store:
-            found["store_digest"] = store.digest()
+    with (
+        tempfile.TemporaryDirectory(prefix="tgms-bundle-verify-") as scratch,
+        replay(root / EVENTLOG, Path(scratch) / "store", "duckdb") as store,
+    ):
+        found["store_digest"] = store.digest()
     progress(f"replayed {root / EVENTLOG} in {time.perf_counter() - t0:.2f} s")
     expected = {
         "eventlog_sha256": manifest.get("eventlog_sha256"),
@@ -162,7 +164,7 @@ def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet
         "suite_store_digest": manifest.get("store_digest"),
         "store_digest": manifest.get("store_digest"),
     }
-    checks = {k: {"expected": expected[k], "found": found[k], "ok": expected[k] == found[k]} for k in expected}
+    checks = {k: {"expected": v, "found": found[k], "ok": v == found[k]} for k, v in expected.items()}
     bad = sorted(k for k, c in checks.items() if not c["ok"])
     if bad:
         raise CorruptError(
