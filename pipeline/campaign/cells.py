@@ -68,19 +68,28 @@ def system_config(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
 
 def select_tasks(suite: dict[str, Any], split: str, per_family: int | None, limit: int | None) -> list[dict]:
     """The tasks of ``split`` (``all``: dev then test), a stratified slice of at most ``per_family`` per
-    family (each family's tasks taken in task-id order, so the slice is the same on every machine), then
-    at most ``limit``. The result is in task-id order."""
+    family, then at most ``limit``; the result is in task-id order.
+
+    The slice takes a family's templates in turn (the first task of each template by id, then the
+    second, ...), so two tasks of a family are two different questions where the family has them, and the
+    slice is the same on every machine."""
     names = ("dev", "test") if split == "all" else (split,)
     tasks = sorted((t for n in names for t in suite["splits"][n]), key=lambda t: t["id"])
     if per_family is not None:
+        rank: dict[str, int] = {}
+        order = []
+        for t in tasks:
+            key = str(t.get("template"))
+            order.append((rank.get(key, 0), key, t["id"], t))
+            rank[key] = rank.get(key, 0) + 1
         taken: dict[str, int] = {}
         kept = []
-        for t in tasks:
+        for _, _, _, t in sorted(order, key=lambda x: x[:3]):
             fam = t.get("family") or "?"
             if taken.get(fam, 0) < per_family:
                 taken[fam] = taken.get(fam, 0) + 1
                 kept.append(t)
-        tasks = kept
+        tasks = sorted(kept, key=lambda t: t["id"])
     return tasks[:limit] if limit is not None else tasks
 
 
