@@ -38,8 +38,9 @@ from pipeline.campaign.ray_runtime import import_ray
 from pipeline.systems.base import BuiltSystem, RunSettings, SystemEnv, build_system, run_draft
 
 
-class _TaskActor:
-    """The actor's body (plain Python: :func:`task_actor_class` wraps it with ``ray.remote``)."""
+class TaskActor:
+    """The actor's body: plain Python (unit-testable without Ray); :func:`task_actor_class` is the Ray actor
+    class made from it."""
 
     def __init__(
         self,
@@ -227,9 +228,9 @@ _ACTOR_CLASS: Any = None
 
 
 def task_actor_class() -> Any:
-    """``TaskActor``: :class:`_TaskActor` as a Ray actor class (made on first use: Ray is optional)."""
+    """``TaskActor``: :class:`TaskActor` as a Ray actor class (made on first use: Ray is optional)."""
     global _ACTOR_CLASS
     if _ACTOR_CLASS is None:
         ray = import_ray()
-        _ACTOR_CLASS = ray.remote(_TaskActor)
+        _ACTOR_CLASS = ray.remote(TaskActor)
     return _ACTOR_CLASS
