@@ -61,7 +61,9 @@ class TaskActor:
             base.mkdir(parents=True, exist_ok=True)
         # the replayed store is this actor's own; system caches (embeddings, Kùzu graphs keyed by digest)
         # are shared by the actors of a node under work_dir/systems
-        self.scratch = Path(tempfile.mkdtemp(prefix=f"tgms-actor-{suite}-", dir=base))
+        self.scratch = Path(
+            tempfile.mkdtemp(prefix=f"tgms-actor-{suite}-", dir=scratch_base(len(eventlog), base))
+        )
         atexit.register(shutil.rmtree, self.scratch, True)
         self.systems_dir = (base / "systems") if base is not None else self.scratch / "systems"
         self.store_dir = self.scratch / "store"
@@ -194,6 +196,22 @@ class TaskActor:
             built.env.close()
             built.env.client.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def scratch_base(log_bytes: int, fallback: Path | None) -> Path | None:
+    """Where the actor's store goes: tmpfs (``/dev/shm``) when it has room for it, else ``fallback``.
+
+    The store is a throwaway rebuilt from the bundle at every start, so its durability buys nothing,
+    while its replay's fsyncs and writes on a disk cost a good part of the start-up. Room means 8× the
+    log's size free (a store is a few times its log), so a small tmpfs (a container's 64 MB) is skipped."""
+    shm = Path("/dev/shm")
+    try:
+        st = os.statvfs(shm)
+    except OSError:
+        return fallback
+    if os.access(shm, os.W_OK) and st.f_bavail * st.f_frsize > 8 * log_bytes:
+        return shm
+    return fallback
 
 
 def infra_record(
