@@ -4,12 +4,14 @@ and the records files (durable appends, torn tails, what counts as done)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from models.config import EndpointConfig
 from models.testing.scripted_server import ScriptedServer
 from models.testing.smoke_rule import smoke_reply
+from pipeline.campaign.actors import SCRATCH_PREFIX, sweep_stale
 from pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
 from pipeline.campaign.records import append_record, done_task_ids, latest_records, read_records
 from tests.pipeline.campaign.conftest import Bundle, cluster_conf, jobs_for, scripted_model
@@ -49,7 +51,12 @@ def test_tasks_spread_over_actors_with_bounded_flight_and_a_killed_actor_loses_n
 
 
 def record(task_id: str, status: str = "answered") -> dict[str, Any]:
-    return {"task_id": task_id, "status": status, "system": "tgms", "correct": status != "infra_error" or None}
+    return {
+        "task_id": task_id,
+        "status": status,
+        "system": "tgms",
+        "correct": status != "infra_error" or None,
+    }
 
 
 def test_records_done_ids_ignore_infra_errors_and_a_torn_tail(tmp_path: Path) -> None:
@@ -67,3 +74,13 @@ def test_records_done_ids_ignore_infra_errors_and_a_torn_tail(tmp_path: Path) ->
     assert done_task_ids(path) == {"a", "b", "c"}
     latest = {r["task_id"]: r["status"] for r in latest_records(path)}
     assert latest == {"a": "answered", "b": "answered", "c": "model_error"}
+
+
+def test_sweep_removes_only_the_scratch_of_dead_actors(tmp_path: Path) -> None:
+    dead = tmp_path / f"{SCRATCH_PREFIX}999999999-collegemsg-abc"
+    alive = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-collegemsg-def"
+    other = tmp_path / "unrelated-999999999"
+    for d in (dead, alive, other):
+        (d / "store").mkdir(parents=True)
+    assert sweep_stale(tmp_path) == [dead]
+    assert not dead.exists() and alive.exists() and other.exists()
