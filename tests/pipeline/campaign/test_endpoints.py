@@ -86,6 +86,8 @@ def test_response_cache_makes_a_full_rerun_send_no_request(
                     runs.append((server.log.chat_count - before, finished(jobs)))
     (sent_first, first), (sent_second, second) = runs
     assert sent_first > 12, "the first run asked the model (tgms plans and reports, the baseline answers)"
+    # the --smoke replies parse as each role expects: plans run, reports and baseline answers are emitted
+    assert {r["system"] for r in first if r["status"] == "answered"} == {"tgms", "static_graph_rag"}
     assert sent_second == 0, "the rerun sent no request"
     assert all(c["cached"] for r in second for c in r["llm_calls"]) and any(r["llm_calls"] for r in second)
 
