@@ -102,19 +102,6 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.rstrip("."): json.dumps(value) if isinstance(value, list) else value}
 
 
-def run_settings(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
-    """The common settings of every system (DESIGN §4), as plain data for the actors."""
-    return {
-        "model": config.model.name,
-        "seed": cell.seed,
-        "temperature": config.model.temperature,
-        "max_tokens": config.model.max_tokens,
-        "repair_budget": config.experiment.repair_budget,
-        "context_window": config.model.max_model_len,
-        "ablation": cell.ablation,
-    }
-
-
 # -- evaluation ------------------------------------------------------------------------------------------
 def evaluate(
     config: CampaignConfig,
@@ -124,10 +111,10 @@ def evaluate(
     parent: str,
 ) -> list[CellResult]:
     from pipeline.campaign.endpoints import open_model
-    from pipeline.campaign.executor import CellJob, run_jobs, start_actors
+    from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
     from pipeline.campaign.progress import Progress
     from pipeline.campaign.ray_runtime import ray_session
-    from pipeline.campaign.records import append_record, done_task_ids, latest_records
+    from pipeline.campaign.records import done_task_ids, latest_records
 
     tasks = {
         name: select_tasks(
@@ -141,53 +128,64 @@ def evaluate(
     (run_dir / "records").mkdir(parents=True, exist_ok=True)
     (run_dir / "traces").mkdir(parents=True, exist_ok=True)
     cells = cells_of(config)
-    run_ids: dict[Cell, str] = {}
-    jobs = []
-    progress = Progress(config.run.progress_every_s)
-    for cell in cells:
-        run_ids[cell] = tracker.start_cell(
-            parent, flatten({"system": system_config(config, cell)}), cell.tags()
-        )
-        rp = run_dir / "records" / f"{cell.cell_id}.jsonl"
-        tp = run_dir / "traces" / f"{cell.cell_id}.jsonl"
-        done = done_task_ids(rp) if config.run.resume else set()
-        todo = [t for t in tasks[cell.suite] if t["id"] not in done]
+
+    def paths(cell: Cell) -> tuple[Path, Path]:
+        return run_dir / "records" / f"{cell.cell_id}.jsonl", run_dir / "traces" / f"{cell.cell_id}.jsonl"
+
+    def recorded(cell: Cell) -> list[dict[str, Any]]:
         ids = {t["id"] for t in tasks[cell.suite]}
-        progress.add_cell(
-            cell.cell_id, len(ids), [r for r in latest_records(rp).values() if r["task_id"] in ids]
-        )
-        jobs.append(CellJob(cell, system_config(config, cell), run_settings(config, cell), todo, rp, tp))
-    pending = sum(len(j.tasks) for j in jobs)
+        return [r for r in latest_records(paths(cell)[0]) if r["task_id"] in ids]
+
+    run_ids = {cell: tracker.start_cell(parent, _knob_params(config, cell), cell.tags()) for cell in cells}
+    todo = {
+        cell: [
+            t
+            for t in tasks[cell.suite]
+            if not config.run.resume or t["id"] not in done_task_ids(paths(cell)[0])
+        ]
+        for cell in cells
+    }
+    pending = sum(len(v) for v in todo.values())
     say(f"{len(cells)} cells, {sum(len(tasks[c.suite]) for c in cells)} (task, cell) pairs, {pending} to run")
     if pending:
+        progress = Progress(config.run.progress_every_s)
+        for cell in cells:
+            progress.add_cell(cell.cell_id, len(tasks[cell.suite]), recorded(cell))
         cache = Path(config.run.cache_dir) if config.run.cache_dir else None
         with ExitStack() as stack:
-            endpoint, _window = stack.enter_context(
-                open_model(config.model, cache, config.run.response_cache)
-            )
+            endpoint, window = stack.enter_context(open_model(config.model, cache, config.run.response_cache))
             stack.enter_context(ray_session(config.cluster))
-            pool = start_actors(bundles, endpoint, config.cluster, str(run_dir / "work"))
+            pool = stack.enter_context(start_actors(bundles, endpoint, config.cluster, str(run_dir / "work")))
+            jobs = [
+                CellJob(
+                    cell,
+                    system_config(config, cell),
+                    run_settings(cell, config.model, window, config.experiment.repair_budget),
+                    todo[cell],
+                    *paths(cell),
+                )
+                for cell in cells
+                if todo[cell]
+            ]
 
             def on_record(job: Any, result: dict[str, Any]) -> None:
-                append_record(job.records_path, result["record"])
-                if result.get("trace") is not None:
-                    append_record(
-                        job.traces_path, {"task_id": result["record"]["task_id"], **result["trace"]}
-                    )
+                write_result(job, result)  # durable before it is counted
                 progress.record(job.cell.cell_id, result["record"])
 
             with progress:
-                run_jobs(pool, [j for j in jobs if j.tasks], on_record)
+                run_jobs(pool, jobs, on_record, resume=config.run.resume)
     out = []
     for cell in cells:
-        rp = run_dir / "records" / f"{cell.cell_id}.jsonl"
-        ids = {t["id"] for t in tasks[cell.suite]}
-        records = [r for r in latest_records(rp).values() if r["task_id"] in ids]
-        files = [p for p in (rp, run_dir / "traces" / f"{cell.cell_id}.jsonl") if p.exists()]
+        records = recorded(cell)
+        files = [p for p in paths(cell) if p.exists()]
         metrics = tracker.log_cell(run_ids[cell], records, files)
         tracker.end_run(run_ids[cell], "FINISHED")
         out.append(CellResult(cell, run_ids[cell], records, metrics))
     return out
+
+
+def _knob_params(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
+    return flatten({"system": system_config(config, cell), "suite": cell.suite, "seed": cell.seed})
 
 
 # -- mutations and the operator benchmark ------------------------------------------------------------------
