@@ -93,15 +93,6 @@ def tracking_target(config: CampaignConfig, base_dir: Path) -> tuple[str, str, s
     return uri, config.tracking.experiment or config.experiment.name, artifacts
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out.update(flatten(v, f"{prefix}{k}."))
-        return out
-    return {prefix.rstrip("."): json.dumps(value) if isinstance(value, list) else value}
-
-
 # -- evaluation ------------------------------------------------------------------------------------------
 def evaluate(
     config: CampaignConfig,
@@ -185,13 +176,15 @@ def evaluate(
 
 
 def _knob_params(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
+    from pipeline.campaign.tracking import flatten
+
     return flatten({"system": system_config(config, cell), "suite": cell.suite, "seed": cell.seed})
 
 
 # -- mutations and the operator benchmark ------------------------------------------------------------------
 def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Path, dict]], tracker: Any,
               parent: str) -> dict[str, Any]:  # fmt: skip
-    from pipeline.mutations import run_experiment, write_outputs
+    from pipeline.mutations import run_experiment
 
     name = config.suites[0]
     path, _ = bundles[name]
@@ -204,8 +197,7 @@ def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Pa
         m = config.experiment.mutations
         result = run_experiment(store_dir, suite, per_class=m.per_class, seed=m.seed)
     out = run_dir / "mutations"
-    write_outputs(result, out)
-    tracker.log_mutations(parent, result, out)
+    tracker.log_mutations(parent, result, out)  # writes mutations.json, table5.md and .tex there too
     say(f"mutation experiment done in {time.perf_counter() - t0:.1f} s ({out})")
     return result
 
@@ -218,7 +210,7 @@ def ops_bench(config: CampaignConfig, run_dir: Path, tracker: Any, parent: str) 
     scales = parse_scales(",".join(o.scales))
     records = run_ops(scales, o.reps, run_dir / "ops_bench", say)
     (run_dir / "ops_bench.json").write_text(json.dumps(records, indent=1, sort_keys=True))
-    tracker.log_ops_bench(parent, records)
+    tracker.log_ops_bench(records, parent_id=parent)
     return records
 
 
@@ -226,7 +218,7 @@ def ops_bench(config: CampaignConfig, run_dir: Path, tracker: Any, parent: str) 
 def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = "") -> CampaignResult:
     """Run one campaign (see the module docstring); the tables are printed by :func:`main`."""
     from pipeline.campaign import tables as tables_mod
-    from pipeline.campaign.tracking import CampaignTracker, git_revision
+    from pipeline.campaign.tracking import CampaignTracker, flatten, git_revision
 
     t0 = time.perf_counter()
     run_dir = Path(config.run.dir)
@@ -257,7 +249,8 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
         if config.experiment.evaluate:
             cells = evaluate(config, run_dir, bundles, tracker, parent)
             comparisons = tracker.log_comparisons(parent, {c.cell: c.records for c in cells})
-            tables["table4"] = tables_mod.table4_markdown(cells, comparisons)
+            rows = [{"tags": c.cell.tags(), "metrics": c.metrics} for c in cells]
+            tables["table4"] = tables_mod.table4_markdown(rows, comparisons)
         if config.experiment.mutations.enabled:
             from pipeline.mutations import table5_markdown
 
