@@ -108,7 +108,7 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
     ideal = SLOW_ACTORS * SLOW_CONCURRENCY / SLOW_REPLY_S
     data["slow"]["ideal_tasks_per_s"] = ideal
     data["slow"]["fraction_of_ideal"] = round(data["slow"]["tasks_per_s"] / ideal, 3)
-    return BenchResult(data, table(data), ("campaign", "Campaign throughput"))
+    return BenchResult(data, table(data), ("campaign", "Throughput"))
 
 
 def _startup(bundles: dict[str, Any], cluster: Any, work: Path, reps: int) -> dict[str, Any]:
@@ -215,7 +215,8 @@ def table(data: dict[str, Any]) -> str:
         rows.append(
             (
                 "(c) actor start-up (replay + digest proof)",
-                f"{st['actors']} actor(s) at once, full CollegeMsg",
+                ("1 actor alone" if st["actors"] == 1 else f"{st['actors']} actors at once")
+                + ", full CollegeMsg",
                 f"{st['replay_digest_s_median']:.2f} s in the actor (max {st['replay_digest_s_max']:.2f}); "
                 f"{st['create_to_proof_s_median']:.2f} s creation to last proof",
                 f"≤ {GOALS['actor_startup_s']:g} s",
