@@ -88,6 +88,7 @@ class TaskActor:
         self.seconds = round(time.perf_counter() - t0, 4)
         self._systems: dict[str, BuiltSystem] = {}
         self._build_locks: dict[str, threading.Lock] = {}
+        self._broken: dict[str, TGMSError] = {}
         self._lock = threading.Lock()
 
     def _refuse(self, why: str, **more: Any) -> CorruptError:
@@ -129,17 +130,14 @@ class TaskActor:
         self._check()
         try:
             built = self._system(cell, system_config, settings)
-        except InfraError as err:  # e.g. a build that needs the endpoint and cannot reach it
-            return {"record": self._failed(task, cell, settings, err), "trace": None}
-        except TGMSError as err:
-            # a system that cannot be built (bad knobs, a missing optional package) fails every task of
-            # the cell the same way: recorded as unscored, so a fixed setup reruns them
-            return {"record": self._failed(task, cell, settings, err), "trace": None}
+        except Exception as err:
+            # a system that cannot be built (bad knobs, a missing optional package, an unreachable
+            # endpoint) fails the task unscored, so a fixed setup reruns it on resume
+            return {"record": self._failed(task, cell, settings, _structured(err)), "trace": None}
         try:
             draft = run_draft(built, task)
-        except Exception as err:  # a bug in a system must not cost the other tasks of the actor
-            wrapped = TGMSError(f"{type(err).__name__}: {err}", where="actor.run", task_id=task.get("id"))
-            return {"record": self._failed(task, cell, settings, wrapped), "trace": None}
+        except Exception as err:  # a bug in a system must not cost the actor's other tasks
+            return {"record": self._failed(task, cell, settings, _structured(err, task)), "trace": None}
         trace = draft.artifacts.get("trace")
         return {
             "record": draft.record.model_dump(mode="json"),
@@ -156,9 +154,16 @@ class TaskActor:
                 return built
             lock = self._build_locks.setdefault(key, threading.Lock())
         with lock:  # one build per key; tasks of other cells keep running meanwhile
+            if key in self._broken:  # a failed build is not retried for every task of the cell
+                raise self._broken[key]
             built = self._systems.get(key)
             if built is None:
-                built = self._build(cell, system_config, settings)
+                try:
+                    built = self._build(cell, system_config, settings)
+                except Exception as err:
+                    if not isinstance(err, InfraError):  # an endpoint may come back; a bad setup not
+                        self._broken[key] = _structured(err)
+                    raise
                 with self._lock:
                     self._systems[key] = built
         return built
@@ -199,6 +204,14 @@ class TaskActor:
             built.env.close()
             built.env.client.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _structured(err: BaseException, task: dict[str, Any] | None = None) -> TGMSError:
+    """``err`` itself when it is structured, else an ``E_INTERNAL`` naming its type and message."""
+    if isinstance(err, TGMSError):
+        return err
+    where = {"task_id": task.get("id")} if task is not None else {}
+    return TGMSError(f"{type(err).__name__}: {err}", where="actor", **where)
 
 
 SCRATCH_PREFIX = "tgms-actor-"
