@@ -1,0 +1,104 @@
+"""Cells: one (suite, system, model, seed, ablation) of a campaign, and the tasks each runs.
+
+A cell is the unit of an MLflow child run and of a records file. Its id is readable
+(``collegemsg.tgms.smollm2-135m.s0.none``) and stable across reruns of the same config, which is what
+lets a rerun find its records and its runs. Ablations apply to ``tgms`` alone: a baseline has no switch
+to turn off, so it runs once, as ``none``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.campaign.config import CampaignConfig
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _safe(text: str) -> str:
+    return _UNSAFE.sub("-", text).strip("-") or "x"
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    suite: str
+    system: str
+    model: str
+    seed: int
+    ablation: str = "none"
+
+    @property
+    def cell_id(self) -> str:
+        parts = (self.suite, self.system, self.model, f"s{self.seed}", self.ablation)
+        return ".".join(_safe(p) for p in parts)
+
+    def tags(self) -> dict[str, str]:
+        return {
+            "tgms.kind": "cell",
+            "tgms.cell_id": self.cell_id,
+            "tgms.suite": self.suite,
+            "tgms.system": self.system,
+            "tgms.model": self.model,
+            "tgms.seed": str(self.seed),
+            "tgms.ablation": self.ablation,
+        }
+
+
+def cells_of(config: CampaignConfig) -> list[Cell]:
+    """The run's cells in a fixed order: suite, seed, system, ablation (baselines only ``none``)."""
+    out = []
+    for suite in config.suites:
+        for seed in config.seeds:
+            for system in config.systems:
+                for ablation in config.ablations if system == "tgms" else ["none"]:
+                    out.append(Cell(suite, system, config.model.name, seed, ablation))
+    return list(dict.fromkeys(out))  # "none" listed once for a baseline even when ablations repeat it
+
+
+def system_config(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
+    """The knobs of the cell's system, with its ablation's switches applied."""
+    knobs = dict(config.catalog.systems.get(cell.system, {}))
+    knobs.update(config.catalog.ablations[cell.ablation].switches)
+    return knobs
+
+
+def select_tasks(suite: dict[str, Any], split: str, per_family: int | None, limit: int | None) -> list[dict]:
+    """The tasks of ``split`` (``all``: dev then test), a stratified slice of at most ``per_family`` per
+    family, then at most ``limit``; the result is in task-id order.
+
+    The slice takes a family's templates in turn (the first task of each template by id, then the
+    second, ...), so two tasks of a family are two different questions where the family has them, and the
+    slice is the same on every machine."""
+    names = ("dev", "test") if split == "all" else (split,)
+    tasks = sorted((t for n in names for t in suite["splits"][n]), key=lambda t: t["id"])
+    if per_family is not None:
+        rank: dict[str, int] = {}
+        order = []
+        for t in tasks:
+            key = str(t.get("template"))
+            order.append((rank.get(key, 0), key, t["id"], t))
+            rank[key] = rank.get(key, 0) + 1
+        taken: dict[str, int] = {}
+        kept = []
+        for _, _, _, t in sorted(order, key=lambda x: x[:3]):
+            fam = t.get("family") or "?"
+            if taken.get(fam, 0) < per_family:
+                taken[fam] = taken.get(fam, 0) + 1
+                kept.append(t)
+        tasks = sorted(kept, key=lambda t: t["id"])
+    return tasks[:limit] if limit is not None else tasks
+
+
+def campaign_id(config: CampaignConfig) -> str:
+    """A stable id of what the campaign computes: the config without where it runs and how it reports
+    progress, so a rerun of the same config (even from another directory) resumes the same MLflow runs."""
+    raw = config.model_dump(mode="json")
+    raw.pop("run", None)
+    raw.pop("tracking", None)
+    raw.pop("cluster", None)
+    text = json.dumps(raw, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
