@@ -19,6 +19,7 @@ model's fault nor a scored outcome comes back as an ``infra_error`` record (unsc
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import shutil
@@ -26,6 +27,8 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -183,7 +186,8 @@ class TaskActor:
             self.store_dir, client, run_settings, self.systems_dir, dataset=self.manifest.get("dataset")
         )
         try:
-            return build_system(cell["system"], env, system_config)
+            with node_build_lock(self.systems_dir, cell["system"], system_config, self.expected):
+                return build_system(cell["system"], env, system_config)
         except BaseException:
             env.close()
             client.close()
@@ -204,6 +208,26 @@ class TaskActor:
             built.env.close()
             built.env.client.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+@contextmanager
+def node_build_lock(systems_dir: Path, system: str, config: dict[str, Any], digest: str) -> Iterator[None]:
+    """Hold the node-wide lock of one system build (system, knobs, store digest; not the seed).
+
+    The systems keep what they build under ``systems_dir`` keyed by the store digest (vector_rag's chunk
+    embeddings, text_to_cypher's Kùzu graph), so the actors of a node need build it only once: the first
+    one builds it while the others wait on this lock, then find it on disk. Without the lock every actor
+    computes the same embeddings at the same time (minutes each, on shared cores)."""
+    import fcntl
+
+    key = hashlib.sha256(json.dumps([system, config, digest], sort_keys=True).encode()).hexdigest()[:16]
+    systems_dir.mkdir(parents=True, exist_ok=True)
+    with open(systems_dir / f".build-{system}-{key}.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes, also if the actor dies
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _structured(err: BaseException, task: dict[str, Any] | None = None) -> TGMSError:

@@ -4,14 +4,17 @@ the model request."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from models.config import EndpointConfig
 from models.testing.scripted_server import ScriptedServer
 from models.testing.smoke_rule import smoke_reply
-from pipeline.campaign.actors import TaskActor
+from pipeline.campaign.actors import TaskActor, node_build_lock
 from pipeline.campaign.bundle import EVENTLOG
 from pipeline.campaign.endpoints import endpoint_to_dict
 from tests.pipeline.campaign.conftest import SUITE_NAME, Bundle
@@ -72,3 +75,24 @@ def test_unbuildable_system_gives_unscored_records_built_once(
         assert rec["errors"][0]["error"] == "E_INVALID_ARG"
     ok = actor.run(small_bundle.tasks[0], cell("static_graph_rag"), {}, SETTINGS)
     assert ok["record"]["status"] == "answered" and ok["trace"] is None, "another config of the system builds"
+
+
+def test_node_build_lock_lets_one_builder_at_a_time(tmp_path: Path) -> None:
+    spans: list[tuple[str, float, float]] = []
+
+    def build(name: str, system: str) -> None:
+        with node_build_lock(tmp_path, system, {"k": 8}, "digest"):
+            t0 = time.monotonic()
+            time.sleep(0.3)
+            spans.append((name, t0, time.monotonic()))
+
+    threads = [threading.Thread(target=build, args=(n, "vector_rag")) for n in ("a", "b")]
+    threads.append(threading.Thread(target=build, args=("other", "text_to_cypher")))
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    (_, a0, a1), (_, b0, b1) = sorted(s for s in spans if s[0] in "ab")
+    assert a1 <= b0 or b1 <= a0, "the same build never runs twice at once on a node"
+    assert time.monotonic() - t0 < 0.9, "another system's build does not wait"
