@@ -17,6 +17,7 @@ recorded as ``infra_error`` (unscored, rerun on resume) — never lost, never sc
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -229,8 +230,6 @@ def write_result(job: CellJob, result: dict[str, Any]) -> None:
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
@@ -271,7 +270,7 @@ def run_jobs(
     if missing:
         raise InfraError(f"no task actor serves suite(s) {missing}", suites=missing)
     flights: dict[Any, _Flight] = {}
-    cells = {}  # the plain cell of each job, shipped with each task
+    cells: dict[int, dict[str, Any]] = {}  # the plain cell of each job, shipped with each task
 
     def submit() -> None:
         for suite, queue in queues.items():
