@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -231,8 +231,3 @@ def open_model(
         urls, served, timeout_s=ready_timeout_s, headers={"Authorization": f"Bearer {key}"} if key else None
     )
     yield EndpointConfig(base_urls=tuple(urls), model=served, api_key=key, **common), model.max_model_len
-
-
-def with_cache(config: EndpointConfig, cache_dir: Path | None) -> EndpointConfig:
-    """``config`` with another response cache directory (None: no cache)."""
-    return replace(config, cache_dir=cache_dir)
