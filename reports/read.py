@@ -63,6 +63,9 @@ class Reader:
 
     def __init__(self, tracking_uri: str) -> None:
         import_mlflow()
+        if tracking_uri.startswith("sqlite:///") and not Path(tracking_uri[len("sqlite:///") :]).is_file():
+            # MLflow would create an empty store there: reading must not write
+            raise NotFoundError(f"no MLflow store at {tracking_uri}", tracking_uri=tracking_uri)
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=tracking_uri)

@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from pipeline.campaign.tables import table2_latex, table2_markdown
 from pipeline.campaign.tracking import CampaignTracker, default_artifact_location, default_uri
 from tests.pipeline.campaign._records import SYSTEMS, cell_records, small_suite, tags_of
 
@@ -94,8 +93,7 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> Logged:
     for key, recs in by_cell.items():
         _log_cell(tr, parent_a, dict(key), recs, run_dir)
     tr.log_comparisons(parent_a, by_cell)
-    tr.log_text(parent_a, "tables/table2.md", table2_markdown(suite))
-    tr.log_text(parent_a, "tables/table2.tex", table2_latex(suite))
+    tr.log_suite_tables(parent_a, {"collegemsg": suite})
     mutations = run_experiment(store_dir, suite, per_class=2, seed=0)
     tr.log_mutations(parent_a, mutations, run_dir / "mutations")
     ops = ops_run([10_000], 1, root / "ops", lambda _: None)

@@ -120,7 +120,8 @@ def test_report_of_one_campaign(logged: Logged, tmp_path: Path, capsys: pytest.C
 
     t2 = (out / "table2.md").read_text()
     dev = rows(t2, "dev")[0]
-    assert dev[1] == str(len(logged.tasks))
+    assert dev[1] == str(len(logged.tasks)) and t2.startswith("Table 2 — collegemsg suite")
+    assert "\\caption{Table 2 ---" in (out / "table2.tex").read_text()
     t3 = (out / "table3.md").read_text()
     for system in SYSTEMS:
         (row,) = rows(t3, system)
@@ -184,6 +185,13 @@ def test_bad_selection_is_one_structured_error(
         (["--run-id", "0" * 32], "E_NOT_FOUND"),
         (["--run-id", logged.parents_b[0], "--experiment", "paper"], "E_SCHEMA"),
     ]
+    missing = f"sqlite:///{tmp_path / 'nowhere' / 'mlflow.db'}"
+    assert (
+        main(["report", "--experiment", "paper", "--out", str(tmp_path / "z"), "--tracking-uri", missing])
+        != 0
+    )
+    assert json.loads(capsys.readouterr().err.strip().splitlines()[-1])["error"] == "E_NOT_FOUND"
+    assert not (tmp_path / "nowhere").exists()  # reading never creates a store
     for which, code in cases:
         assert main(["report", *which, "--out", str(tmp_path / "x"), "--tracking-uri", logged.uri]) != 0
         err = json.loads(capsys.readouterr().err.strip().splitlines()[-1])

@@ -221,6 +221,18 @@ def test_batches_respect_mlflow_limits(tracker: CampaignTracker) -> None:
     assert len(data.metrics) == 2300 and data.metrics["m2299"] == 2299.0
 
 
+def test_log_tables_writes_markdown_and_latex(
+    tmp_path: Path, tracker: CampaignTracker, suite: tuple[Path, dict[str, Any]]
+) -> None:
+    run = tracker.start_campaign("tables", {}, {})
+    tracker.log_suite_tables(run, {"collegemsg": suite[1]})
+    tracker.log_tables(run, {"table4": "Table 4: x.\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n"})
+    names = {a.path for a in tracker.client.list_artifacts(run, "tables")}
+    assert names == {f"tables/table{n}.{s}" for n in (2, 4) for s in ("md", "tex")}
+    tex = Path(tracker.client.download_artifacts(run, "tables/table4.tex", str(tmp_path))).read_text()
+    assert "\\begin{tabular}{lr}" in tex and "1 & 2 \\\\" in tex
+
+
 def test_comparisons_are_paired_bootstraps(
     tmp_path: Path, tracker: CampaignTracker, tasks: list[dict]
 ) -> None:
