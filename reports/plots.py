@@ -62,9 +62,9 @@ def accuracy_by_system(data: ReportData, out: Path) -> Path | None:
                 ax.bar([x], [r["accuracy"]], width, yerr=_yerr([r]), capsize=3, color=colour[name],
                        label=None if name in labelled else name)  # fmt: skip
                 labelled.add(name)
-                ax.annotate(
-                    f"{int(r['num'])}/{int(r['den'])}", (x, 0.01), ha="center", va="bottom", fontsize=7
-                )
+                top = r["ci"][1] if r["ci"] else r["accuracy"]  # above the interval: legible at 0 too
+                ax.annotate(f"{int(r['num'])}/{int(r['den'])}", (x, top + 0.015), ha="center", va="bottom",
+                            fontsize=7, color=colour[name])  # fmt: skip
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels(
             [f"{s}\n{m}" + ("" if a == "none" else f"\n{a}") for s, m, a in groups], fontsize=8
