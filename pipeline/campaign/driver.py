@@ -243,6 +243,8 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
     parent = tracker.start_campaign(campaign_id(config), flatten(config.model_dump(mode="json")), tags)
     status = "FAILED"
     try:
+        suites = {n: json.loads((p / SUITE).read_text(encoding="utf-8")) for n, (p, _) in bundles.items()}
+        tracker.log_suite_tables(parent, suites)  # Table 2 of `tgms report` (tables/table2.md, .tex)
         cells: list[CellResult] = []
         comparisons: list[dict[str, Any]] = []
         tables: dict[str, str] = {}

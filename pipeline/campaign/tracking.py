@@ -291,7 +291,7 @@ class CampaignTracker:
         with tempfile.TemporaryDirectory(prefix="tgms-tables-") as tmp:
             paths = []
             for stem, md in tables.items():
-                for suffix, text in ((".md", md), (".tex", md_to_latex(md))):
+                for suffix, text in ((".md", md), (".tex", md_to_latex(md, label=f"tab:{stem}"))):
                     paths.append(Path(tmp) / f"{stem}{suffix}")
                     paths[-1].write_text(text, encoding="utf-8")
             self.log_artifacts(run_id, paths, "tables")
