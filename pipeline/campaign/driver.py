@@ -265,7 +265,8 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
         tables_dir.mkdir(exist_ok=True)
         for name, text in tables.items():
             (tables_dir / f"{name}.md").write_text(text, encoding="utf-8")
-        tracker.log_artifacts(parent, [run_dir / "config.yaml", *sorted(tables_dir.glob("*.md"))])
+        tracker.log_artifacts(parent, [run_dir / "config.yaml"])
+        tracker.log_tables(parent, tables)  # tables/<name>.md and .tex
         status = "FINISHED"
     except KeyboardInterrupt:
         status = "KILLED"
