@@ -20,6 +20,7 @@ from reports.read import ReportData
 from reports.tables import by_system, scale_rows, wilson
 
 DPI = 120
+DODGE = 1.06  # multiplicative x offset between the lines of the size plot (log axis)
 
 
 def _pyplot() -> Any:
@@ -46,33 +47,36 @@ def accuracy_by_system(data: ReportData, out: Path) -> Path | None:
     plt = _pyplot()
     groups = list(dict.fromkeys((r["suite"], r["model"], r["ablation"]) for r in rows))
     systems = sorted({r["system"] for r in rows}, key=system_key)
-    width = 0.8 / len(systems)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(groups) * max(1, len(systems)) / 2), 4.2))
+    colour = {s: f"C{i % 10}" for i, s in enumerate(systems)}  # one colour per system across groups
+    members = {g: sorted((r for r in rows if (r["suite"], r["model"], r["ablation"]) == g),
+                         key=lambda r: system_key(r["system"])) for g in groups}  # fmt: skip
+    width = 0.8 / max(len(m) for m in members.values())
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * sum(len(m) for m in members.values())), 4.2))
     try:
-        for i, s in enumerate(systems):
-            xs, sel = [], []
-            for g, key in enumerate(groups):
-                match = [
-                    r for r in rows if (r["suite"], r["model"], r["ablation"]) == key and r["system"] == s
-                ]
-                if match:
-                    xs.append(g + (i - (len(systems) - 1) / 2) * width)
-                    sel.append(match[0])
-            if not sel:
-                continue
-            ax.bar(xs, [r["accuracy"] for r in sel], width, yerr=_yerr(sel), capsize=3, label=s)
+        labelled: set[str] = set()
+        for g, key in enumerate(groups):
+            sel = members[key]
+            xs = [g + (j - (len(sel) - 1) / 2) * width for j in range(len(sel))]  # centred on the tick
             for x, r in zip(xs, sel, strict=True):
-                ax.annotate(
-                    f"{int(r['num'])}/{int(r['den'])}", (x, 0.01), ha="center", va="bottom", fontsize=7
-                )
+                name = r["system"]
+                ax.bar([x], [r["accuracy"]], width, yerr=_yerr([r]), capsize=3, color=colour[name],
+                       label=None if name in labelled else name)  # fmt: skip
+                labelled.add(name)
+                top = r["ci"][1] if r["ci"] else r["accuracy"]  # above the interval: legible at 0 too
+                ax.annotate(f"{int(r['num'])}/{int(r['den'])}", (x, top + 0.015), ha="center", va="bottom",
+                            fontsize=7, color=colour[name])  # fmt: skip
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels(
             [f"{s}\n{m}" + ("" if a == "none" else f"\n{a}") for s, m, a in groups], fontsize=8
         )
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.2)  # the band above 1 holds the legend, clear of every bar and interval
+        ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
         ax.set_ylabel("accuracy (correct / scored tasks)")
         ax.set_title("Accuracy by system (seeds pooled; 95% Wilson intervals)", fontsize=10)
-        ax.legend(fontsize=8, loc="upper right")
+        handles, labels = ax.get_legend_handles_labels()
+        order = sorted(range(len(labels)), key=lambda i: system_key(labels[i]))
+        ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=8, loc="upper center",
+                  ncol=len(labels), frameon=False)  # fmt: skip
         ax.grid(axis="y", alpha=0.3)
         fig.tight_layout()
         path = out / "accuracy_by_system.png"
@@ -90,15 +94,16 @@ def accuracy_by_model_size(data: ReportData, out: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     try:
         lines = sorted({(r["suite"], r["system"]) for r in rows}, key=lambda k: (k[0], system_key(k[1])))
-        for suite, system in lines:
+        for j, (suite, system) in enumerate(lines):
             sel = sorted(
                 (r for r in rows if (r["suite"], r["system"]) == (suite, system)), key=lambda r: r["params_b"]
             )
             for r in sel:
                 r["ci"] = wilson(r["num"], r["den"])
             label = system if len({s for s, _ in lines}) == 1 else f"{suite} / {system}"
+            dodge = DODGE ** (j - (len(lines) - 1) / 2)  # side by side, so intervals at one size do not hide
             ax.errorbar(
-                [r["params_b"] for r in sel], [r["accuracy"] for r in sel], yerr=_yerr(sel),
+                [r["params_b"] * dodge for r in sel], [r["accuracy"] for r in sel], yerr=_yerr(sel),
                 marker="o", capsize=3, label=label,
             )  # fmt: skip
         sizes = sorted({r["params_b"] for r in rows})
@@ -106,13 +111,13 @@ def accuracy_by_model_size(data: ReportData, out: Path) -> Path | None:
         ax.set_xticks(sizes)
         ax.set_xticklabels([f"{s:g}B" for s in sizes], fontsize=8)
         ax.minorticks_off()
-        if len(sizes) == 1:
-            ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
-        ax.set_ylim(0, 1.05)
+        ax.set_xlim(sizes[0] / 1.8, sizes[-1] * 1.8)
+        ax.set_ylim(0, 1.2)  # the band above 1 holds the legend
+        ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
         ax.set_xlabel("model parameters (billions, log scale)")
         ax.set_ylabel("accuracy (correct / scored tasks)")
         ax.set_title("Accuracy by model size (ablation none; seeds pooled; 95% Wilson)", fontsize=10)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper center", ncol=min(4, len(lines)), frameon=False)
         ax.grid(alpha=0.3)
         fig.tight_layout()
         path = out / "accuracy_by_model_size.png"

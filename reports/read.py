@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import InvalidArgError, NotFoundError
-from pipeline.campaign.cell_metrics import PAIR_KEYS, compare_cells
+from pipeline.campaign.cell_metrics import PAIR_KEYS, compare_cells, system_key
 from pipeline.campaign.tracking import import_mlflow
 
 PAGE = 1000
@@ -63,6 +63,9 @@ class Reader:
 
     def __init__(self, tracking_uri: str) -> None:
         import_mlflow()
+        if tracking_uri.startswith("sqlite:///") and not Path(tracking_uri[len("sqlite:///") :]).is_file():
+            # MLflow would create an empty store there: reading must not write
+            raise NotFoundError(f"no MLflow store at {tracking_uri}", tracking_uri=tracking_uri)
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=tracking_uri)
@@ -206,7 +209,7 @@ class Reader:
             groups.setdefault(tuple(c.tags.get(k, "") for k in PAIR_KEYS), []).append(c)
         out = dict(logged)
         for group, members in groups.items():
-            systems = sorted({m.tags.get("tgms.system", "") for m in members})
+            systems = sorted({m.tags.get("tgms.system", "") for m in members}, key=system_key)
             wanted = [(group, a, b) for i, a in enumerate(systems) for b in systems[i + 1 :]]
             if all((*g, a, b) in out for g, a, b in wanted):
                 continue

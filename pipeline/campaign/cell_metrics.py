@@ -31,6 +31,7 @@ METRICS = (
     "mean_latency_s",
 )
 PROBE_FAMILY = "probe"
+SYSTEM_ORDER = ("tgms", "vector_rag", "static_graph_rag", "text_to_cypher")
 #: the tags that make two cells comparable (same tasks, same model, same seed, same ablation)
 PAIR_KEYS = ("tgms.suite", "tgms.model", "tgms.seed", "tgms.ablation")
 _BAD = re.compile(r"[^\w.\-/ ]")
@@ -41,6 +42,11 @@ def metric_key(*parts: object) -> str:
     ``/`` in a model name such as ``Qwen/Qwen2.5-7B`` is kept, but never doubled or leading)."""
     name = ".".join(_BAD.sub("_", str(p)) for p in parts)
     return re.sub(r"/+", "/", name).strip("/")
+
+
+def system_key(name: str) -> tuple[int, str]:
+    """Sort key: the paper's system order first, then any other system by name."""
+    return (SYSTEM_ORDER.index(name), name) if name in SYSTEM_ORDER else (len(SYSTEM_ORDER), name)
 
 
 def outcomes(records: Iterable[Mapping[str, Any]]) -> tuple[list[TaskOutcome], int, int]:
@@ -95,7 +101,7 @@ def compare_cells(
     results = []
     for group in sorted(groups):
         by_system = groups[group]
-        names = sorted(by_system)
+        names = sorted(by_system, key=system_key)  # tgms first: "tgms − baseline" reads as the gain
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
                 results.append(_pair(group, a, b, by_system[a], by_system[b], resamples, seed))
@@ -127,7 +133,8 @@ def _pair(
         boot = paired_bootstrap(
             [sa[t] for t in common], [sb[t] for t in common], resamples=resamples, seed=seed
         )
-        row.update({k: v for k, v in boot.items() if k != "n"})
+        # the bootstrap's own seed must not overwrite the cell's sampling seed
+        row.update({k: v for k, v in boot.items() if k not in ("n", "seed")}, bootstrap_seed=boot["seed"])
     return row
 
 

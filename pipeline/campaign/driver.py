@@ -243,6 +243,8 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
     parent = tracker.start_campaign(campaign_id(config), flatten(config.model_dump(mode="json")), tags)
     status = "FAILED"
     try:
+        suites = {n: json.loads((p / SUITE).read_text(encoding="utf-8")) for n, (p, _) in bundles.items()}
+        tracker.log_suite_tables(parent, suites)  # Table 2 of `tgms report` (tables/table2.md, .tex)
         cells: list[CellResult] = []
         comparisons: list[dict[str, Any]] = []
         tables: dict[str, str] = {}
@@ -263,7 +265,8 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
         tables_dir.mkdir(exist_ok=True)
         for name, text in tables.items():
             (tables_dir / f"{name}.md").write_text(text, encoding="utf-8")
-        tracker.log_artifacts(parent, [run_dir / "config.yaml", *sorted(tables_dir.glob("*.md"))])
+        tracker.log_artifacts(parent, [run_dir / "config.yaml"])
+        tracker.log_tables(parent, tables)  # tables/<name>.md and .tex
         status = "FINISHED"
     except KeyboardInterrupt:
         status = "KILLED"

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pipeline.campaign.cell_metrics import SYSTEM_ORDER, system_key
 from pipeline.mutations import table5_markdown
 from pipeline.tasks.stats import table2_markdown
 
@@ -33,13 +34,7 @@ __all__ = [
     "table5_markdown",
 ]
 
-SYSTEM_ORDER = ("tgms", "vector_rag", "static_graph_rag", "text_to_cypher")
 NO_DATA = "no data"
-
-
-def system_key(name: str) -> tuple[int, str]:
-    """Sort key: the paper's system order first, then any other system by name."""
-    return (SYSTEM_ORDER.index(name), name) if name in SYSTEM_ORDER else (len(SYSTEM_ORDER), name)
 
 
 def ablation_key(name: str) -> tuple[int, str]:

@@ -84,6 +84,16 @@ def git_revision(path: str | Path | None = None) -> str:
     return f"{sha}-dirty" if dirty else sha
 
 
+def bundle_tags(suite: str, manifest: Mapping[str, Any]) -> dict[str, str]:
+    """The parent run's tags of one suite's bundle: ``tgms.store_digest.<suite>``,
+    ``tgms.suite_sha256.<suite>``, ``tgms.test_sha256.<suite>`` (from its ``manifest.json``)."""
+    return {
+        f"tgms.store_digest.{suite}": str(manifest["store_digest"]),
+        f"tgms.suite_sha256.{suite}": str(manifest["suite_sha256"]),
+        f"tgms.test_sha256.{suite}": str(manifest["test_sha256"]),
+    }
+
+
 def flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     """Nested dicts as ``a.b.c`` keys with string values (lists and scalars as JSON, strings as is),
     each value cut to MLflow's 6000 characters."""
@@ -272,6 +282,28 @@ class CampaignTracker:
         with tempfile.TemporaryDirectory(prefix="tgms-artifact-") as tmp:
             shutil.copyfile(path, Path(tmp) / name)
             self.log_artifacts(run_id, [Path(tmp) / name])
+
+    def log_tables(self, run_id: str, tables: Mapping[str, str]) -> None:
+        """Log Markdown tables ``{stem: markdown}`` as ``tables/<stem>.md`` and their LaTeX form
+        (:func:`pipeline.campaign.tables.md_to_latex`) as ``tables/<stem>.tex``."""
+        from pipeline.campaign.tables import md_to_latex
+
+        with tempfile.TemporaryDirectory(prefix="tgms-tables-") as tmp:
+            paths = []
+            for stem, md in tables.items():
+                for suffix, text in ((".md", md), (".tex", md_to_latex(md, label=f"tab:{stem}"))):
+                    paths.append(Path(tmp) / f"{stem}{suffix}")
+                    paths[-1].write_text(text, encoding="utf-8")
+            self.log_artifacts(run_id, paths, "tables")
+
+    def log_suite_tables(self, run_id: str, suites: Mapping[str, Mapping[str, Any]]) -> None:
+        """Table 2 of every suite of the campaign (``{suite name: suite file body}``), as the parent's
+        ``tables/table2.md`` and ``tables/table2.tex`` (what ``tgms report`` shows as Table 2)."""
+        from pipeline.tasks.stats import table2_markdown
+
+        self.log_tables(
+            run_id, {"table2": "\n".join(table2_markdown(dict(suites[n])) for n in sorted(suites))}
+        )
 
     # -- cells, comparisons -----------------------------------------------------------------------------
     def log_cell(

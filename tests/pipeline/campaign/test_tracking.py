@@ -221,6 +221,18 @@ def test_batches_respect_mlflow_limits(tracker: CampaignTracker) -> None:
     assert len(data.metrics) == 2300 and data.metrics["m2299"] == 2299.0
 
 
+def test_log_tables_writes_markdown_and_latex(
+    tmp_path: Path, tracker: CampaignTracker, suite: tuple[Path, dict[str, Any]]
+) -> None:
+    run = tracker.start_campaign("tables", {}, {})
+    tracker.log_suite_tables(run, {"collegemsg": suite[1]})
+    tracker.log_tables(run, {"table4": "Table 4: x.\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n"})
+    names = {a.path for a in tracker.client.list_artifacts(run, "tables")}
+    assert names == {f"tables/table{n}.{s}" for n in (2, 4) for s in ("md", "tex")}
+    tex = Path(tracker.client.download_artifacts(run, "tables/table4.tex", str(tmp_path))).read_text()
+    assert "\\begin{tabular}{lr}" in tex and "1 & 2 \\\\" in tex
+
+
 def test_comparisons_are_paired_bootstraps(
     tmp_path: Path, tracker: CampaignTracker, tasks: list[dict]
 ) -> None:
@@ -286,3 +298,41 @@ def test_log_ops_bench_from_the_real_benchmark(tmp_path: Path, tracker: Campaign
         assert data.metrics[metric_key(r["case"], r["scale"], "median_ms")] == pytest.approx(r["p50_ms"])
     got = Path(tracker.client.download_artifacts(run_id, "ops_bench.json", str(tmp_path)))
     assert json.loads(got.read_text()) == json.loads(json.dumps(records))
+
+
+def test_cells_logged_from_threads(tracker: CampaignTracker, tasks: list[dict]) -> None:
+    """The driver finishes cells on several threads: one tracker, concurrent calls, no lost or mixed runs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    parent = tracker.start_campaign("threads", {}, {})
+    cells = [(system, seed) for system in SYSTEMS for seed in (0, 1)]
+
+    def one(cell: tuple[str, int]) -> str:
+        system, seed = cell
+        child = tracker.start_cell(parent, {"seed": seed}, tags_of("collegemsg", system, MODEL, seed, "none"))
+        tracker.log_cell(child, cell_records(tasks, system, seed, MODEL))
+        tracker.end_run(child)
+        return child
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        ids = dict(zip(cells, pool.map(one, cells), strict=True))
+    assert len(set(ids.values())) == len(cells)
+    assert len(_runs(tracker, f"tags.`mlflow.parentRunId` = '{parent}'")) == len(cells)
+    for (system, seed), run_id in ids.items():
+        run = tracker.client.get_run(run_id)
+        assert run.data.tags["tgms.system"] == system and run.data.tags["tgms.seed"] == str(seed)
+        assert (run.data.metrics["accuracy_num"], run.data.metrics["accuracy_den"]) == expected(
+            tasks, system, seed
+        )
+
+
+def test_concurrent_starts_of_one_cell_make_one_run(tracker: CampaignTracker) -> None:
+    """Find-or-create is atomic within a tracker: threads starting the same cell get the same run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    parent = tracker.start_campaign("race", {}, {})
+    tags = tags_of("collegemsg", "tgms", MODEL, 0, "none")
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        ids = set(pool.map(lambda _: tracker.start_cell(parent, {"k": 1}, tags), range(12)))
+    assert len(ids) == 1
+    assert len(_runs(tracker, "tags.`tgms.kind` = 'cell'")) == 1
