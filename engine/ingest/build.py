@@ -87,7 +87,7 @@ def build_store(
     corrections: bool = True,
     knobs: dict[str, Any] | None = None,
     now: Callable[[], int] | None = None,
-    clock: str = "canonical",
+    clock: str | None = None,
     progress: Progress = _quiet,
 ) -> Store:
     """Build the store of ``dataset`` at ``root`` and return it open for writing (the caller closes it).
@@ -95,8 +95,8 @@ def build_store(
     ``source`` and ``cache_dir`` apply to the SNAP sets; ``events``, ``nodes``, ``seed``, ``corrections``
     and ``knobs`` to ``synthetic``. ``clock`` is ``canonical`` by default: the same data set and options
     give the same event log and digest on every machine (:mod:`engine.store.clock`); ``wall`` stamps the
-    batches with the time of the build, ``now`` being its time source (tests pass a fake one). A failure
-    part-way closes the store before the error propagates.
+    batches with the time of the build, ``now`` being its time source (giving ``now`` alone means
+    ``wall``: tests pass a fake one). A failure part-way closes the store before the error propagates.
     """
     t0 = time.perf_counter()
     root = Path(root)
@@ -104,7 +104,7 @@ def build_store(
         dataset, source=source, cache_dir=cache_dir, events=events, nodes=nodes, seed=seed, knobs=knobs,
         progress=progress,
     )  # fmt: skip
-    store = Store.create(root, backend, now=now, clock=clock)
+    store = Store.create(root, backend, now=now, clock=clock or ("wall" if now is not None else "canonical"))
     try:
         ingest_data(store, data, corrections=corrections, progress=progress)
     except BaseException:

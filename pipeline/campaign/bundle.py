@@ -33,6 +33,7 @@ from engine.api import (
     build_store,
     canonical_json,
     replay,
+    sha256_hex,
     source_path,
     source_sha256,
 )
@@ -148,7 +149,8 @@ def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet
         "suite_sha256": file_sha256(root / SUITE),
     }
     suite = json.loads((root / SUITE).read_text(encoding="utf-8"))
-    found["test_sha256"] = suite.get("test_sha256")
+    # recomputed from the test split itself, not read back from the field that records it
+    found["test_sha256"] = sha256_hex(canonical_json(suite.get("splits", {}).get("test")))
     found["suite_store_digest"] = suite.get("store_digest")
     t0 = time.perf_counter()
     with (

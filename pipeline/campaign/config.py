@@ -176,6 +176,8 @@ class ExperimentConf(_Strict):
     """At most this many tasks per suite after slicing, None for all."""
     evaluate: bool = True
     """Run the systems (false: only the mutation experiment and/or the operator benchmark)."""
+    repair_budget: int = Field(3, ge=0, le=10)
+    """Repairs after the first attempt, the same for every system (planner, Cypher)."""
     mutations: MutationsConf = Field(default_factory=MutationsConf)
     """The mutation experiment (Table 5)."""
     ops_bench: OpsBenchConf = Field(default_factory=OpsBenchConf)

@@ -1,0 +1,3 @@
+from pipeline.campaign.driver import main
+
+main()

@@ -1,0 +1,319 @@
+"""``tgms-campaign``: the campaign driver (Hydra entry point).
+
+With no overrides it is the main job (``experiment=main``): a stratified slice of the CollegeMsg dev split,
+all four systems on the local CPU model, local Ray and a SQLite MLflow store in the run directory, then the
+mutation experiment; it prints Tables 4 and 5. Steps:
+
+1. compose ``conf/`` with the overrides and validate it (:mod:`pipeline.campaign.config`): a bad key or
+   value fails here, before anything starts;
+2. build each suite's canonical bundle, or verify the one already there (:mod:`pipeline.campaign.bundle`);
+3. open the model (a local server or scripted double started here and stopped on exit, or a user's
+   endpoints checked for readiness) and the Ray runtime; start the task actors, each of which replays the
+   bundle from Ray's object store and refuses to serve unless its digest equals the manifest's;
+4. one MLflow parent run, one child run per cell (suite, system, model, seed, ablation); fan the tasks
+   out, append each record to ``records/<cell>.jsonl`` as it arrives (a killed run resumes from there),
+   show live progress; log metrics, paired-bootstrap CIs and artifacts;
+5. the mutation experiment and the operator benchmark when the experiment asks for them; the tables.
+
+Every process started here is stopped here, on errors and on Ctrl-C too.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.api import InvalidArgError, TGMSError, replay
+from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
+from pipeline.campaign.cells import Cell, campaign_id, cells_of, select_tasks, system_config
+from pipeline.campaign.config import CampaignConfig, SuiteConf, validate
+
+#: the Hydra config tree: conf/ at the repository root
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+def say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+@dataclass
+class CellResult:
+    cell: Cell
+    run_id: str
+    records: list[dict[str, Any]]
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CampaignResult:
+    parent_run_id: str
+    tracking_uri: str
+    experiment: str
+    cells: list[CellResult]
+    comparisons: list[dict[str, Any]]
+    tables: dict[str, str]
+    seconds: float
+
+
+# -- bundles ---------------------------------------------------------------------------------------------
+def suite_key(name: str, suite: SuiteConf) -> str:
+    key = f"{name}-s{suite.seed}"
+    return f"{key}-e{suite.events}-n{suite.nodes}" if suite.dataset == "synthetic" else key
+
+
+def ensure_bundle(name: str, suite: SuiteConf, root: Path) -> tuple[Path, dict[str, Any]]:
+    """The suite's bundle: the configured one or the run's own, verified when it exists, else built."""
+    target = Path(suite.bundle) if suite.bundle else root / suite_key(name, suite)
+    if (target / MANIFEST).exists():
+        say(f"verifying the {name} bundle {target} ...")
+        return target, verify_bundle(target)["manifest"]
+    if suite.bundle:
+        raise InvalidArgError(f"catalog.suites.{name}.bundle: no bundle at {target}", path=str(target))
+    say(f"building the {name} bundle into {target} (canonical clock) ...")
+    manifest = build_bundle(
+        suite.dataset, suite.seed, target, source=suite.source, events=suite.events, nodes=suite.nodes,
+        progress=say,
+    )  # fmt: skip
+    return target, manifest
+
+
+# -- tracking --------------------------------------------------------------------------------------------
+def tracking_target(config: CampaignConfig, base_dir: Path) -> tuple[str, str, str]:
+    """(tracking URI, experiment name, artifact location): by default a SQLite store in the run
+    directory (the sweep's directory under --multirun, so a sweep lands in one experiment)."""
+    uri = config.tracking.uri or f"sqlite:///{(base_dir / 'mlflow.db').resolve()}"
+    artifacts = config.tracking.artifact_location or (base_dir / "mlruns").resolve().as_uri()
+    return uri, config.tracking.experiment or config.experiment.name, artifacts
+
+
+# -- evaluation ------------------------------------------------------------------------------------------
+def evaluate(
+    config: CampaignConfig,
+    run_dir: Path,
+    bundles: dict[str, tuple[Path, dict[str, Any]]],
+    tracker: Any,
+    parent: str,
+) -> list[CellResult]:
+    from pipeline.campaign.endpoints import open_model
+    from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
+    from pipeline.campaign.progress import Progress
+    from pipeline.campaign.ray_runtime import ray_session
+    from pipeline.campaign.records import done_task_ids, latest_records
+
+    tasks = {
+        name: select_tasks(
+            json.loads((path / SUITE).read_text(encoding="utf-8")),
+            config.experiment.split,
+            config.experiment.per_family,
+            config.experiment.limit,
+        )
+        for name, (path, _) in bundles.items()
+    }
+    (run_dir / "records").mkdir(parents=True, exist_ok=True)
+    (run_dir / "traces").mkdir(parents=True, exist_ok=True)
+    cells = cells_of(config)
+
+    def paths(cell: Cell) -> tuple[Path, Path]:
+        return run_dir / "records" / f"{cell.cell_id}.jsonl", run_dir / "traces" / f"{cell.cell_id}.jsonl"
+
+    def recorded(cell: Cell) -> list[dict[str, Any]]:
+        ids = {t["id"] for t in tasks[cell.suite]}
+        return [r for r in latest_records(paths(cell)[0]) if r["task_id"] in ids]
+
+    run_ids = {cell: tracker.start_cell(parent, _knob_params(config, cell), cell.tags()) for cell in cells}
+    todo = {
+        cell: [
+            t
+            for t in tasks[cell.suite]
+            if not config.run.resume or t["id"] not in done_task_ids(paths(cell)[0])
+        ]
+        for cell in cells
+    }
+    pending = sum(len(v) for v in todo.values())
+    say(f"{len(cells)} cells, {sum(len(tasks[c.suite]) for c in cells)} (task, cell) pairs, {pending} to run")
+    if pending:
+        progress = Progress(config.run.progress_every_s)
+        for cell in cells:
+            progress.add_cell(cell.cell_id, len(tasks[cell.suite]), recorded(cell))
+        cache = Path(config.run.cache_dir) if config.run.cache_dir else None
+        with ExitStack() as stack:
+            endpoint, window = stack.enter_context(open_model(config.model, cache, config.run.response_cache))
+            stack.enter_context(ray_session(config.cluster))
+            pool = stack.enter_context(start_actors(bundles, endpoint, config.cluster, str(run_dir / "work")))
+            jobs = [
+                CellJob(
+                    cell,
+                    system_config(config, cell),
+                    run_settings(cell, config.model, window, config.experiment.repair_budget),
+                    todo[cell],
+                    *paths(cell),
+                )
+                for cell in cells
+                if todo[cell]
+            ]
+
+            def on_record(job: Any, result: dict[str, Any]) -> None:
+                write_result(job, result)  # durable before it is counted
+                progress.record(job.cell.cell_id, result["record"])
+
+            with progress:
+                run_jobs(pool, jobs, on_record, resume=config.run.resume)
+    out = []
+    for cell in cells:
+        records = recorded(cell)
+        files = [p for p in paths(cell) if p.exists()]
+        metrics = tracker.log_cell(run_ids[cell], records, files)
+        tracker.end_run(run_ids[cell], "FINISHED")
+        out.append(CellResult(cell, run_ids[cell], records, metrics))
+    return out
+
+
+def _knob_params(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
+    from pipeline.campaign.tracking import flatten
+
+    return flatten({"system": system_config(config, cell), "suite": cell.suite, "seed": cell.seed})
+
+
+# -- mutations and the operator benchmark ------------------------------------------------------------------
+def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Path, dict]], tracker: Any,
+              parent: str) -> dict[str, Any]:  # fmt: skip
+    from pipeline.mutations import run_experiment
+
+    name = config.suites[0]
+    path, _ = bundles[name]
+    say(f"running the verifier mutation experiment (Table 5) on the {name} bundle ...")
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tgms-mutations-") as scratch:
+        store_dir = Path(scratch) / "store"
+        replay(path / EVENTLOG, store_dir, "duckdb").close()
+        suite = json.loads((path / SUITE).read_text(encoding="utf-8"))
+        m = config.experiment.mutations
+        result = run_experiment(store_dir, suite, per_class=m.per_class, seed=m.seed)
+    out = run_dir / "mutations"
+    tracker.log_mutations(parent, result, out)  # writes mutations.json, table5.md and .tex there too
+    say(f"mutation experiment done in {time.perf_counter() - t0:.1f} s ({out})")
+    return result
+
+
+def ops_bench(config: CampaignConfig, run_dir: Path, tracker: Any, parent: str) -> list[dict[str, Any]]:
+    from pipeline.bench.ops_bench import run as run_ops
+    from pipeline.bench.stores import parse_scales
+
+    o = config.experiment.ops_bench
+    scales = parse_scales(",".join(o.scales))
+    records = run_ops(scales, o.reps, run_dir / "ops_bench", say)
+    (run_dir / "ops_bench.json").write_text(json.dumps(records, indent=1, sort_keys=True))
+    tracker.log_ops_bench(records, parent_id=parent)
+    return records
+
+
+# -- the campaign ------------------------------------------------------------------------------------------
+def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = "") -> CampaignResult:
+    """Run one campaign (see the module docstring); the tables are printed by :func:`main`."""
+    from pipeline.campaign import tables as tables_mod
+    from pipeline.campaign.tracking import CampaignTracker, flatten, git_revision
+
+    t0 = time.perf_counter()
+    run_dir = Path(config.run.dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(resolved_yaml, encoding="utf-8")
+    bundles = {
+        name: ensure_bundle(name, config.catalog.suites[name], base_dir / "bundles") for name in config.suites
+    }
+    uri, experiment, artifacts = tracking_target(config, base_dir)
+    tracker = CampaignTracker(uri, experiment, artifacts)
+    tags = {
+        "tgms.kind": "campaign",
+        "tgms.experiment": config.experiment.name,
+        "tgms.git_revision": git_revision(),
+        "tgms.model": config.model.name,
+        "tgms.run_dir": str(run_dir.resolve()),
+    }
+    for name, (_, manifest) in bundles.items():
+        tags[f"tgms.store_digest.{name}"] = manifest["store_digest"]
+        tags[f"tgms.suite_sha256.{name}"] = manifest["suite_sha256"]
+        tags[f"tgms.test_sha256.{name}"] = manifest["test_sha256"]
+    parent = tracker.start_campaign(campaign_id(config), flatten(config.model_dump(mode="json")), tags)
+    status = "FAILED"
+    try:
+        cells: list[CellResult] = []
+        comparisons: list[dict[str, Any]] = []
+        tables: dict[str, str] = {}
+        if config.experiment.evaluate:
+            cells = evaluate(config, run_dir, bundles, tracker, parent)
+            comparisons = tracker.log_comparisons(parent, {c.cell: c.records for c in cells})
+            rows = [{"tags": c.cell.tags(), "metrics": c.metrics} for c in cells]
+            tables["table4"] = tables_mod.table4_markdown(rows, comparisons)
+        if config.experiment.mutations.enabled:
+            from pipeline.mutations import table5_markdown
+
+            tables["table5"] = table5_markdown(mutations(config, run_dir, bundles, tracker, parent))
+        if config.experiment.ops_bench.enabled:
+            from pipeline.bench.ops_bench import table as ops_table
+
+            tables["ops_bench"] = ops_table(ops_bench(config, run_dir, tracker, parent))
+        tables_dir = run_dir / "tables"
+        tables_dir.mkdir(exist_ok=True)
+        for name, text in tables.items():
+            (tables_dir / f"{name}.md").write_text(text, encoding="utf-8")
+        tracker.log_artifacts(parent, [run_dir / "config.yaml", *sorted(tables_dir.glob("*.md"))])
+        status = "FINISHED"
+    except KeyboardInterrupt:
+        status = "KILLED"
+        raise
+    finally:
+        tracker.end_run(parent, status)
+    return CampaignResult(parent, uri, experiment, cells, comparisons, tables, time.perf_counter() - t0)
+
+
+@contextmanager
+def _structured_errors() -> Iterator[None]:
+    """A TGMSError leaves as the one structured error on stderr and a non-zero exit (not a traceback)."""
+    from pipeline.cli.boundary import exit_code, write_error
+
+    try:
+        yield
+    except TGMSError as exc:
+        write_error(exc)
+        sys.exit(exit_code(exc))
+    except KeyboardInterrupt:
+        say("interrupted: every process this campaign started has been stopped; rerun to resume")
+        sys.exit(130)
+
+
+def _task(cfg: Any) -> None:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    hc = HydraConfig.get()
+    multirun = hc.mode == RunMode.MULTIRUN
+    base_dir = Path(hc.sweep.dir if multirun else hc.runtime.output_dir)
+    with _structured_errors():
+        config = validate(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
+        result = run_campaign(config, base_dir, OmegaConf.to_yaml(cfg, resolve=True))
+        if config.run.print_tables:
+            for text in result.tables.values():
+                print(text.rstrip() + "\n", flush=True)
+        print(
+            f"campaign {config.experiment.name}: {len(result.cells)} cells in {result.seconds:.0f} s; "
+            f"MLflow run {result.parent_run_id} in {result.tracking_uri} (experiment {result.experiment!r}); "
+            f"open it with: mlflow ui --backend-store-uri {result.tracking_uri}",
+            flush=True,
+        )
+
+
+def main() -> None:
+    """The console script: Hydra parses the overrides (``key=value``, ``-m`` for a sweep, ``--help``)."""
+    try:
+        import hydra
+    except ImportError:  # pragma: no cover - depends on the install
+        sys.exit("tgms-campaign needs the campaign extra: pip install 'tgms[campaign]'")
+    hydra.main(config_path=str(CONF_DIR), config_name="config", version_base=None)(_task)()

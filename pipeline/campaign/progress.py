@@ -1,0 +1,109 @@
+"""Live progress of a campaign: tasks done per cell, accuracy so far, rate and ETA.
+
+The driver feeds every finished record to :meth:`Progress.record`; a background thread prints a compact
+table to stderr every few seconds while anything changed (stdout stays for the tables). On a terminal the
+table is redrawn in place; in a log file (sbatch, CI) each update is appended, so the history stays
+readable.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+
+@dataclass
+class CellProgress:
+    total: int
+    done: int = 0  # finished in earlier runs (resume) plus this run
+    new: int = 0  # finished in this run
+    scored: int = 0
+    correct: int = 0
+    infra: int = 0
+
+
+class Progress:
+    def __init__(self, every_s: float = 2.0, out: TextIO | None = None) -> None:
+        self.every_s = every_s
+        self.out = out or sys.stderr
+        self.cells: dict[str, CellProgress] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = time.monotonic()
+        self._dirty = True
+        self._lines_drawn = 0
+        self._tty = bool(getattr(self.out, "isatty", lambda: False)())
+
+    def add_cell(self, cell_id: str, total: int, finished: list[dict[str, Any]]) -> None:
+        cp = CellProgress(total=total)
+        for r in finished:
+            self._count(cp, r)
+        with self._lock:
+            self.cells[cell_id] = cp
+            self._dirty = True
+
+    @staticmethod
+    def _count(cp: CellProgress, record: dict[str, Any]) -> None:
+        if record.get("status") == "infra_error":
+            cp.infra += 1
+            return
+        cp.done += 1
+        if record.get("correct") is not None:
+            cp.scored += 1
+            cp.correct += int(bool(record["correct"]))
+
+    def record(self, cell_id: str, record: dict[str, Any]) -> None:
+        with self._lock:
+            cp = self.cells[cell_id]
+            self._count(cp, record)
+            if record.get("status") != "infra_error":
+                cp.new += 1
+            self._dirty = True
+
+    def render(self) -> str:
+        with self._lock:
+            cells = dict(self.cells)
+            elapsed = time.monotonic() - self._t0
+        new = sum(c.new for c in cells.values())
+        left = sum(max(0, c.total - c.done) for c in cells.values())
+        rate = new / elapsed if elapsed > 0 else 0.0
+        eta = f"{left / rate:,.0f} s" if rate > 0 and left else ("done" if not left else "?")
+        width = max([len(k) for k in cells] + [4])
+        lines = [f"{'cell':<{width}}  {'done':>9}  {'accuracy':>8}  infra"]
+        for name, c in cells.items():
+            acc = f"{c.correct / c.scored:.3f}" if c.scored else "-"
+            lines.append(f"{name:<{width}}  {c.done:>4}/{c.total:<4}  {acc:>8}  {c.infra:>5}")
+        lines.append(f"{new} tasks in {elapsed:,.0f} s ({rate:.2f}/s), {left} left, ETA {eta}")
+        return "\n".join(lines)
+
+    def draw(self, final: bool = False) -> None:
+        with self._lock:
+            if not self._dirty and not final:
+                return
+            self._dirty = False
+        text = self.render()
+        if self._tty and self._lines_drawn:
+            self.out.write(f"\x1b[{self._lines_drawn}F\x1b[J")
+        self.out.write(text + "\n")
+        self.out.flush()
+        self._lines_drawn = text.count("\n") + 1 if self._tty else 0
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.draw()
+
+    def __enter__(self) -> Progress:
+        self._t0 = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, name="campaign-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.draw(final=True)

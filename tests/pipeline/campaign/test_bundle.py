@@ -1,0 +1,92 @@
+"""Canonical bundles: byte-identical builds anywhere and at any time, verified by replay, README constants.
+
+Two CollegeMsg seed-0 builds in different directories, with the wall clock moved between them, must give
+the same bytes in all three files; their digest and test SHA must be the constants the README prints (a
+reader following the README can check theirs); ``verify`` must pass, and fail naming the check when a
+file is changed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from engine.api import ConflictError, CorruptError, NotFoundError
+from pipeline.campaign.bundle import FILES, build_bundle, verify_bundle
+from pipeline.cli.main import main as tgms
+from tests.conftest import SHARED_DATA
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def _readme_constant(name: str) -> str:
+    m = re.search(rf"{name}\s*[:=]\s*`?([0-9a-f]{{64}})`?", README.read_text(encoding="utf-8"))
+    assert m, f"README.md prints no {name}"
+    return m.group(1)
+
+
+@pytest.fixture(scope="module")
+def two_builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    a = tmp_path_factory.mktemp("first") / "bundle"
+    b = tmp_path_factory.mktemp("elsewhere") / "deeper" / "bundle"
+    build_bundle("collegemsg", 0, a)
+    mp = pytest.MonkeyPatch()
+    try:  # a build a year later: the canonical clock must not read the wall clock at all
+        mp.setattr("engine.store.clock.wall_clock_us", lambda: 1_900_000_000_000_000)
+        build_bundle(
+            "collegemsg",
+            0,
+            b,
+            source=str(SHARED_DATA / "CollegeMsg.txt"),
+        )
+    finally:
+        mp.undo()
+    return a, b
+
+
+def test_two_builds_are_byte_identical(two_builds: tuple[Path, Path]) -> None:
+    a, b = two_builds
+    for name in FILES:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    assert sorted(p.name for p in a.iterdir()) == sorted(FILES)  # no scratch store left behind
+
+
+def test_readme_constants_are_the_collegemsg_seed0_bundle(two_builds: tuple[Path, Path]) -> None:
+    manifest = json.loads((two_builds[0] / "manifest.json").read_text())
+    assert manifest["store_digest"] == _readme_constant("store digest")
+    assert manifest["test_sha256"] == _readme_constant("test SHA-256")
+    assert manifest["source"]["sha256"] == "e00ba2415373dee52c00616065bcceaa4750e78de60d1855c76470600f10740f"
+
+
+def test_verify_passes_and_names_what_a_change_breaks(two_builds: tuple[Path, Path], tmp_path: Path) -> None:
+    report = verify_bundle(two_builds[0])
+    assert report["ok"] and all(c["ok"] for c in report["checks"].values())
+    copy = tmp_path / "tampered"
+    copy.mkdir()
+    for name in FILES:
+        (copy / name).write_bytes((two_builds[0] / name).read_bytes())
+    suite = json.loads((copy / "suite.json").read_text())
+    suite["splits"]["test"][0]["gold"] = "tampered"
+    (copy / "suite.json").write_text(json.dumps(suite))
+    with pytest.raises(CorruptError) as err:
+        verify_bundle(copy)
+    assert set(err.value.details["failed"]) == {"suite_sha256", "test_sha256"}
+
+
+def test_build_refuses_a_directory_holding_a_bundle(two_builds: tuple[Path, Path]) -> None:
+    before = (two_builds[0] / "manifest.json").read_bytes()
+    with pytest.raises(ConflictError):
+        build_bundle("collegemsg", 0, two_builds[0])
+    assert (two_builds[0] / "manifest.json").read_bytes() == before
+
+
+def test_cli_verify_and_missing_bundle(two_builds: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    assert tgms(["bundle", "verify", str(two_builds[1])]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    assert tgms(["bundle", "verify", str(tmp_path)]) != 0
+    assert '"E_NOT_FOUND"' in capsys.readouterr().err
+    with pytest.raises(NotFoundError):
+        verify_bundle(tmp_path)
