@@ -4,7 +4,8 @@ A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread, on 127.0.0.1, po
 of the OpenAI chat API for the real client code to run against it over real sockets:
 ``POST /v1/chat/completions`` answers a canned completion chosen by a rule (a dict from the sha256 of the
 last user message to the reply text, or a callable of the request body), with ``usage`` counts;
-``GET /health`` and ``GET /v1/models`` answer while the server is marked healthy.
+``GET /health`` and ``GET /v1/models`` answer while the server is marked healthy; ``GET /scripted/stats``
+reports the request counts (so a test can read the log of a server running as a process).
 
 Faults are injected for the next N chat requests: an HTTP status (429 with Retry-After, 500, ...), a hang
 past the client's timeout, or a slow reply. Every request is logged (path and JSON body), and the count of
@@ -92,7 +93,7 @@ class ScriptedServer:
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> ScriptedServer:
         handler = type("Handler", (_Handler,), {"server_double": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        self._httpd = _HTTPServer(("127.0.0.1", self.port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True
@@ -160,6 +161,11 @@ class ScriptedServer:
         return out if isinstance(out, dict) else {"text": out, "finish_reason": "stop"}
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    # the default backlog of 5 drops connection bursts (a campaign opens dozens at once) into SYN retries
+    request_queue_size = 256
+
+
 class _Handler(BaseHTTPRequestHandler):
     server_double: ScriptedServer
     protocol_version = "HTTP/1.1"
@@ -188,7 +194,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         double = self.server_double
         self._record(None)
-        if self.path not in ("/health", "/v1/models"):
+        if self.path == "/scripted/stats":
+            log = double.log
+            with log.lock:
+                chats = sum(1 for r in log.requests if r["path"] == "/v1/chat/completions")
+                stats = {"chat_requests": chats, "in_flight": log.in_flight, "high_water": log.high_water}
+            self._send(200, stats)
+        elif self.path not in ("/health", "/v1/models"):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
         elif not double.healthy:
             self._send(503, {"error": {"message": "unhealthy"}})
@@ -263,7 +275,9 @@ def main(argv: list[str] | None = None) -> None:
 
     Serves every chat request the fixed reply until SIGTERM/SIGINT, so tests can run it as the command of
     a :class:`models.local.LocalServer` (a real subprocess) without a model. ``--start-delay`` waits before
-    binding (a slow start for readiness tests).
+    binding (a slow start for readiness tests); ``--reply-delay`` waits before every reply (a slow model,
+    for throughput benchmarks); ``--smoke`` replies by prompt role (:mod:`models.testing.smoke_rule`)
+    instead of the fixed text.
     """
     import argparse
     import signal
@@ -274,10 +288,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--reply", default="ok", help="the text of every chat reply")
     p.add_argument("--model", default="scripted", help="the model id listed by /v1/models")
     p.add_argument("--start-delay", type=float, default=0.0, metavar="S", help="wait S s before binding")
+    p.add_argument("--reply-delay", type=float, default=0.0, metavar="S", help="wait S s before each reply")
+    p.add_argument("--smoke", action="store_true", help="reply by prompt role (models.testing.smoke_rule)")
     args = p.parse_args(argv)
     time.sleep(args.start_delay)
-    server = ScriptedServer(default=args.reply, model=args.model)
+    if args.smoke:
+        from models.testing.smoke_rule import smoke_reply
+
+        server = ScriptedServer(smoke_reply, model=args.model)
+    else:
+        server = ScriptedServer(default=args.reply, model=args.model)
     server.port = args.port
+    server.delay_s = max(0.0, args.reply_delay)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())

@@ -1,0 +1,236 @@
+"""``TaskActor``: a Ray actor that proves its store before it answers a single task.
+
+The bundle's event log reaches the actor through Ray's object store (the constructor gets the bytes of an
+``ObjectRef`` from ``ray.put``), so no shared filesystem is assumed: the actor writes the log into its own
+scratch directory, replays it into its own DuckDB store and computes the digest. Only if the digest equals
+``manifest["store_digest"]`` does it serve; otherwise every call raises one structured
+:class:`~engine.api.CorruptError` (``E_CORRUPT``) naming the suite, the expected and found digest and where
+the actor runs, so the driver can say which actor refused and why. A log that does not even replay is the
+same refusal, with the replay's error as the reason.
+
+Tasks run on the actor's threads (``max_concurrency``): a model call is I/O-bound, so one actor holds many
+tasks in flight. A system is built once per (system, config, settings) key and reused by every later task
+of its cell (building means an index, a Kùzu graph, a dataset card); its model client is the endpoint with
+the cell's seed, temperature and token limit, so the sampling seed is part of every request (and of its
+cache key). :meth:`TaskActor.run` never raises for a task: a task that fails in a way that is neither the
+model's fault nor a scored outcome comes back as an ``infra_error`` record (unscored, rerun on resume).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from engine.api import CorruptError, TGMSError, replay
+from models.client import ChatClient
+from models.errors import InfraError
+from pipeline.campaign.endpoints import endpoint_from_dict
+from pipeline.campaign.ray_runtime import import_ray
+from pipeline.systems.base import BuiltSystem, RunSettings, SystemEnv, build_system, run_draft
+
+
+class TaskActor:
+    """The actor's body: plain Python (unit-testable without Ray); :func:`task_actor_class` is the Ray actor
+    class made from it."""
+
+    def __init__(
+        self,
+        suite: str,
+        eventlog: bytes,
+        manifest: dict[str, Any],
+        endpoint: dict[str, Any],
+        work_dir: str | None = None,
+    ) -> None:
+        t0 = time.perf_counter()
+        self.suite = suite
+        self.manifest = manifest
+        self.endpoint = endpoint_from_dict(endpoint)
+        self.node = socket.gethostname()
+        self.pid = os.getpid()
+        base = Path(work_dir) if work_dir else None
+        if base is not None:
+            base.mkdir(parents=True, exist_ok=True)
+        # the replayed store is this actor's own; system caches (embeddings, Kùzu graphs keyed by digest)
+        # are shared by the actors of a node under work_dir/systems
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"tgms-actor-{suite}-", dir=base))
+        atexit.register(shutil.rmtree, self.scratch, True)
+        self.systems_dir = (base / "systems") if base is not None else self.scratch / "systems"
+        self.store_dir = self.scratch / "store"
+        self.expected = str(manifest.get("store_digest") or "")
+        self.refusal: CorruptError | None = None
+        self.digest: str | None = None
+        try:
+            log = self.scratch / "eventlog.jsonl"
+            log.write_bytes(eventlog)
+            with replay(log, self.store_dir, "duckdb") as store:
+                self.digest = store.digest()
+            log.unlink()  # replay keeps its own copy inside the store
+        except TGMSError as err:
+            self.refusal = self._refuse(
+                f"its event log does not replay: {err.message}", replay_error=err.to_dict()
+            )
+        if self.refusal is None and self.digest != self.expected:
+            self.refusal = self._refuse("the replayed store's digest differs from the manifest's")
+        self.seconds = round(time.perf_counter() - t0, 4)
+        self._systems: dict[str, BuiltSystem] = {}
+        self._build_locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def _refuse(self, why: str, **more: Any) -> CorruptError:
+        return CorruptError(
+            f"actor for suite {self.suite!r} refuses to serve: {why} "
+            f"(expected {self.expected}, found {self.digest})",
+            suite=self.suite,
+            expected=self.expected,
+            found=self.digest,
+            reason=why,
+            node=self.node,
+            pid=self.pid,
+            **more,
+        )
+
+    def _check(self) -> None:
+        if self.refusal is not None:
+            raise self.refusal
+
+    def ready(self) -> dict[str, Any]:
+        """The proof: ``{"suite", "digest", "seconds", "node", "pid"}`` (``E_CORRUPT`` if refused)."""
+        self._check()
+        return {
+            "suite": self.suite,
+            "digest": self.digest,
+            "seconds": self.seconds,
+            "node": self.node,
+            "pid": self.pid,
+        }
+
+    def run(
+        self,
+        task: dict[str, Any],
+        cell: dict[str, Any],
+        system_config: dict[str, Any],
+        settings: dict[str, Any],
+    ) -> dict[str, Any]:
+        """One task of one cell: ``{"record": TaskRecord dict, "trace": trace dict | None}``."""
+        self._check()
+        try:
+            built = self._system(cell, system_config, settings)
+        except InfraError as err:  # e.g. a build that needs the endpoint and cannot reach it
+            return {"record": self._failed(task, cell, settings, err), "trace": None}
+        except TGMSError as err:
+            # a system that cannot be built (bad knobs, a missing optional package) fails every task of
+            # the cell the same way: recorded as unscored, so a fixed setup reruns them
+            return {"record": self._failed(task, cell, settings, err), "trace": None}
+        try:
+            draft = run_draft(built, task)
+        except Exception as err:  # a bug in a system must not cost the other tasks of the actor
+            wrapped = TGMSError(f"{type(err).__name__}: {err}", where="actor.run", task_id=task.get("id"))
+            return {"record": self._failed(task, cell, settings, wrapped), "trace": None}
+        trace = draft.artifacts.get("trace")
+        return {
+            "record": draft.record.model_dump(mode="json"),
+            "trace": trace.to_dict() if trace is not None else None,
+        }
+
+    def _system(
+        self, cell: dict[str, Any], system_config: dict[str, Any], settings: dict[str, Any]
+    ) -> BuiltSystem:
+        key = json.dumps([cell["system"], system_config, settings], sort_keys=True)
+        with self._lock:
+            built = self._systems.get(key)
+            if built is not None:
+                return built
+            lock = self._build_locks.setdefault(key, threading.Lock())
+        with lock:  # one build per key; tasks of other cells keep running meanwhile
+            built = self._systems.get(key)
+            if built is None:
+                built = self._build(cell, system_config, settings)
+                with self._lock:
+                    self._systems[key] = built
+        return built
+
+    def _build(
+        self, cell: dict[str, Any], system_config: dict[str, Any], settings: dict[str, Any]
+    ) -> BuiltSystem:
+        run_settings = RunSettings(**settings)
+        endpoint = replace(
+            self.endpoint,
+            seed=run_settings.seed,
+            temperature=run_settings.temperature,
+            max_tokens=run_settings.max_tokens,
+        )
+        client = ChatClient(endpoint)
+        env = SystemEnv(
+            self.store_dir, client, run_settings, self.systems_dir, dataset=self.manifest.get("dataset")
+        )
+        try:
+            return build_system(cell["system"], env, system_config)
+        except BaseException:
+            env.close()
+            client.close()
+            raise
+
+    def _failed(
+        self, task: dict[str, Any], cell: dict[str, Any], settings: dict[str, Any], err: TGMSError
+    ) -> dict[str, Any]:
+        return infra_record(
+            task, cell, settings, err.to_dict(), serving={"replicas": list(self.endpoint.base_urls)}
+        )
+
+    def close(self) -> None:
+        """Close the systems' stores and clients and remove the scratch store (the driver calls it)."""
+        with self._lock:
+            systems, self._systems = list(self._systems.values()), {}
+        for built in systems:
+            built.env.close()
+            built.env.client.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def infra_record(
+    task: dict[str, Any],
+    cell: dict[str, Any],
+    settings: dict[str, Any],
+    error: dict[str, Any],
+    serving: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An unscored ``infra_error`` record for a task that produced no record of its own."""
+    from pipeline.systems.record import TaskRecord
+
+    rec = TaskRecord(
+        task_id=task["id"],
+        template=task.get("template"),
+        family=task.get("family"),
+        system=cell["system"],
+        model=str(settings.get("model", cell.get("model", ""))),
+        seed=int(settings.get("seed", cell.get("seed", 0))),
+        ablation=str(settings.get("ablation", cell.get("ablation", "none"))),
+        serving=serving or {},
+        status="infra_error",
+        answer_kind=task.get("answer_kind"),
+        gold=task.get("gold"),
+        correct=None,
+        errors=[error],
+    )
+    return rec.model_dump(mode="json")
+
+
+_ACTOR_CLASS: Any = None
+
+
+def task_actor_class() -> Any:
+    """``TaskActor``: :class:`TaskActor` as a Ray actor class (made on first use: Ray is optional)."""
+    global _ACTOR_CLASS
+    if _ACTOR_CLASS is None:
+        ray = import_ray()
+        _ACTOR_CLASS = ray.remote(TaskActor)
+    return _ACTOR_CLASS

@@ -1,0 +1,238 @@
+"""The campaign's model endpoint: started here (local CPU server, scripted test double) or checked ready.
+
+:func:`open_model` turns the run's :class:`~pipeline.campaign.config.ModelConf` into the
+:class:`~models.config.EndpointConfig` every actor's client uses, and the served context window:
+
+- ``local``: the project's CPU server (:func:`models.local.start_local`), stopped on leaving;
+- ``scripted``: ``model.replicas`` processes of the TEST DOUBLE ``python -m models.testing.scripted_server``
+  on free ports (``--smoke`` replies, ``--reply-delay`` from the config), stopped on leaving — errors and
+  Ctrl-C included (:mod:`models.local.reaper` also stops them if the interpreter exits);
+- ``endpoint``: replicas served elsewhere (``api_base`` and/or the lines of ``endpoints_file``, which
+  ``slurm/vllm_replicas.sbatch`` writes). Each must be ready — ``/health`` not failing and ``/v1/models``
+  answering, listing the served model — within a bounded wait, else one :class:`~models.errors.InfraError`
+  names every unready replica and why, before any task starts.
+
+The response cache lives under ``<cache_dir>/responses`` (``$TGMS_CACHE`` by default) when enabled.
+An :class:`EndpointConfig` crosses to Ray actors as plain data (:func:`endpoint_to_dict`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from engine.api import InvalidArgError, NotFoundError
+from models.config import EndpointConfig
+from models.errors import InfraError
+from models.local.paths import cache_root
+from models.local.server import LocalServer, ServerSpec
+from pipeline.campaign.config import ModelConf
+
+READY_TIMEOUT_S = 120.0  # the bounded wait for replicas served elsewhere (a vLLM replica may be loading)
+_POLL_S = 0.5
+
+
+def endpoint_to_dict(config: EndpointConfig) -> dict[str, Any]:
+    """The config as JSON-able data (tuples as lists, the cache path as a string)."""
+    out = asdict(config)
+    out["base_urls"] = list(config.base_urls)
+    out["extra_headers"] = [list(h) for h in config.extra_headers]
+    out["cache_dir"] = str(config.cache_dir) if config.cache_dir is not None else None
+    return out
+
+
+def endpoint_from_dict(data: dict[str, Any]) -> EndpointConfig:
+    values = dict(data)
+    values["base_urls"] = tuple(values.get("base_urls") or ())
+    values["extra_headers"] = tuple(tuple(h) for h in values.get("extra_headers") or ())
+    return EndpointConfig(**values)
+
+
+def read_endpoints_file(path: str | os.PathLike[str]) -> list[str]:
+    """Replica URLs, one per line (blank lines and ``#`` comments skipped)."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"model.endpoints_file {p} does not exist", path=str(p)) from exc
+    return [s for s in (line.split("#", 1)[0].strip() for line in lines) if s]
+
+
+def replica_urls(model: ModelConf) -> list[str]:
+    """``api_base`` then the endpoints file's lines, without duplicates; E_INVALID_ARG when none."""
+    urls = [u.rstrip("/") for u in model.api_base]
+    if model.endpoints_file:
+        urls += [u.rstrip("/") for u in read_endpoints_file(model.endpoints_file)]
+    urls = list(dict.fromkeys(urls))
+    if not urls:
+        raise InvalidArgError(
+            f"model {model.name} (kind endpoint) needs model.api_base or model.endpoints_file",
+            model=model.name,
+        )
+    bad = [u for u in urls if not u.startswith(("http://", "https://"))]
+    if bad:
+        raise InvalidArgError(f"replica URLs must start with http:// or https://: {bad}", urls=bad)
+    return urls
+
+
+def _probe(http: httpx.Client, url: str, served: str) -> str | None:
+    """None when the replica is ready, else why not (one line)."""
+    try:
+        health = http.get(url + "/health")
+        if health.status_code >= 500 or health.status_code in (401, 403):
+            return f"/health answered HTTP {health.status_code}"
+        models = http.get(url + "/v1/models")
+    except httpx.HTTPError as exc:
+        return f"unreachable: {type(exc).__name__}: {exc}"
+    if not models.is_success:
+        return f"/v1/models answered HTTP {models.status_code}"
+    try:
+        listed = [m.get("id") for m in models.json().get("data", [])]
+    except (ValueError, AttributeError):
+        return "/v1/models did not answer a model list"
+    if listed and served not in listed:
+        return f"serves {listed}, not {served!r}"
+    return None
+
+
+def wait_ready(
+    urls: list[str], served: str, *, timeout_s: float = READY_TIMEOUT_S, headers: dict[str, str] | None = None
+) -> None:
+    """Poll every replica until all are ready; an :class:`InfraError` naming each unready one otherwise."""
+    deadline = time.monotonic() + timeout_s
+    pending = {u: "not checked yet" for u in urls}
+    with httpx.Client(timeout=5.0, headers=headers or {}) as http:
+        while True:
+            for url in list(pending):
+                why = _probe(http, url, served)
+                if why is None:
+                    del pending[url]
+                else:
+                    pending[url] = why
+            if not pending:
+                return
+            wrong_model = {u: w for u, w in pending.items() if w.startswith("serves ")}
+            if wrong_model or time.monotonic() >= deadline:  # a wrong model will not fix itself
+                raise InfraError(
+                    f"{len(pending)} of {len(urls)} replicas of {served!r} not ready within {timeout_s:g} s: "
+                    + "; ".join(f"{u}: {w}" for u, w in pending.items()),
+                    model=served,
+                    unready=pending,
+                    ready=[u for u in urls if u not in pending],
+                    timeout_s=timeout_s,
+                )
+            time.sleep(_POLL_S)
+
+
+def scripted_spec(
+    *, model: str = "scripted", reply_delay_s: float = 0.0, smoke: bool = True, concurrency: int = 16
+) -> ServerSpec:
+    """TEST DOUBLE: the scripted server as a subprocess (see models/testing/scripted_server.py)."""
+
+    def command(port: int) -> list[str]:
+        argv = [sys.executable, "-m", "models.testing.scripted_server", "--port", str(port), "--model", model]
+        if reply_delay_s > 0:
+            argv += ["--reply-delay", f"{reply_delay_s:g}"]
+        if smoke:
+            argv.append("--smoke")
+        return argv
+
+    return ServerSpec(
+        name="scripted",
+        command=command,
+        model=model,
+        flavour="vllm",
+        concurrency=concurrency,
+        ready_timeout_s=30.0,
+        stop_timeout_s=5.0,
+    )
+
+
+@contextmanager
+def scripted_replicas(
+    n: int,
+    *,
+    model: str = "scripted",
+    reply_delay_s: float = 0.0,
+    smoke: bool = True,
+    concurrency: int = 16,
+    log_dir: Path | None = None,
+) -> Iterator[list[LocalServer]]:
+    """TEST DOUBLE: ``n`` scripted-server processes, ready; each one's ``stop()`` stops it alone (a test
+    stops one mid-run); all are stopped on leaving."""
+    spec = scripted_spec(model=model, reply_delay_s=reply_delay_s, smoke=smoke, concurrency=concurrency)
+    with ExitStack() as stack:
+        servers = []
+        for _ in range(n):
+            servers.append(stack.enter_context(LocalServer(spec, log_dir=log_dir)))
+        yield servers
+
+
+def _cache(cache_dir: Path | None, enabled: bool) -> Path | None:
+    if not enabled:
+        return None
+    return Path(cache_dir or cache_root()) / "responses"
+
+
+@contextmanager
+def open_model(
+    model: ModelConf,
+    cache_dir: Path | None,
+    response_cache: bool,
+    *,
+    ready_timeout_s: float = READY_TIMEOUT_S,
+) -> Iterator[tuple[EndpointConfig, int]]:
+    """The endpoint of ``model`` and its context window in tokens; whatever is started here is stopped on
+    leaving (errors and Ctrl-C included)."""
+    common: dict[str, Any] = {
+        "max_tokens": model.max_tokens,
+        "temperature": model.temperature,
+        "timeout_s": model.timeout_s,
+        "concurrency": model.concurrency,
+        "flavour": model.flavour,
+        "cache_dir": _cache(cache_dir, response_cache),
+    }
+    served = model.served_name or model.name
+    if model.kind == "local":
+        from models.local import start_local
+
+        with start_local(model.local_engine) as server:
+            config = server.endpoint(**{**common, "flavour": server.spec.flavour})
+            yield config, model.max_model_len
+        return
+    if model.kind == "scripted":
+        with scripted_replicas(
+            model.replicas, model=served, reply_delay_s=model.reply_delay_s, concurrency=model.concurrency
+        ) as servers:
+            urls = tuple(s.base_url for s in servers)
+            # a test double answers at once: fail fast instead of backing off as for a real cluster
+            yield (
+                EndpointConfig(
+                    base_urls=urls, model=served, backoff_base_s=0.05, backoff_cap_s=0.5, **common
+                ),
+                (model.max_model_len),
+            )
+        return
+    urls = replica_urls(model)
+    key = None
+    if model.api_key_env:
+        key = os.environ.get(model.api_key_env)
+        if key is None:
+            raise InvalidArgError(f"model.api_key_env names {model.api_key_env}, which is not set")
+    wait_ready(
+        urls, served, timeout_s=ready_timeout_s, headers={"Authorization": f"Bearer {key}"} if key else None
+    )
+    yield EndpointConfig(base_urls=tuple(urls), model=served, api_key=key, **common), model.max_model_len
+
+
+def with_cache(config: EndpointConfig, cache_dir: Path | None) -> EndpointConfig:
+    """``config`` with another response cache directory (None: no cache)."""
+    return replace(config, cache_dir=cache_dir)

@@ -1,0 +1,355 @@
+"""Fan a campaign's tasks out to Ray actors and bring every result back to the driver, exactly once.
+
+:func:`start_actors` starts ``cluster.actors`` :class:`~pipeline.campaign.actors.TaskActor` per suite; each
+gets the suite's event log through the object store (one ``ray.put`` per suite) and proves its digest. The
+driver waits for every proof; one refusal stops the campaign before any task runs, with an error that names
+the suite, the expected and found digest and why.
+
+:func:`run_jobs` keeps at most ``actor_concurrency`` tasks in flight on each live actor (so at most
+actors × actor_concurrency per suite), the least loaded actor first, and hands every finished result to
+``on_record`` **in the driver process**, one at a time, in completion order; the driver appends it with
+flush + fsync (:func:`write_result`), so a task is done exactly when its record is on disk. Tasks already
+done in a cell's records file are skipped (resume). A task whose actor died is resubmitted to another
+actor (after Ray's own retry on the restarted actor), at most ``max_resubmits`` times; after that it is
+recorded as ``infra_error`` (unscored, rerun on resume) — never lost, never scored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.api import CorruptError, TGMSError
+from models.config import EndpointConfig
+from models.errors import InfraError
+from pipeline.campaign.actors import infra_record, task_actor_class
+from pipeline.campaign.bundle import EVENTLOG
+from pipeline.campaign.cells import Cell
+from pipeline.campaign.config import ClusterConf, ModelConf
+from pipeline.campaign.endpoints import endpoint_to_dict
+from pipeline.campaign.ray_runtime import import_ray
+from pipeline.campaign.records import append_line, append_record, done_task_ids
+from pipeline.systems.base import RunSettings
+
+READY_TIMEOUT_S = 600.0  # a proof replays a whole store; a big one on a busy node takes a while
+CLOSE_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class CellJob:
+    """One cell's tasks and where their results go."""
+
+    cell: Cell
+    system_config: dict[str, Any]
+    settings: dict[str, Any]  # RunSettings as a dict (see run_settings)
+    tasks: list[dict[str, Any]]
+    records_path: Path
+    traces_path: Path
+
+
+def run_settings(cell: Cell, model: ModelConf, context_window: int, repair_budget: int = 3) -> dict[str, Any]:
+    """The :class:`~pipeline.systems.base.RunSettings` of a cell, as the plain dict a job carries."""
+    settings = RunSettings(
+        model=cell.model,
+        seed=cell.seed,
+        temperature=model.temperature,
+        max_tokens=model.max_tokens,
+        repair_budget=repair_budget,
+        context_window=context_window,
+        ablation=cell.ablation,
+    )
+    return dataclasses.asdict(settings)
+
+
+@dataclass
+class _Actor:
+    handle: Any
+    suite: str
+    index: int
+    info: dict[str, Any] = field(default_factory=dict)
+    in_flight: int = 0
+    alive: bool = True
+
+
+@dataclass
+class ActorPool:
+    """The proven actors of each suite (see :func:`start_actors`); close it to stop them."""
+
+    actors: dict[str, list[_Actor]]
+    concurrency: int
+    startup_s: float  # from the first actor's creation to the last proof
+    _refs: list[Any] = field(default_factory=list)  # the event logs in the object store, kept while in use
+
+    def ready(self) -> list[dict[str, Any]]:
+        """Every actor's proof: ``{"suite", "digest", "seconds", "node", "pid"}``."""
+        return [a.info for actors in self.actors.values() for a in actors]
+
+    def live(self, suite: str) -> list[_Actor]:
+        return [a for a in self.actors.get(suite, []) if a.alive]
+
+    def close(self) -> None:
+        """Ask every actor to clean up (bounded wait), then kill it; idempotent."""
+        ray = import_ray()
+        everyone = [a for actors in self.actors.values() for a in actors]
+        pending = []
+        for a in everyone:
+            try:
+                pending.append(a.handle.close.remote())
+            except Exception:
+                continue
+        if pending:
+            ray.wait(pending, num_returns=len(pending), timeout=CLOSE_TIMEOUT_S)
+        for a in everyone:
+            try:
+                ray.kill(a.handle, no_restart=True)
+            except Exception:
+                continue
+            a.alive = False
+        self.actors = {}
+        self._refs = []
+
+    def __enter__(self) -> ActorPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start_actors(
+    bundles: dict[str, tuple[Path, dict[str, Any]]],
+    endpoint: EndpointConfig | dict[str, Any],
+    cluster: ClusterConf,
+    work_dir: str | Path | None,
+    *,
+    ready_timeout_s: float = READY_TIMEOUT_S,
+) -> ActorPool:
+    """``cluster.actors`` proven actors per suite of ``bundles`` (suite → (bundle dir, manifest)).
+
+    Raises :class:`~engine.api.CorruptError` naming every refusing actor's suite, expected and found digest
+    and reason (the other actors are stopped first), or :class:`~models.errors.InfraError` when an actor
+    could not start at all."""
+    ray = import_ray()
+    actor_class = task_actor_class().options(
+        max_concurrency=cluster.actor_concurrency,
+        num_cpus=cluster.actor_cpus,
+        max_restarts=1,
+        max_task_retries=1,
+    )
+    data = endpoint if isinstance(endpoint, dict) else endpoint_to_dict(endpoint)
+    t0 = time.perf_counter()
+    pool = ActorPool({}, cluster.actor_concurrency, 0.0)
+    proofs: list[tuple[_Actor, Any]] = []
+    try:
+        for suite, (bundle_dir, manifest) in bundles.items():
+            # one copy in the object store per suite: every actor, on any node, reads it from there
+            ref = ray.put((Path(bundle_dir) / EVENTLOG).read_bytes())
+            pool._refs.append(ref)
+            for i in range(cluster.actors):
+                handle = actor_class.remote(suite, ref, manifest, data, str(work_dir) if work_dir else None)
+                actor = _Actor(handle, suite, i)
+                pool.actors.setdefault(suite, []).append(actor)
+                proofs.append((actor, handle.ready.remote()))
+        refusals, failures = _gather_proofs(ray, proofs, ready_timeout_s)
+        if refusals:
+            raise _refusal_error(refusals)
+        if failures:
+            raise InfraError(
+                f"{len(failures)} task actor(s) did not start: " + "; ".join(f["message"] for f in failures),
+                actors=failures,
+            )
+    except BaseException:
+        pool.close()
+        raise
+    pool.startup_s = round(time.perf_counter() - t0, 4)
+    return pool
+
+
+def _gather_proofs(
+    ray: Any, proofs: list[tuple[_Actor, Any]], timeout_s: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    refusals, failures = [], []
+    deadline = time.monotonic() + timeout_s
+    for actor, ref in proofs:
+        where = {"suite": actor.suite, "actor": actor.index}
+        try:
+            actor.info = {**ray.get(ref, timeout=max(0.1, deadline - time.monotonic())), "actor": actor.index}
+        except ray.exceptions.GetTimeoutError:
+            failures.append({**where, "message": f"no proof within {timeout_s:g} s"})
+        except ray.exceptions.RayTaskError as err:
+            cause = _cause(err)
+            if isinstance(cause, CorruptError):
+                refusals.append({**where, **cause.details, "message": cause.message})
+            else:
+                failures.append({**where, "message": _message(err)})
+        except ray.exceptions.RayActorError as err:
+            failures.append({**where, "message": f"actor died while starting: {_message(err)}"})
+    return refusals, failures
+
+
+def _refusal_error(refusals: list[dict[str, Any]]) -> CorruptError:
+    lines = [
+        f"suite {r['suite']} actor {r['actor']} on {r.get('node')}: {r.get('reason')} "
+        f"(expected {r.get('expected')}, found {r.get('found')})"
+        for r in refusals
+    ]
+    return CorruptError(
+        f"{len(refusals)} task actor(s) refused to serve: " + "; ".join(lines),
+        refusals=refusals,
+        suites=sorted({r["suite"] for r in refusals}),
+    )
+
+
+def _cause(err: BaseException) -> BaseException | None:
+    cause = getattr(err, "cause", None)
+    return cause if isinstance(cause, BaseException) else None
+
+
+def _message(err: BaseException) -> str:
+    cause = _cause(err)
+    if isinstance(cause, TGMSError):
+        return cause.message
+    text = str(cause if cause is not None else err).strip().splitlines()
+    return text[-1] if text else type(err).__name__
+
+
+def write_result(job: CellJob, result: dict[str, Any]) -> None:
+    """The default ``on_record``: append the record (and the trace, when there is one) durably."""
+    record = result["record"]
+    if result.get("trace") is not None:  # the trace first: a record on disk always has its trace
+        append_line(
+            job.traces_path,
+            _json({"task_id": record["task_id"], "cell_id": job.cell.cell_id, "trace": result["trace"]}),
+        )
+    append_record(job.records_path, record)
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+@dataclass
+class _Flight:
+    job: CellJob
+    task: dict[str, Any]
+    actor: _Actor
+    resubmits: int
+
+
+OnRecord = Callable[[CellJob, dict[str, Any]], None]
+
+
+def run_jobs(
+    pool: ActorPool,
+    jobs: Iterable[CellJob],
+    on_record: OnRecord | None = write_result,
+    *,
+    resume: bool = True,
+    max_resubmits: int = 2,
+) -> dict[str, int]:
+    """Run every job's tasks on the pool (see the module docstring); returns counts
+    ``{"submitted", "finished", "skipped", "resubmitted", "infra_errors"}``."""
+    ray = import_ray()
+    on_record = on_record or write_result
+    queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]] = {}
+    stats = {"submitted": 0, "finished": 0, "skipped": 0, "resubmitted": 0, "infra_errors": 0}
+    for job in jobs:
+        done = done_task_ids(job.records_path) if resume else set()
+        queue = queues.setdefault(job.cell.suite, deque())
+        for task in job.tasks:
+            if str(task["id"]) in done:
+                stats["skipped"] += 1
+            else:
+                queue.append((job, task, 0))
+    missing = [s for s, q in queues.items() if q and not pool.live(s)]
+    if missing:
+        raise InfraError(f"no task actor serves suite(s) {missing}", suites=missing)
+    flights: dict[Any, _Flight] = {}
+    cells = {}  # the plain cell of each job, shipped with each task
+
+    def submit() -> None:
+        for suite, queue in queues.items():
+            while queue:
+                free = [a for a in pool.live(suite) if a.in_flight < pool.concurrency]
+                if not free:
+                    break
+                actor = min(free, key=lambda a: (a.in_flight, a.index))
+                job, task, resubmits = queue.popleft()
+                key = id(job)
+                if key not in cells:
+                    cells[key] = {**dataclasses.asdict(job.cell), "cell_id": job.cell.cell_id}
+                ref = actor.handle.run.remote(task, cells[key], job.system_config, job.settings)
+                actor.in_flight += 1
+                flights[ref] = _Flight(job, task, actor, resubmits)
+                stats["submitted"] += 1
+
+    def finish(flight: _Flight, result: dict[str, Any]) -> None:
+        if result["record"].get("status") == "infra_error":
+            stats["infra_errors"] += 1
+        on_record(flight.job, result)
+        stats["finished"] += 1
+
+    submit()
+    while flights:
+        ready, _ = ray.wait(list(flights), num_returns=1)
+        for ref in ready:
+            flight = flights.pop(ref)
+            flight.actor.in_flight -= 1
+            try:
+                finish(flight, ray.get(ref))
+            except ray.exceptions.RayActorError as err:
+                _on_actor_error(ray, err, flight, queues, stats, max_resubmits, finish)
+            except ray.exceptions.RayTaskError as err:
+                cause = _cause(err)
+                if isinstance(cause, CorruptError):  # an actor that no longer proves its store
+                    raise cause from None
+                error = {
+                    "error": "E_INFRA",
+                    "message": f"the actor failed the task: {_message(err)}",
+                    "details": {},
+                }
+                finish(flight, {"record": _infra(flight, error), "trace": None})
+        submit()
+        stranded = [s for s, q in queues.items() if q and not pool.live(s)]
+        if stranded and not flights:
+            raise InfraError(
+                f"every task actor of suite(s) {stranded} died; finished tasks are recorded, rerun to resume",
+                suites=stranded,
+                left=sum(len(queues[s]) for s in stranded),
+            )
+    return stats
+
+
+def _on_actor_error(
+    ray: Any,
+    err: BaseException,
+    flight: _Flight,
+    queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]],
+    stats: dict[str, int],
+    max_resubmits: int,
+    finish: Callable[[_Flight, dict[str, Any]], None],
+) -> None:
+    """The task's actor died (or is restarting): resubmit the task, or record it unscored after too many."""
+    if isinstance(err, ray.exceptions.ActorDiedError):
+        flight.actor.alive = False
+    if flight.resubmits < max_resubmits:
+        stats["resubmitted"] += 1
+        queues[flight.job.cell.suite].appendleft((flight.job, flight.task, flight.resubmits + 1))
+        return
+    error = {
+        "error": "E_INFRA",
+        "message": f"the task's actor died {flight.resubmits + 1} times: {_message(err)}",
+        "details": {"suite": flight.job.cell.suite, "actor": flight.actor.index},
+    }
+    finish(flight, {"record": _infra(flight, error), "trace": None})
+
+
+def _infra(flight: _Flight, error: dict[str, Any]) -> dict[str, Any]:
+    cell = {**dataclasses.asdict(flight.job.cell), "cell_id": flight.job.cell.cell_id}
+    return infra_record(flight.task, cell, flight.job.settings, error)

@@ -1,0 +1,96 @@
+"""The Ray runtime a campaign runs on: a local one started and stopped here, or a cluster joined and left.
+
+``cluster.kind == "local"`` starts Ray on this machine (no dashboard: it costs ~0.3 GB and a port we do not
+use; worker logs stay in Ray's session directory instead of flooding the driver's terminal) and shuts it
+down on leaving, on errors and on Ctrl-C. Ray 2.60 turns token authentication on by default, which a
+local runtime does not need: ``RAY_AUTH_MODE=disabled`` is set for it unless the user set the variable.
+``ray``/``slurm`` join a running cluster at ``address`` (or the address read from ``address_file``,
+which ``slurm/ray_cluster.sbatch`` writes) and only disconnect: the cluster belongs to whoever started it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from engine.api import InvalidArgError, NotFoundError
+from pipeline.campaign.config import ClusterConf
+
+
+def import_ray() -> ModuleType:
+    """The ``ray`` module, or ``E_NOT_FOUND`` naming the extra that installs it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise NotFoundError(
+            "the campaign needs Ray, which is not installed: pip install -e '.[campaign]'",
+            package="ray",
+            extra="campaign",
+        ) from exc
+    return ray
+
+
+def cluster_address(cluster: ClusterConf) -> str:
+    """The address to join for kind ray/slurm: ``address``, else the first line of ``address_file``."""
+    if cluster.address:
+        return cluster.address
+    if cluster.address_file:
+        path = Path(cluster.address_file)
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError as exc:
+            raise NotFoundError(
+                f"cluster.address_file {path} does not exist (is the Ray cluster job running?)",
+                path=str(path),
+            ) from exc
+        if text:
+            return text.splitlines()[0].strip()
+        raise InvalidArgError(f"cluster.address_file {path} is empty", path=str(path))
+    raise InvalidArgError(
+        f"cluster kind {cluster.kind} joins a running Ray cluster: "
+        "set cluster.address or cluster.address_file",
+        kind=cluster.kind,
+    )
+
+
+@contextmanager
+def ray_session(cluster: ClusterConf) -> Iterator[dict[str, Any]]:
+    """Ray initialized for ``cluster``; yields ``{"kind", "address", "cpus", "nodes"}``.
+
+    A runtime that is already initialized in this process (a test session's) is used as is and left
+    running: whoever started it stops it."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield _describe(ray, cluster.kind, started=False)
+        return
+    if cluster.kind == "local":
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+        ray.init(
+            num_cpus=cluster.num_cpus or os.cpu_count() or 1,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    else:
+        address = cluster_address(cluster)
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    try:
+        yield _describe(ray, cluster.kind, started=True)
+    finally:
+        # for a joined cluster this only disconnects this driver; the cluster keeps running
+        ray.shutdown()
+
+
+def _describe(ray: ModuleType, kind: str, *, started: bool) -> dict[str, Any]:
+    resources = ray.cluster_resources()
+    return {
+        "kind": kind,
+        "address": ray.get_runtime_context().gcs_address,
+        "cpus": resources.get("CPU", 0.0),
+        "nodes": len([n for n in ray.nodes() if n.get("Alive")]),
+        "started_here": started,
+    }

@@ -1,0 +1,71 @@
+"""The campaign's per-cell JSONL files: one record (or trace) per line, appended durably, read back on resume.
+
+The driver is the only writer of a cell's files (actors return results; the driver appends them), so a line
+is written whole by one process. Each append is flushed and fsynced before the next task is counted done:
+a SIGKILL loses at most the line being written, and that torn tail is cut on the next append (the reader
+skips it). A task counts as done when it has a record whose status is not ``infra_error``: an infra failure
+is kept in the file (never lost, never scored) and the task runs again on a rerun, whose record then
+supersedes it (:func:`latest_records`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pipeline.systems.runner import _trim_torn_tail, read_records
+
+__all__ = ["append_line", "append_record", "done_task_ids", "latest_records", "read_records"]
+
+
+def done_task_ids(path: str | Path) -> set[str]:
+    """Task ids with a finished (non-``infra_error``) record in ``path``; empty when the file is absent."""
+    return {
+        str(r["task_id"])
+        for r in read_records(path)
+        if isinstance(r, dict) and "task_id" in r and r.get("status") != "infra_error"
+    }
+
+
+def latest_records(path: str | Path) -> list[dict[str, Any]]:
+    """One record per task id: the finished one if any, else the last infra failure (file order kept)."""
+    best: dict[str, dict[str, Any]] = {}
+    for r in read_records(path):
+        if not isinstance(r, dict) or "task_id" not in r:
+            continue
+        tid = str(r["task_id"])
+        if tid not in best or best[tid].get("status") == "infra_error":
+            best[tid] = r
+    return list(best.values())
+
+
+def append_line(path: str | Path, line: str) -> None:
+    """Append one line and make it durable (flush + fsync); a torn last line left by a kill is cut first."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if not _ends_clean(p):
+        _trim_torn_tail(p)
+    with p.open("a", encoding="utf-8") as fh:
+        fh.write(line.rstrip("\n") + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _ends_clean(path: Path) -> bool:
+    """Whether the file is absent, empty or ends in a newline (one byte read, not the whole file)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return True
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) == b"\n"
+    except FileNotFoundError:
+        return True
+
+
+def append_record(path: str | Path, record: dict[str, Any]) -> None:
+    """Append one record as a canonical JSON line (sorted keys, as ``TaskRecord.to_json``)."""
+    append_line(path, json.dumps(record, sort_keys=True, ensure_ascii=False))

@@ -1,0 +1,96 @@
+"""Shared by the campaign tests: one Ray runtime per pytest session, a small canonical bundle, job helpers.
+
+The bundle is built from the first :data:`EVENTS` events of ``../shared/data/CollegeMsg.txt`` with the
+canonical clock (real data, real suite; the brute-force cross-check skipped to keep it to seconds). Ray is
+started once for the session (2 CPUs, no dashboard) and stopped at its end; actors reserve a tenth of a CPU
+each so a test's actors never wait for another's to be reaped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.campaign.bundle import SUITE, build_bundle
+from pipeline.campaign.cells import Cell
+from pipeline.campaign.config import ClusterConf, ModelConf
+from pipeline.campaign.executor import CellJob, run_settings
+from tests.conftest import SHARED_DATA
+
+EVENTS = 12_000
+SUITE_NAME = "collegemsg"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    dir: Path
+    manifest: dict[str, Any]
+    suite: dict[str, Any]
+
+    @property
+    def tasks(self) -> list[dict[str, Any]]:
+        """Every task of the suite, dev then test (more than any test needs)."""
+        return [*self.suite["splits"]["dev"], *self.suite["splits"]["test"]]
+
+    def bundles(self) -> dict[str, tuple[Path, dict[str, Any]]]:
+        return {SUITE_NAME: (self.dir, self.manifest)}
+
+
+def cluster_conf(**over: Any) -> ClusterConf:
+    return ClusterConf(**{"kind": "local", "num_cpus": 2, "actors": 2, "actor_concurrency": 4,
+                          "actor_cpus": 0.1, **over})  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def ray_info() -> Iterator[dict[str, Any]]:
+    """The session's Ray runtime (started here, stopped at the end of the session)."""
+    from pipeline.campaign.ray_runtime import ray_session
+
+    with ray_session(cluster_conf()) as info:
+        yield info
+
+
+@pytest.fixture(scope="session")
+def small_bundle(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
+    source = SHARED_DATA / "CollegeMsg.txt"
+    if not source.is_file():
+        pytest.skip(f"shared data not found: {source}")
+    root = tmp_path_factory.mktemp("campaign_bundle")
+    head = root / "CollegeMsg.head.txt"
+    with source.open(encoding="utf-8") as f, head.open("w", encoding="utf-8") as out:
+        for i, line in enumerate(f):
+            if i >= EVENTS:
+                break
+            out.write(line)
+    out_dir = root / "bundle"
+    manifest = build_bundle("collegemsg", 0, out_dir, source=str(head), crosscheck=False)
+    return Bundle(out_dir, manifest, json.loads((out_dir / SUITE).read_text(encoding="utf-8")))
+
+
+def scripted_model(**over: Any) -> ModelConf:
+    return ModelConf(**{"name": "scripted", "kind": "scripted", "concurrency": 16, "timeout_s": 10.0, **over})
+
+
+def jobs_for(
+    bundle: Bundle, systems: list[str], n_tasks: int, out: Path, model: ModelConf, seed: int = 0
+) -> list[CellJob]:
+    """One job per system over the first ``n_tasks`` tasks, records under ``out``."""
+    jobs = []
+    for system in systems:
+        cell = Cell(SUITE_NAME, system, model.name, seed)
+        jobs.append(
+            CellJob(
+                cell,
+                {},
+                run_settings(cell, model, model.max_model_len),
+                bundle.tasks[:n_tasks],
+                out / "records" / f"{cell.cell_id}.jsonl",
+                out / "traces" / f"{cell.cell_id}.jsonl",
+            )
+        )
+    return jobs

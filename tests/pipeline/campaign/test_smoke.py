@@ -1,0 +1,151 @@
+"""``tgms-campaign experiment=smoke``, end to end, as a user runs it: a real Hydra run, real Ray, a real
+SQLite MLflow store, the scripted test-double endpoint (CI only, never a reported result).
+
+The run uses the first 12,000 CollegeMsg events (``catalog.suites.collegemsg.source``) so it takes
+seconds; everything else is the smoke experiment as shipped: all four systems, two seeds, a mutation
+experiment. The tests read what it left: MLflow runs, metrics with their denominators, artifacts, the
+records, the printed tables, the report built from MLflow alone, a rerun that resumes, a multirun sweep
+that lands in one experiment, and a real ``mlflow server`` answering over REST.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("hydra")
+pytest.importorskip("ray")
+mlflow = pytest.importorskip("mlflow")
+
+from tests.conftest import SHARED_DATA  # noqa: E402
+
+SYSTEMS = ["static_graph_rag", "text_to_cypher", "tgms", "vector_rag"]
+EVENTS = 12_000
+
+
+def campaign(
+    run_dir: Path, cache: Path, *overrides: str, multirun: bool = False
+) -> subprocess.CompletedProcess:
+    head = cache.parent / "CollegeMsg.head.txt"
+    if not head.exists():
+        lines = (SHARED_DATA / "CollegeMsg.txt").read_text(encoding="utf-8").splitlines(keepends=True)
+        head.write_text("".join(lines[:EVENTS]), encoding="utf-8")
+    where = [f"hydra.sweep.dir={run_dir}"] if multirun else [f"hydra.run.dir={run_dir}"]
+    argv = [
+        sys.executable, "-m", "pipeline.campaign", *(["-m"] if multirun else []),
+        "experiment=smoke", f"catalog.suites.collegemsg.source={head}", f"run.cache_dir={cache}",
+        "cluster.num_cpus=2", "run.progress_every_s=0.5", *where, *overrides,
+    ]  # fmt: skip
+    env = {**os.environ, "TGMS_CACHE": str(cache), "RAY_AUTH_MODE": "disabled"}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
+
+
+def client(db: Path) -> Any:
+    return mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{db}")
+
+
+def runs(db: Path, experiment: str, kind: str) -> list[Any]:
+    c = client(db)
+    exp = c.get_experiment_by_name(experiment)
+    assert exp is not None
+    return c.search_runs([exp.experiment_id], filter_string=f"tags.`tgms.kind` = '{kind}'", max_results=1000)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if not (SHARED_DATA / "CollegeMsg.txt").is_file():
+        pytest.skip("shared data not found")
+    root = tmp_path_factory.mktemp("smoke")
+    run_dir, cache = root / "run", root / "cache"
+    proc = campaign(run_dir, cache)
+    return {"run_dir": run_dir, "cache": cache, "proc": proc, "db": run_dir / "mlflow.db"}
+
+
+def test_parent_and_cell_runs_with_metrics(smoke: dict[str, Any]) -> None:
+    parents = runs(smoke["db"], "smoke", "campaign")
+    assert len(parents) == 1
+    parent = parents[0]
+    manifest = json.loads(next((smoke["run_dir"] / "bundles").glob("*/manifest.json")).read_text())
+    assert parent.data.tags["tgms.store_digest.collegemsg"] == manifest["store_digest"]
+    assert parent.data.tags["tgms.test_sha256.collegemsg"] == manifest["test_sha256"]
+    assert parent.data.tags["tgms.git_revision"]
+    assert parent.data.params["experiment.name"] == "smoke"
+    assert parent.info.status == "FINISHED"
+    cells = runs(smoke["db"], "smoke", "cell")
+    assert sorted((r.data.tags["tgms.system"], r.data.tags["tgms.seed"]) for r in cells) == sorted(
+        (s, seed) for s in SYSTEMS for seed in ("0", "1")
+    )
+    for r in cells:
+        assert r.data.tags["mlflow.parentRunId"] == parent.info.run_id
+        m = r.data.metrics
+        n = m["n_tasks"]
+        assert n >= 4 and m["accuracy_den"] + m["n_unscored_infra"] == n
+        assert 0 <= m["accuracy_num"] <= m["accuracy_den"]
+        assert m["coverage_den"] == m["accuracy_den"]
+        records = (
+            (smoke["run_dir"] / "records" / f"{r.data.tags['tgms.cell_id']}.jsonl").read_text().splitlines()
+        )
+        assert len({json.loads(x)["task_id"] for x in records}) == n
+        arts = {a.path for a in client(smoke["db"]).list_artifacts(r.info.run_id)}
+        assert "records.jsonl" in arts
+    tgms_cells = [r for r in cells if r.data.tags["tgms.system"] == "tgms"]
+    assert all("plan_validity_first_den" in r.data.metrics for r in tgms_cells)
+
+
+def test_parent_artifacts_comparisons_and_mutations(smoke: dict[str, Any]) -> None:
+    parent = runs(smoke["db"], "smoke", "campaign")[0]
+    c = client(smoke["db"])
+    arts = {a.path for a in c.list_artifacts(parent.info.run_id)}
+    assert {"comparisons.json", "config.yaml"} <= arts
+    comparisons = json.loads(Path(c.download_artifacts(parent.info.run_id, "comparisons.json")).read_text())
+    assert len(comparisons) == 2 * 6  # two seeds, every pair of four systems
+    assert all(x["ci_low"] <= x["diff"] <= x["ci_high"] for x in comparisons)
+    assert any(k.startswith("ci.") for k in parent.data.metrics)
+    muts = runs(smoke["db"], "smoke", "mutations")
+    assert len(muts) == 1 and any(k.endswith(".cases") for k in muts[0].data.metrics)
+
+
+def test_tables_printed_and_report_from_mlflow_alone(smoke: dict[str, Any], tmp_path: Path) -> None:
+    out = smoke["proc"].stdout
+    assert "Table 4" in out and "Table 5" in out
+    parent = runs(smoke["db"], "smoke", "campaign")[0]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "report", "--run-id", parent.info.run_id,
+         "--tracking-uri", f"sqlite:///{smoke['db']}", "--out", str(tmp_path / "report")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    files = {p.name for p in (tmp_path / "report").iterdir()}
+    assert {"table4.md", "table4.tex", "table5.md", "table5.tex", "accuracy_by_system.png"} <= files
+    table4 = (tmp_path / "report" / "table4.md").read_text()
+    for system in SYSTEMS:
+        assert system in table4
+
+
+def test_rerun_resumes_without_running_a_task_twice(smoke: dict[str, Any]) -> None:
+    before = {p.name: p.read_bytes() for p in (smoke["run_dir"] / "records").iterdir()}
+    proc = campaign(smoke["run_dir"], smoke["cache"])
+    assert "0 to run" in proc.stderr
+    after = {p.name: p.read_bytes() for p in (smoke["run_dir"] / "records").iterdir()}
+    assert after == before
+    assert len(runs(smoke["db"], "smoke", "campaign")) == 1  # the same parent run, resumed
+    assert len(runs(smoke["db"], "smoke", "cell")) == 8
+
+
+def test_multirun_lands_four_runs_in_one_experiment(tmp_path: Path, smoke: dict[str, Any]) -> None:
+    sweep = tmp_path / "sweep"
+    no_mutations = "experiment.mutations.enabled=false"
+    campaign(sweep, smoke["cache"], "systems=tgms,vector_rag", "seeds=0,1", no_mutations, multirun=True)
+    parents = runs(sweep / "mlflow.db", "smoke", "campaign")
+    assert len(parents) == 4
+    combos = sorted((p.data.params["systems"], p.data.params["seeds"]) for p in parents)
+    assert combos == sorted((f'["{s}"]', f"[{seed}]") for s in ("tgms", "vector_rag") for seed in (0, 1))
+    assert len(runs(sweep / "mlflow.db", "smoke", "cell")) == 4
