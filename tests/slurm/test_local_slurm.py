@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SHARED_DATA
 from tests.slurm.conftest import PROBE, ROOT, SCRIPTED_VLLM, SLURM, free_port_pair, port_closed, wait_for
 
 pytestmark = pytest.mark.slow
@@ -134,27 +135,35 @@ def test_ray_cluster_job_runs_the_campaign_on_its_cluster(slurm_env: dict[str, s
 def test_smoke_campaign_under_sbatch(slurm_env: dict[str, str], tmp_path: Path) -> None:
     import mlflow
 
-    run_dir = tmp_path / "run"
-    env = dict(slurm_env, RUN_DIR=str(run_dir), RAY_CPUS="2")
+    source = SHARED_DATA / "CollegeMsg.txt"
+    if not source.is_file():
+        pytest.skip(f"shared data not found: {source}")
+    # the first 12,000 CollegeMsg events, as the driver's own smoke test does: seconds, not minutes
+    head = tmp_path / "CollegeMsg.head.txt"
+    head.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:12_000]))
+    run_dir, cache = tmp_path / "run", tmp_path / "cache"
+    env = dict(slurm_env, RUN_DIR=str(run_dir), RAY_CPUS="2", TGMS_CACHE=str(cache))
+    overrides = [
+        "experiment=smoke", f"catalog.suites.collegemsg.source={head}", f"run.cache_dir={cache}",
+        # SLURM is what is under test (the driver's own tests cover every system): two systems keep it
+        # to a minute; vector_rag's embedding alone took ~8 min on a loaded 2-core machine
+        "systems=[tgms,text_to_cypher]", "experiment.mutations.enabled=false",
+        # conf/cluster/slurm.yaml sizes the actors for a real allocation; this node has 2 CPUs
+        "cluster.actors=2", "cluster.actor_cpus=0.5",
+    ]  # fmt: skip
     sbatch(
-        env,
-        SLURM / "campaign.sbatch",
-        "experiment=smoke",
+        env, SLURM / "campaign.sbatch", *overrides, timeout=900,
         opts=["--cpus-per-task=2", "--mem=6G", "--wait", f"--output={tmp_path}/campaign.out"],
-        timeout=1200,
-    )
+    )  # fmt: skip
     client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{run_dir / 'mlflow.db'}")
     runs = [r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])]
     parents = [r for r in runs if r.data.tags.get("tgms.kind") == "campaign"]
     cells = [r for r in runs if r.data.tags.get("tgms.kind") == "cell"]
     assert len(parents) == 1, (tmp_path / "campaign.out").read_text()
-    # experiment=smoke: four systems x two seeds, each a child run of the parent with its denominators
-    assert len(cells) == 8
+    # two systems x the smoke experiment's two seeds, each a child run of the parent with its denominators
+    assert len(cells) == 4
     assert {r.data.tags["mlflow.parentRunId"] for r in cells} == {parents[0].info.run_id}
     assert all(r.data.metrics["accuracy_den"] >= 1 for r in cells)
-    assert {r.data.tags["tgms.system"] for r in cells} == {
-        "tgms",
-        "vector_rag",
-        "static_graph_rag",
-        "text_to_cypher",
+    assert {(r.data.tags["tgms.system"], r.data.tags["tgms.seed"]) for r in cells} == {
+        (s, seed) for s in ("tgms", "text_to_cypher") for seed in ("0", "1")
     }
