@@ -14,6 +14,7 @@ BENCHES: dict[str, str] = {
     "motifs": "motifs_bench",
     "traversal": "traversal_bench",
     "calibrate": "calibrate",
+    "campaign": "campaign_bench",
 }
 
 __all__ = ["BENCHES"]

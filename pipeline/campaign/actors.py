@@ -58,10 +58,15 @@ class TaskActor:
         self.pid = os.getpid()
         base = Path(work_dir) if work_dir else None
         if base is not None:
-            base.mkdir(parents=True, exist_ok=True)
+            try:
+                base.mkdir(parents=True, exist_ok=True)
+            except OSError:  # the driver's path need not exist (or be writable) on another node
+                base = None
         # the replayed store is this actor's own; system caches (embeddings, Kùzu graphs keyed by digest)
         # are shared by the actors of a node under work_dir/systems
-        self.scratch = Path(tempfile.mkdtemp(prefix=f"tgms-actor-{suite}-", dir=base))
+        where = scratch_base(len(eventlog), base)
+        sweep_stale(where)
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{self.pid}-{suite}-", dir=where))
         atexit.register(shutil.rmtree, self.scratch, True)
         self.systems_dir = (base / "systems") if base is not None else self.scratch / "systems"
         self.store_dir = self.scratch / "store"
@@ -194,6 +199,40 @@ class TaskActor:
             built.env.close()
             built.env.client.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+SCRATCH_PREFIX = "tgms-actor-"
+
+
+def sweep_stale(base: Path | None) -> list[Path]:
+    """Remove the scratch stores of actors whose process is gone (a SIGKILLed driver's actors are killed
+    without a chance to clean up; on tmpfs their stores would hold memory until reboot). A directory
+    whose pid is alive is kept, even if the pid was reused: only the certainly dead are removed."""
+    root = Path(base) if base is not None else Path(tempfile.gettempdir())
+    removed = []
+    for path in root.glob(f"{SCRATCH_PREFIX}*"):
+        pid = path.name[len(SCRATCH_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists() or not Path("/proc/self").exists():
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def scratch_base(log_bytes: int, fallback: Path | None) -> Path | None:
+    """Where the actor's store goes: tmpfs (``/dev/shm``) when it has room for it, else ``fallback``.
+
+    The store is a throwaway rebuilt from the bundle at every start, so its durability buys nothing,
+    while its replay's fsyncs and writes on a disk cost a good part of the start-up. Room means 8× the
+    log's size free (a store is a few times its log), so a small tmpfs (a container's 64 MB) is skipped."""
+    shm = Path("/dev/shm")
+    try:
+        st = os.statvfs(shm)
+    except OSError:
+        return fallback
+    if os.access(shm, os.W_OK) and st.f_bavail * st.f_frsize > 8 * log_bytes:
+        return shm
+    return fallback
 
 
 def infra_record(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import os
 import sys
 import warnings
@@ -58,11 +59,24 @@ class ArgumentParser(argparse.ArgumentParser):
         raise cls(f"{self.prog}: {message}", usage=self.format_usage().strip())
 
 
+#: entry point group of commands other packages add (``reports`` adds ``report``); the pipeline never
+#: imports them by name, so the layering holds (``pipeline`` must not import ``reports``)
+PLUGIN_GROUP = "tgms.commands"
+
+
+def plugin_commands() -> dict[str, str]:
+    """Command name -> module of the installed plugins (``[project.entry-points."tgms.commands"]``); a
+    plugin may not replace a built-in command."""
+    eps = importlib.metadata.entry_points(group=PLUGIN_GROUP)
+    return {ep.name: ep.value for ep in sorted(eps, key=lambda e: e.name) if ep.name not in COMMANDS}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="tgms", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, module in COMMANDS.items():
-        mod = importlib.import_module(f"pipeline.cli.{module}")
+    modules = {name: f"pipeline.cli.{module}" for name, module in COMMANDS.items()}
+    for name, module in {**modules, **plugin_commands()}.items():
+        mod = importlib.import_module(module)  # plugins too: HELP, add_arguments, run
         p = sub.add_parser(name, help=mod.HELP, description=mod.__doc__)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)

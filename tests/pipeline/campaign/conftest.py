@@ -49,10 +49,12 @@ def cluster_conf(**over: Any) -> ClusterConf:
 @pytest.fixture(scope="session")
 def ray_info() -> Iterator[dict[str, Any]]:
     """The session's Ray runtime (started here, stopped at the end of the session)."""
+    from pipeline.campaign.actors import scratch_base, sweep_stale
     from pipeline.campaign.ray_runtime import ray_session
 
     with ray_session(cluster_conf()) as info:
         yield info
+    sweep_stale(scratch_base(0, None))  # the stores of actors the tests killed (SIGKILL leaves them)
 
 
 @pytest.fixture(scope="session")

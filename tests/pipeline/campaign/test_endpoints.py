@@ -3,6 +3,7 @@ cache making a full rerun free, readiness of replicas served elsewhere, and proc
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,15 @@ def test_response_cache_makes_a_full_rerun_send_no_request(
                     runs.append((server.log.chat_count - before, finished(jobs)))
     (sent_first, first), (sent_second, second) = runs
     assert sent_first > 12, "the first run asked the model (tgms plans and reports, the baseline answers)"
+    # the --smoke replies parse as each role expects: plans run, reports and baseline answers are emitted
+    assert {r["system"] for r in first if r["status"] == "answered"} == {"tgms", "static_graph_rag"}
     assert sent_second == 0, "the rerun sent no request"
     assert all(c["cached"] for r in second for c in r["llm_calls"]) and any(r["llm_calls"] for r in second)
+
+    traced = {r["task_id"]: r["trace_digest"] for r in first if r["system"] == "tgms" and r["trace_digest"]}
+    assert traced, "some tgms plans ran"
+    traces = [json.loads(line) for f in (tmp_path / "first" / "traces").glob("*tgms*") for line in f.open()]
+    assert {t["task_id"]: t["trace"]["trace_digest"] for t in traces} == traced, "each run plan's trace kept"
 
     def key(r: dict[str, Any]) -> tuple:
         return r["system"], r["task_id"], r["status"], repr(r["predicted"]), r["correct"]

@@ -1,0 +1,86 @@
+"""The executor: tasks spread over the actors, a bounded number in flight, a dead actor's tasks resubmitted,
+and the records files (durable appends, torn tails, what counts as done)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from models.config import EndpointConfig
+from models.testing.scripted_server import ScriptedServer
+from models.testing.smoke_rule import smoke_reply
+from pipeline.campaign.actors import SCRATCH_PREFIX, sweep_stale
+from pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
+from pipeline.campaign.records import append_record, done_task_ids, latest_records, read_records
+from tests.pipeline.campaign.conftest import Bundle, cluster_conf, jobs_for, scripted_model
+
+
+def test_tasks_spread_over_actors_with_bounded_flight_and_a_killed_actor_loses_nothing(
+    ray_info: dict, small_bundle: Bundle, tmp_path: Path
+) -> None:
+    import ray
+
+    n_tasks = 20
+    cluster = cluster_conf(actors=2, actor_concurrency=3)
+    with ScriptedServer(smoke_reply) as server:
+        server.delay_s = 0.3
+        endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=64, timeout_s=10)
+        jobs = jobs_for(small_bundle, ["static_graph_rag"], n_tasks, tmp_path, scripted_model())
+        seen = {"n": 0}
+        with start_actors(small_bundle.bundles(), endpoint, cluster, tmp_path / "work") as pool:
+            victim = pool.actors["collegemsg"][0]
+
+            def on_record(job: CellJob, result: dict[str, Any]) -> None:
+                write_result(job, result)
+                seen["n"] += 1
+                if seen["n"] == 4:  # the first actor dies with tasks in flight; Ray must not restart it
+                    ray.kill(victim.handle, no_restart=True)
+
+            stats = run_jobs(pool, jobs, on_record)
+            assert not victim.alive
+        high_water = server.log.high_water
+    records = [r for j in jobs for r in read_records(j.records_path)]
+    assert sorted(r["task_id"] for r in records) == sorted(t["id"] for t in small_bundle.tasks[:n_tasks])
+    assert all(r["status"] != "infra_error" for r in records)
+    assert stats["resubmitted"] >= 1, "the killed actor's tasks in flight were resubmitted"
+    assert stats["finished"] == n_tasks and stats["submitted"] == n_tasks + stats["resubmitted"]
+    # one request per static_graph_rag task: never more in flight than actors x actor_concurrency
+    assert 2 <= high_water <= cluster.actors * cluster.actor_concurrency
+
+
+def record(task_id: str, status: str = "answered") -> dict[str, Any]:
+    return {
+        "task_id": task_id,
+        "status": status,
+        "system": "tgms",
+        "correct": status != "infra_error" or None,
+    }
+
+
+def test_records_done_ids_ignore_infra_errors_and_a_torn_tail(tmp_path: Path) -> None:
+    path = tmp_path / "records" / "cell.jsonl"
+    assert done_task_ids(path) == set()
+    append_record(path, record("a"))
+    append_record(path, record("b", "infra_error"))
+    append_record(path, record("c", "model_error"))
+    with path.open("a", encoding="utf-8") as fh:  # a kill mid-write leaves half a line
+        fh.write(json.dumps(record("d"))[:20])
+    assert done_task_ids(path) == {"a", "c"}, "infra errors are rerun; a torn line is not a record"
+    append_record(path, record("b"))  # the rerun of b: the torn tail is cut first
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 4 and all(json.loads(line) for line in lines)
+    assert done_task_ids(path) == {"a", "b", "c"}
+    latest = {r["task_id"]: r["status"] for r in latest_records(path)}
+    assert latest == {"a": "answered", "b": "answered", "c": "model_error"}
+
+
+def test_sweep_removes_only_the_scratch_of_dead_actors(tmp_path: Path) -> None:
+    dead = tmp_path / f"{SCRATCH_PREFIX}999999999-collegemsg-abc"
+    alive = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-collegemsg-def"
+    other = tmp_path / "unrelated-999999999"
+    for d in (dead, alive, other):
+        (d / "store").mkdir(parents=True)
+    assert sweep_stale(tmp_path) == [dead]
+    assert not dead.exists() and alive.exists() and other.exists()
