@@ -10,7 +10,6 @@ Skipped, with the reason, when sbatch is missing or no controller answers."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -128,10 +127,6 @@ def test_ray_cluster_job_runs_the_campaign_on_its_cluster(slurm_env: dict[str, s
     assert not addr_file.exists() and no_process_with(f"ray-{job}")
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("pipeline.campaign.tracking") is None,
-    reason="the driver's MLflow tracking (pipeline/campaign/tracking.py) has not landed on this branch",
-)
 def test_smoke_campaign_under_sbatch(slurm_env: dict[str, str], tmp_path: Path) -> None:
     import mlflow
 
