@@ -107,6 +107,7 @@ def test_ray_cluster_job_runs_the_campaign_on_its_cluster(slurm_env: dict[str, s
     env = dict(
         slurm_env,
         TGMS_RAY_ADDRESS_FILE=str(addr_file),
+        LOG_DIR=str(tmp_path / "ray"),
         CPUS_PER_NODE="1",
         GRACE_S="20",
         RUN_COMMAND=f"{SLURM / 'campaign.sbatch'} experiment=smoke",
@@ -125,6 +126,7 @@ def test_ray_cluster_job_runs_the_campaign_on_its_cluster(slurm_env: dict[str, s
     out = (tmp_path / "ray.out").read_text()
     assert f"Ray cluster up: {seen['address']}" in out and "stopping the Ray head" not in out
     assert not addr_file.exists() and no_process_with(f"ray-{job}")
+    assert (tmp_path / "ray" / "head.log").is_file()  # the logs went where LOG_DIR said
 
 
 def test_smoke_campaign_under_sbatch(slurm_env: dict[str, str], tmp_path: Path) -> None:
