@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # RUN_BG_PID is read by the scripts that source this file
 # Shared helpers of the slurm/ scripts (sourced, never run). Every command that starts or changes
 # something goes through `run`/`run_bg`, so DRY_RUN=1 (or --dry-run) prints exactly the commands a real
 # run would execute -- shell-quoted, one per line, prefixed with "+ " -- and starts nothing.

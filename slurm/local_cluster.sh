@@ -60,22 +60,25 @@ start_munge() {
     [[ -f /etc/munge/munge.key ]] || { mungekey --create 2>/dev/null || dd if=/dev/urandom bs=1 count=1024 \
         of=/etc/munge/munge.key 2>/dev/null; chown munge:munge /etc/munge/munge.key; chmod 400 /etc/munge/munge.key; }
     mkdir -p /run/munge && chown munge:munge /run/munge
-    runuser -u munge -- /usr/sbin/munged
+    # --force: a socket left by a munged that was killed (CI ends every process) does not stop it
+    runuser -u munge -- /usr/sbin/munged --force
     # munged writes its pid file itself; note that this script started it, so stop may end it
     cp /run/munge/munged.pid "$DIR/munged.pid" 2>/dev/null || pgrep -u munge -x munged >"$DIR/munged.pid"
     log "munged started"
 }
 
 wait_idle() {
-    local i state
-    for i in $(seq 60); do
+    local state
+    for _ in $(seq 60); do
         state=$(sinfo -h -n "$HOST" -o %T 2>/dev/null || true)
         if [[ $state == idle* || $state == mixed* || $state == allocated* ]]; then
             log "node $HOST is $state"
             return 0
         fi
         # a node left down by an earlier run is brought back
-        [[ $state == down* || $state == drain* ]] && scontrol update NodeName="$HOST" State=RESUME 2>/dev/null || true
+        if [[ $state == down* || $state == drain* ]]; then
+            scontrol update NodeName="$HOST" State=RESUME 2>/dev/null || true
+        fi
         sleep 1
     done
     log "node $HOST did not become idle (state '${state:-none}'); see $DIR/log"
@@ -100,11 +103,11 @@ start() {
 }
 
 stop_pidfile() {
-    local f=$1 name=$2 pid i
+    local f=$1 name=$2 pid
     pid_alive "$f" || { rm -f "$f"; return 0; }
     pid=$(cat "$f")
     kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
     rm -f "$f"
     log "$name stopped"

@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import urllib.request
@@ -46,6 +47,15 @@ def dry(script: str, *args: str, **env: str) -> list[list[str]]:
 def test_every_script_parses(script: Path) -> None:
     proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
+def test_scripts_are_shellcheck_clean() -> None:
+    extra = [ROOT / ".ci" / "run", SCRIPTED_VLLM]
+    proc = subprocess.run(
+        ["shellcheck", "-x", "-P", str(SLURM), *map(str, SCRIPTS + extra)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout
 
 
 def test_vllm_dry_run_one_replica_per_tp_gpus(tmp_path: Path) -> None:
