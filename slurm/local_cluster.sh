@@ -50,7 +50,13 @@ PartitionName=debug Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 EOF
 }
 
-pid_alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# A pid file whose process runs (a zombie left by a killed daemon does not count).
+pid_alive() {
+    local stat
+    [[ -f $1 ]] || return 1
+    stat=$(ps -o stat= -p "$(cat "$1")" 2>/dev/null) || return 1
+    [[ -n $stat && $stat != Z* ]]
+}
 
 start_munge() {
     if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
