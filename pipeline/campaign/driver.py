@@ -128,14 +128,8 @@ def evaluate(
         return [r for r in latest_records(paths(cell)[0]) if r["task_id"] in ids]
 
     run_ids = {cell: tracker.start_cell(parent, _knob_params(config, cell), cell.tags()) for cell in cells}
-    todo = {
-        cell: [
-            t
-            for t in tasks[cell.suite]
-            if not config.run.resume or t["id"] not in done_task_ids(paths(cell)[0])
-        ]
-        for cell in cells
-    }
+    done = {cell: done_task_ids(paths(cell)[0]) if config.run.resume else set() for cell in cells}
+    todo = {cell: [t for t in tasks[cell.suite] if t["id"] not in done[cell]] for cell in cells}
     pending = sum(len(v) for v in todo.values())
     say(f"{len(cells)} cells, {sum(len(tasks[c.suite]) for c in cells)} (task, cell) pairs, {pending} to run")
     if pending:
@@ -146,7 +140,10 @@ def evaluate(
         with ExitStack() as stack:
             endpoint, window = stack.enter_context(open_model(config.model, cache, config.run.response_cache))
             stack.enter_context(ray_session(config.cluster))
-            pool = stack.enter_context(start_actors(bundles, endpoint, config.cluster, str(run_dir / "work")))
+            # system builds (embeddings, Kuzu graphs) are keyed by store digest and knobs: under the cache
+            # directory a later run reuses them instead of recomputing them per run directory
+            work = Path(config.run.cache_dir) / "campaign-work" if config.run.cache_dir else run_dir / "work"
+            pool = stack.enter_context(start_actors(bundles, endpoint, config.cluster, str(work)))
             jobs = [
                 CellJob(
                     cell,
