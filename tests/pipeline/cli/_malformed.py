@@ -517,6 +517,22 @@ class Generator:
             else:
                 # `tgms local`: refused before any server starts or any venv is provisioned
                 yield "local", LOCAL_CASES[(i // 8) % len(LOCAL_CASES)], False
+                # `tgms bundle`: refused before any store is built or replayed
+                yield (
+                    "bundle",
+                    rng.choice(
+                        [
+                            ["bundle"],
+                            ["bundle", "build", "--dataset", "nope", "--out", str(self.work / "b")],
+                            ["bundle", "build", "--dataset", "collegemsg", "--seed", "-1", "--out", "x"],
+                            ["bundle", "build", "--dataset", "collegemsg", "--out", self.bad_files[6]],
+                            ["bundle", "verify", str(self.work / "no-bundle-here")],
+                            ["bundle", "verify", self.bad_files[6]],
+                            ["bundle", "frobnicate"],
+                        ]
+                    ),
+                    False,
+                )
                 case = MODEL_CASES[(i // 8) % len(MODEL_CASES)]
                 fill = {
                     "{store}": self.store,
