@@ -32,6 +32,23 @@ from engine.store.backends import BACKENDS, backend_class
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
+
+def collegemsg_head(root: Path, events: int) -> Path:
+    """``root/CollegeMsg.head.txt``: the first ``events`` lines of the shared CollegeMsg file (real data,
+    small enough for a test), written once; skips the test when the shared data is absent."""
+    source = SHARED_DATA / "CollegeMsg.txt"
+    if not source.is_file():
+        pytest.skip(f"shared data not found: {source}")
+    head = Path(root) / "CollegeMsg.head.txt"
+    if not head.exists():
+        with source.open(encoding="utf-8") as f, head.open("w", encoding="utf-8") as out:
+            for i, line in enumerate(f):
+                if i >= events:
+                    break
+                out.write(line)
+    return head
+
+
 __all__ = ["BACKENDS", "FakeClock", "MakeStore", "require_backend"]
 
 #: transaction times of the fake clock: T0, T0 + STEP, T0 + 2 * STEP, ... (microseconds)

@@ -117,7 +117,8 @@ class ClusterConf(_Strict):
     address: str | None = None
     """The Ray address to join (ray/slurm), e.g. 10.0.0.1:6379 or auto."""
     address_file: str | None = None
-    """A file holding the Ray head address (written by slurm/ray_cluster.sbatch)."""
+    """A file holding the Ray head address (written by slurm/ray_cluster.sbatch); when set it wins over
+    ``address``."""
     num_cpus: int | None = Field(None, ge=1)
     """CPUs of the local Ray runtime (default: all of this machine)."""
     actors: int = Field(2, ge=1, le=4096)

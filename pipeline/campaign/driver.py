@@ -105,7 +105,7 @@ def evaluate(
     from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
     from pipeline.campaign.progress import Progress
     from pipeline.campaign.ray_runtime import ray_session
-    from pipeline.campaign.records import done_task_ids, latest_records
+    from pipeline.campaign.records import latest_records
 
     tasks = {
         name: select_tasks(
@@ -127,15 +127,19 @@ def evaluate(
         ids = {t["id"] for t in tasks[cell.suite]}
         return [r for r in latest_records(paths(cell)[0]) if r["task_id"] in ids]
 
-    run_ids = {cell: tracker.start_cell(parent, _knob_params(config, cell), cell.tags()) for cell in cells}
-    done = {cell: done_task_ids(paths(cell)[0]) if config.run.resume else set() for cell in cells}
+    if not config.run.resume:
+        for cell in cells:
+            _set_aside(paths(cell))
+    run_ids = {c: tracker.start_cell(parent, _knob_params(config, c), _cell_tags(config, c)) for c in cells}
+    prior = {cell: recorded(cell) for cell in cells}  # read once: resume skips these, progress counts them
+    done = {cell: {r["task_id"] for r in prior[cell] if r.get("status") != "infra_error"} for cell in cells}
     todo = {cell: [t for t in tasks[cell.suite] if t["id"] not in done[cell]] for cell in cells}
     pending = sum(len(v) for v in todo.values())
     say(f"{len(cells)} cells, {sum(len(tasks[c.suite]) for c in cells)} (task, cell) pairs, {pending} to run")
     if pending:
         progress = Progress(config.run.progress_every_s)
         for cell in cells:
-            progress.add_cell(cell.cell_id, len(tasks[cell.suite]), recorded(cell))
+            progress.add_cell(cell.cell_id, len(tasks[cell.suite]), prior[cell])
         cache = Path(config.run.cache_dir) if config.run.cache_dir else None
         with ExitStack() as stack:
             endpoint, window = stack.enter_context(open_model(config.model, cache, config.run.response_cache))
@@ -170,6 +174,36 @@ def evaluate(
         tracker.end_run(run_ids[cell], "FINISHED")
         out.append(CellResult(cell, run_ids[cell], records, metrics))
     return out
+
+
+def _set_aside(files: tuple[Path, ...]) -> None:
+    """run.resume=false: the cell starts from empty files; earlier ones are renamed ``<name>.<n>.old``, not
+    deleted (they hold acknowledged results)."""
+    for f in files:
+        if f.exists():
+            n = 1
+            while f.with_name(f"{f.name}.{n}.old").exists():
+                n += 1
+            f.rename(f.with_name(f"{f.name}.{n}.old"))
+
+
+def _cell_tags(config: CampaignConfig, cell: Cell) -> dict[str, str]:
+    """The cell's identity tags plus how its model was served (Table 6 reads ``tgms.params_b``)."""
+    m = config.model
+    serving = {
+        "kind": m.kind,
+        "engine": m.local_engine if m.kind == "local" else m.flavour,
+        "quantization": m.quantization,
+        "max_model_len": m.max_model_len,
+        "max_tokens": m.max_tokens,
+        "temperature": m.temperature,
+    }
+    tags = {**cell.tags(), "tgms.serving": json.dumps(serving, sort_keys=True)}
+    if m.params_b is not None:
+        tags["tgms.params_b"] = f"{m.params_b:g}"
+    if m.quantization:
+        tags["tgms.quantization"] = m.quantization
+    return tags
 
 
 def _knob_params(config: CampaignConfig, cell: Cell) -> dict[str, Any]:

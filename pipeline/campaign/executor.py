@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -33,7 +34,7 @@ from pipeline.campaign.bundle import EVENTLOG
 from pipeline.campaign.cells import Cell
 from pipeline.campaign.config import ClusterConf, ModelConf
 from pipeline.campaign.endpoints import endpoint_to_dict
-from pipeline.campaign.ray_runtime import import_ray
+from pipeline.campaign.ray_runtime import actors_per_suite, import_ray
 from pipeline.campaign.records import append_line, append_record, done_task_ids
 from pipeline.systems.base import RunSettings
 
@@ -129,7 +130,8 @@ def start_actors(
     *,
     ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> ActorPool:
-    """``cluster.actors`` proven actors per suite of ``bundles`` (suite → (bundle dir, manifest)).
+    """``cluster.actors`` proven actors per suite (capped to what the cluster's CPUs hold,
+    :func:`~pipeline.campaign.ray_runtime.actors_per_suite`) of ``bundles`` (suite → (bundle dir, manifest)).
 
     Raises :class:`~engine.api.CorruptError` naming every refusing actor's suite, expected and found digest
     and reason (the other actors are stopped first), or :class:`~models.errors.InfraError` when an actor
@@ -145,12 +147,20 @@ def start_actors(
     t0 = time.perf_counter()
     pool = ActorPool({}, cluster.actor_concurrency, 0.0)
     proofs: list[tuple[_Actor, Any]] = []
+    per_suite = actors_per_suite(cluster, float(ray.cluster_resources().get("CPU", 0.0)), len(bundles))
+    if per_suite < cluster.actors:
+        print(
+            f"starting {per_suite} task actor(s) per suite, not cluster.actors={cluster.actors}: "
+            f"that many at actor_cpus={cluster.actor_cpus:g} do not fit the cluster's CPUs",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         for suite, (bundle_dir, manifest) in bundles.items():
             # one copy in the object store per suite: every actor, on any node, reads it from there
             ref = ray.put((Path(bundle_dir) / EVENTLOG).read_bytes())
             pool._refs.append(ref)
-            for i in range(cluster.actors):
+            for i in range(per_suite):
                 handle = actor_class.remote(suite, ref, manifest, data, str(work_dir) if work_dir else None)
                 actor = _Actor(handle, suite, i)
                 pool.actors.setdefault(suite, []).append(actor)

@@ -4,8 +4,9 @@
 use; worker logs stay in Ray's session directory instead of flooding the driver's terminal) and shuts it
 down on leaving, on errors and on Ctrl-C. Ray 2.60 turns token authentication on by default, which a
 local runtime does not need: ``RAY_AUTH_MODE=disabled`` is set for it unless the user set the variable.
-``ray``/``slurm`` join a running cluster at ``address`` (or the address read from ``address_file``,
-which ``slurm/ray_cluster.sbatch`` writes) and only disconnect: the cluster belongs to whoever started it.
+``ray``/``slurm`` join a running cluster at the address read from ``address_file`` (which
+``slurm/ray_cluster.sbatch`` writes), else at ``address``, and only disconnect: the cluster belongs to
+whoever started it.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ def import_ray() -> ModuleType:
 
 
 def cluster_address(cluster: ClusterConf) -> str:
-    """The address to join for kind ray/slurm: ``address``, else the first line of ``address_file``."""
-    if cluster.address:
-        return cluster.address
+    """The address to join for kind ray/slurm: the first line of ``address_file`` when one is set (it names
+    this allocation's head, written by slurm/ray_cluster.sbatch, and is more specific than the ``auto``
+    default of ``address``), else ``address``."""
     if cluster.address_file:
         path = Path(cluster.address_file)
         try:
@@ -50,6 +51,8 @@ def cluster_address(cluster: ClusterConf) -> str:
         if text:
             return text.splitlines()[0].strip()
         raise InvalidArgError(f"cluster.address_file {path} is empty", path=str(path))
+    if cluster.address:
+        return cluster.address
     raise InvalidArgError(
         f"cluster kind {cluster.kind} joins a running Ray cluster: "
         "set cluster.address or cluster.address_file",
@@ -83,6 +86,16 @@ def ray_session(cluster: ClusterConf) -> Iterator[dict[str, Any]]:
     finally:
         # for a joined cluster this only disconnects this driver; the cluster keeps running
         ray.shutdown()
+
+
+def actors_per_suite(cluster: ClusterConf, cluster_cpus: float, n_suites: int) -> int:
+    """How many task actors to start per suite: ``cluster.actors``, capped so that every suite's actors
+    fit the cluster's CPUs at ``actor_cpus`` each (at least one per suite). Ray would otherwise leave the
+    surplus pending for CPUs that never come, and the driver would wait its whole start-up timeout."""
+    if cluster.actor_cpus <= 0 or cluster_cpus <= 0:
+        return cluster.actors
+    fit = int(cluster_cpus / cluster.actor_cpus / max(1, n_suites) + 1e-9)
+    return max(1, min(cluster.actors, fit))
 
 
 def _describe(ray: ModuleType, kind: str, *, started: bool) -> dict[str, Any]:

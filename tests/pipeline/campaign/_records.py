@@ -19,11 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from engine.api import build_store
 from pipeline.systems.record import Attempt, LLMCall, TaskRecord, Tokens
-from tests.conftest import SHARED_DATA
+from tests.conftest import collegemsg_head
 
 EVENTS = 12_000
 SYSTEMS = ("tgms", "vector_rag", "static_graph_rag", "text_to_cypher")
@@ -101,15 +99,7 @@ def small_suite(root: Path) -> tuple[Path, dict[str, Any]]:
     """The first EVENTS CollegeMsg events as a store, and its seed-0 suite (no brute-force cross-check)."""
     from pipeline.tasks.build import build_suite
 
-    source = SHARED_DATA / "CollegeMsg.txt"
-    if not source.is_file():
-        pytest.skip(f"shared data not found: {source}")
-    head = root / "CollegeMsg.head.txt"
-    with source.open(encoding="utf-8") as f, head.open("w", encoding="utf-8") as out:
-        for i, line in enumerate(f):
-            if i >= EVENTS:
-                break
-            out.write(line)
+    head = collegemsg_head(root, EVENTS)
     store_dir = root / "store"
     build_store("collegemsg", store_dir, source=head).close()
     return store_dir, build_suite(store_dir, "collegemsg", 0, crosscheck=False)

@@ -20,7 +20,7 @@ from pipeline.campaign.bundle import SUITE, build_bundle
 from pipeline.campaign.cells import Cell
 from pipeline.campaign.config import ClusterConf, ModelConf
 from pipeline.campaign.executor import CellJob, run_settings
-from tests.conftest import SHARED_DATA
+from tests.conftest import collegemsg_head
 
 EVENTS = 12_000
 SUITE_NAME = "collegemsg"
@@ -59,16 +59,8 @@ def ray_info() -> Iterator[dict[str, Any]]:
 
 @pytest.fixture(scope="session")
 def small_bundle(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
-    source = SHARED_DATA / "CollegeMsg.txt"
-    if not source.is_file():
-        pytest.skip(f"shared data not found: {source}")
     root = tmp_path_factory.mktemp("campaign_bundle")
-    head = root / "CollegeMsg.head.txt"
-    with source.open(encoding="utf-8") as f, head.open("w", encoding="utf-8") as out:
-        for i, line in enumerate(f):
-            if i >= EVENTS:
-                break
-            out.write(line)
+    head = collegemsg_head(root, EVENTS)
     out_dir = root / "bundle"
     manifest = build_bundle("collegemsg", 0, out_dir, source=str(head), crosscheck=False)
     return Bundle(out_dir, manifest, json.loads((out_dir / SUITE).read_text(encoding="utf-8")))

@@ -1,4 +1,5 @@
-"""Which Ray a campaign joins: the address, or the address file a SLURM job writes; clear errors otherwise."""
+"""Which Ray a campaign joins (the address file a SLURM job writes, else the address; clear errors
+otherwise) and how many actors it starts there."""
 
 from __future__ import annotations
 
@@ -8,14 +9,27 @@ import pytest
 
 from engine.api import InvalidArgError, NotFoundError
 from pipeline.campaign.config import ClusterConf
-from pipeline.campaign.ray_runtime import cluster_address
+from pipeline.campaign.ray_runtime import actors_per_suite, cluster_address
 
 
-def test_address_then_address_file(tmp_path: Path) -> None:
+def test_address_file_wins_over_address(tmp_path: Path) -> None:
     f = tmp_path / "ray_address"
     f.write_text("10.0.0.7:6379\n", encoding="utf-8")
-    assert cluster_address(ClusterConf(kind="ray", address="auto", address_file=str(f))) == "auto"
+    # conf/cluster/slurm.yaml defaults address to "auto": the allocation's own head file is more specific
+    assert cluster_address(ClusterConf(kind="slurm", address="auto", address_file=str(f))) == "10.0.0.7:6379"
     assert cluster_address(ClusterConf(kind="slurm", address_file=str(f))) == "10.0.0.7:6379"
+    assert cluster_address(ClusterConf(kind="ray", address="10.0.0.9:6379")) == "10.0.0.9:6379"
+
+
+def test_actors_are_capped_to_the_cluster_cpus() -> None:
+    slurm = ClusterConf(kind="slurm", actors=16, actor_cpus=1)
+    assert actors_per_suite(slurm, 2.0, 1) == 2, "16 actors of 1 CPU on 2 CPUs: only 2 can be placed"
+    assert actors_per_suite(slurm, 64.0, 1) == 16
+    assert actors_per_suite(slurm, 64.0, 4) == 16
+    assert actors_per_suite(slurm, 8.0, 4) == 2, "every suite gets its share"
+    assert actors_per_suite(slurm, 2.0, 4) == 1, "never fewer than one per suite"
+    local = ClusterConf(kind="local", actors=2, actor_cpus=0.5)
+    assert actors_per_suite(local, 2.0, 1) == 2
 
 
 def test_missing_or_empty_address_is_a_structured_error(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ pytest.importorskip("hydra")
 pytest.importorskip("ray")
 mlflow = pytest.importorskip("mlflow")
 
-from tests.conftest import SHARED_DATA  # noqa: E402
+from tests.conftest import SHARED_DATA, collegemsg_head  # noqa: E402
 
 SYSTEMS = ["static_graph_rag", "text_to_cypher", "tgms", "vector_rag"]
 EVENTS = 12_000
@@ -32,10 +32,7 @@ EVENTS = 12_000
 def campaign(
     run_dir: Path, cache: Path, *overrides: str, multirun: bool = False
 ) -> subprocess.CompletedProcess:
-    head = cache.parent / "CollegeMsg.head.txt"
-    if not head.exists():
-        lines = (SHARED_DATA / "CollegeMsg.txt").read_text(encoding="utf-8").splitlines(keepends=True)
-        head.write_text("".join(lines[:EVENTS]), encoding="utf-8")
+    head = collegemsg_head(cache.parent, EVENTS)
     where = [f"hydra.sweep.dir={run_dir}"] if multirun else [f"hydra.run.dir={run_dir}"]
     argv = [
         sys.executable, "-m", "pipeline.campaign", *(["-m"] if multirun else []),

@@ -17,7 +17,7 @@ import pytest
 
 from engine.api import build_store
 from pipeline.tasks.build import build_suite
-from tests.conftest import SHARED_DATA
+from tests.conftest import collegemsg_head
 
 EVENTS = 12_000
 
@@ -38,16 +38,8 @@ class SmallSuite:
 @pytest.fixture(scope="session")
 def cm_small(tmp_path_factory: pytest.TempPathFactory) -> SmallSuite:
     """The small CollegeMsg store and its suite."""
-    source = SHARED_DATA / "CollegeMsg.txt"
-    if not source.is_file():
-        pytest.skip(f"shared data not found: {source}")
     root = tmp_path_factory.mktemp("cm_small")
-    head = root / "CollegeMsg.head.txt"
-    with source.open(encoding="utf-8") as f, head.open("w", encoding="utf-8") as out:
-        for i, line in enumerate(f):
-            if i >= EVENTS:
-                break
-            out.write(line)
+    head = collegemsg_head(root, EVENTS)
     store_dir = root / "store"
     build_store("collegemsg", store_dir, source=head).close()
     return SmallSuite(store_dir, build_suite(store_dir, "collegemsg", 0, crosscheck=False))
