@@ -33,7 +33,7 @@ from typing import Any
 from engine.api import InvalidArgError, TGMSError, replay
 from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
 from pipeline.campaign.cells import Cell, campaign_id, cells_of, select_tasks, system_config
-from pipeline.campaign.config import CampaignConfig, SuiteConf, validate
+from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
 
 #: the Hydra config tree: conf/ at the repository root
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -187,23 +187,28 @@ def _set_aside(files: tuple[Path, ...]) -> None:
             f.rename(f.with_name(f"{f.name}.{n}.old"))
 
 
-def _cell_tags(config: CampaignConfig, cell: Cell) -> dict[str, str]:
-    """The cell's identity tags plus how its model was served (Table 6 reads ``tgms.params_b``)."""
-    m = config.model
+def _serving_tags(model: ModelConf) -> dict[str, str]:
+    """How the run's model was served, as tags (Table 6 reads ``tgms.params_b``; absent for the test
+    double, which has no size)."""
     serving = {
-        "kind": m.kind,
-        "engine": m.local_engine if m.kind == "local" else m.flavour,
-        "quantization": m.quantization,
-        "max_model_len": m.max_model_len,
-        "max_tokens": m.max_tokens,
-        "temperature": m.temperature,
+        "kind": model.kind,
+        "engine": model.local_engine if model.kind == "local" else model.flavour,
+        "quantization": model.quantization,
+        "max_model_len": model.max_model_len,
+        "max_tokens": model.max_tokens,
+        "temperature": model.temperature,
     }
-    tags = {**cell.tags(), "tgms.serving": json.dumps(serving, sort_keys=True)}
-    if m.params_b is not None:
-        tags["tgms.params_b"] = f"{m.params_b:g}"
-    if m.quantization:
-        tags["tgms.quantization"] = m.quantization
+    tags = {"tgms.model": model.name, "tgms.serving": json.dumps(serving, sort_keys=True)}
+    if model.params_b is not None:
+        tags["tgms.params_b"] = f"{model.params_b:g}"
+    if model.quantization:
+        tags["tgms.quantization"] = model.quantization
     return tags
+
+
+def _cell_tags(config: CampaignConfig, cell: Cell) -> dict[str, str]:
+    """The cell's identity tags plus how its model was served."""
+    return {**cell.tags(), **_serving_tags(config.model)}
 
 
 def _knob_params(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
@@ -264,7 +269,7 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
         "tgms.kind": "campaign",
         "tgms.experiment": config.experiment.name,
         "tgms.git_revision": git_revision(),
-        "tgms.model": config.model.name,
+        **_serving_tags(config.model),
         "tgms.run_dir": str(run_dir.resolve()),
     }
     for name, (_, manifest) in bundles.items():

@@ -82,6 +82,9 @@ def test_parent_and_cell_runs_with_metrics(smoke: dict[str, Any]) -> None:
     )
     for r in cells:
         assert r.data.tags["mlflow.parentRunId"] == parent.info.run_id
+        serving = json.loads(r.data.tags["tgms.serving"])
+        assert serving["kind"] == "scripted" and serving["temperature"] == 0.0
+        assert "tgms.params_b" not in r.data.tags, "the scripted double has no size: no Table 6 point"
         m = r.data.metrics
         n = m["n_tasks"]
         assert n >= 4 and m["accuracy_den"] + m["n_unscored_infra"] == n
