@@ -139,6 +139,11 @@ def varied_calls(ctx: OpContext, rng: np.random.Generator, per_op: int) -> list[
             **pick(({}, {"label": "user"})),
         },
         "compute": compute,
+        "belief_changes": lambda: {
+            "tt_from": 0,
+            "tt_to": 2**62,
+            **pick(({"uid": node()}, {"kinds": ["corrected", "retracted", "closed"]}, {"limit": 1000})),
+        },
     }
     out: list[Call] = []
     for op in OPERATOR_ORDER:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from engine.operators.oracle.belief import oracle_belief_changes
 from engine.operators.oracle.compute import oracle_compute
 from engine.operators.oracle.evolution import oracle_co_active, oracle_neighborhood_evolution
 from engine.operators.oracle.history import (
@@ -40,6 +41,7 @@ ORACLES: dict[str, Oracle] = {
     "co_active": oracle_co_active,
     "resolve_entities": oracle_resolve_entities,
     "compute": oracle_compute,
+    "belief_changes": oracle_belief_changes,
 }
 
 __all__ = ["ORACLES", "Oracle", "OracleStore", "page", "paginate"]

@@ -180,6 +180,15 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
         args = {"fn": fn, "input": xs}
         if fn == "topk":
             args["k"] = rng.randint(1, 4)
+    elif op == "belief_changes":
+        lo = rng.choice(tts)  # >= the first batch's tt: a uid given is then always known
+        args = {"tt_from": lo, "tt_to": rng.choice([lo + 1, lo + rng.randint(1, 8_000), 2**62])}
+        if rng.random() < 0.4:
+            args["uid"] = u
+        elif rng.random() < 0.2:
+            args["tt_from"] = 0
+        if rng.random() < 0.3:
+            args["kinds"] = rng.sample(["asserted", "corrected", "retracted", "closed"], rng.randint(1, 3))
     else:  # pragma: no cover - a new operator needs a sampler
         raise AssertionError(f"no sampler for {op}")
     if rng.random() < 0.35 and op != "compute":
