@@ -172,6 +172,8 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             "b_spec": {"rel_types": ["follows"]} if rng.random() < 0.5 else {"uid": rng.choice(uids)},
             "allen_relation": rng.choice(ALLEN),
         }
+        if args["allen_relation"] in ("before", "after") and rng.random() < 0.5:
+            args["gap"] = rng.randint(1, 60)
     elif op == "resolve_entities":
         args = {"query": rng.choice([u, u[1:], "name", f"Name {u[1:]}", "zz", "Ren"])}
     elif op == "compute":
