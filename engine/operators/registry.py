@@ -152,6 +152,7 @@ OPERATOR_ORDER = (
     "compute",
     # issue 17's analyst operators, after the thirteen
     "belief_changes",
+    "longest_temporal_path",
 )
 FAMILY_MODULES = (
     "history",
@@ -163,6 +164,7 @@ FAMILY_MODULES = (
     "resolve",
     "compute",
     "belief",
+    "longest_path",
 )
 
 

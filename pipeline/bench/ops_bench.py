@@ -108,6 +108,7 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             "belief_changes/store_wide_corrections",
             {"tt_from": 0, "tt_to": 2**62, "kinds": ["corrected", "retracted", "closed"]},
         ),
+        ("longest_temporal_path", "longest_temporal_path/10pct_window", {"window": w10, "max_hops": 20}),
     ]
     return [c for c in calls if c[0] in REGISTRY]
 

@@ -18,6 +18,7 @@ from engine.operators.oracle.history import (
     oracle_entity_history,
     oracle_snapshot_subgraph,
 )
+from engine.operators.oracle.longest_path import oracle_longest_temporal_path
 from engine.operators.oracle.metrics import oracle_burst_detection, oracle_graph_metric_timeseries
 from engine.operators.oracle.motifs import oracle_count_temporal_motifs, oracle_find_temporal_motif_instances
 from engine.operators.oracle.paging import page, paginate
@@ -42,6 +43,7 @@ ORACLES: dict[str, Oracle] = {
     "resolve_entities": oracle_resolve_entities,
     "compute": oracle_compute,
     "belief_changes": oracle_belief_changes,
+    "longest_temporal_path": oracle_longest_temporal_path,
 }
 
 __all__ = ["ORACLES", "Oracle", "OracleStore", "page", "paginate"]

@@ -191,6 +191,12 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             args["tt_from"] = 0
         if rng.random() < 0.3:
             args["kinds"] = rng.sample(["asserted", "corrected", "retracted", "closed"], rng.randint(1, 3))
+    elif op == "longest_temporal_path":
+        args = {"window": _window(rng), "max_hops": rng.choice([1, 2, 3, 5, 8])}
+        if rng.random() < 0.5:
+            args["src"] = u
+        if rng.random() < 0.2:
+            args["rel_types"] = [rng.choice(["msg", "follows"])]
     else:  # pragma: no cover - a new operator needs a sampler
         raise AssertionError(f"no sampler for {op}")
     if rng.random() < 0.35 and op != "compute":
