@@ -1,5 +1,5 @@
 """Belief history (O14): belief_changes — what the store's belief gained and lost between two transaction
-times. Semantics: ``docs/operators.md`` §15.
+times. Semantics: ``docs/operators.md`` §17.
 
 Every batch at ``tt`` closes some versions (their ``tt_e`` becomes ``tt``) and creates others (``tt_s =
 tt``); the store keeps both, so the batch's effect on one identity (a node uid, an edge eid) is read back

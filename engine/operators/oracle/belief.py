@@ -2,7 +2,7 @@
 
 Brute force over every version row (closed ones included): for each identity (a node uid, an edge eid) and
 each batch time ``tt`` in the window, the versions the batch closed (``tt_e == tt``) are matched against
-the versions it created (``tt_s == tt``), by scanning both lists whole. Reference: docs/operators.md §15.
+the versions it created (``tt_s == tt``), by scanning both lists whole. Reference: docs/operators.md §17.
 """
 
 from __future__ import annotations
