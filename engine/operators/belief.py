@@ -48,14 +48,10 @@ _CONTENT = {"node": ("uid", "label", "props", "source", "provenance_ref"),
 
 
 class BeliefChangesArgs(OpArgs):
-    tt_from: Annotated[Time, Field(description="transaction-time window start (inclusive)")]
-    tt_to: Annotated[TimeEnd, Field(description="transaction-time window end (exclusive); 2**62 = open")]
-    uid: Annotated[Uid | None, Field(description="only this node and the edges touching it")] = None
-    kinds: Annotated[
-        list[Annotated[str, OneOf(KINDS)]] | None,
-        NonEmpty(),
-        Field(max_length=MAX_LIST, description="only these changes (null = all)"),
-    ] = None
+    tt_from: Time
+    tt_to: TimeEnd
+    uid: Annotated[Uid | None, Field(description="its node and the edges touching it")] = None
+    kinds: Annotated[list[Annotated[str, OneOf(KINDS)]] | None, NonEmpty(), Field(max_length=MAX_LIST)] = None
 
     @model_validator(mode="after")
     def _ordered(self) -> BeliefChangesArgs:

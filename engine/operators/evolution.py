@@ -238,10 +238,7 @@ class CoActiveArgs(OpArgs):
     allen_relation: Annotated[str, OneOf(ALLEN_RELATIONS)]
     gap: Annotated[
         Annotated[int, Field(ge=1, lt=OPEN_END)] | None,
-        Field(
-            description="before/after only: at most this many µs between the two, 0 < b.vt_s - a.vt_e <= gap "
-            "(after: 0 < a.vt_s - b.vt_e <= gap); null = any distance"
-        ),
+        Field(description="before/after only: 0 < b.vt_s - a.vt_e <= gap (after: a, b swapped)"),
     ] = None
 
     @model_validator(mode="after")

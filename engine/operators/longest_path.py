@@ -38,23 +38,17 @@ _NEG = np.iinfo(np.int64).min // 4  # "no continuation": below every arrival, fa
 
 
 class LongestPathArgs(OpArgs):
-    window: Annotated[Window, Field(description="traversal times lie in [t_a, t_b)")]
-    src: Annotated[Uid | None, Field(description="start here (null: from any node)")] = None
-    rel_types: Annotated[
-        Annotated[list[str], Field(max_length=MAX_LIST)] | None,
-        NonEmpty(),
-        Field(description="only edges of these rel types (null: all)"),
-    ] = None
-    max_hops: Annotated[
-        int, Field(ge=1, le=MAX_HOPS, description=f"longest length looked for (default {DEFAULT_MAX_HOPS})")
-    ] = DEFAULT_MAX_HOPS
+    window: Window
+    src: Annotated[Uid | None, Field(description="null: from any node")] = None
+    rel_types: Annotated[Annotated[list[str], Field(max_length=MAX_LIST)] | None, NonEmpty()] = None
+    max_hops: Annotated[int, Field(ge=1, le=MAX_HOPS)] = DEFAULT_MAX_HOPS
 
 
 class LongestPathOut(PagedOutput):
     hops: Annotated[int, Field(description="length of the longest path (0: no usable edge)")]
     capped: Annotated[bool, Field(description="a path longer than max_hops exists")]
     nodes: Annotated[list[str], Field(description="the path's uids, hops + 1 of them ([] or [src] if 0)")]
-    rows: Annotated[list[Step], Field(description="the path's steps; t = traversal time τ")]
+    rows: Annotated[list[Step], Field(description="the path's steps; t = traversal time")]
     rows_total: int
 
 
