@@ -1,4 +1,4 @@
-"""Belief history (O14): belief_changes — what the store's belief gained and lost between two transaction
+"""Belief history: belief_changes — what the store's belief gained and lost between two transaction
 times. Semantics: ``docs/operators.md`` §17.
 
 Every batch at ``tt`` closes some versions (their ``tt_e`` becomes ``tt``) and creates others (``tt_s =
@@ -109,7 +109,7 @@ def _window(t: pa.Table, lo: int, hi: int) -> pa.Table:
 
 
 class _Side:
-    """One entity kind's versions in the window and the change rows drawn from them (as index tuples)."""
+    """One entity kind's versions in the window and the change rows drawn from them."""
 
     def __init__(self, ctx: OpContext, entity: str, table: pa.Table, lo: int, hi: int) -> None:
         self.entity, self.table, self.ctx, self.hi = entity, table, ctx, hi

@@ -1,4 +1,4 @@
-"""Longest time-respecting path (O15): longest_temporal_path. Semantics: ``docs/operators.md`` §18.
+"""Longest time-respecting path: longest_temporal_path. Semantics: ``docs/operators.md`` §18.
 
 A path follows edge direction under the time rule of DESIGN §3.4 with **strictly increasing** traversal
 times: a hop over u→v valid ``[s, e)`` taken after arriving at u at α is at ``τ = max(α + 1, s)``, usable
