@@ -110,7 +110,9 @@ def _arg(name: str, schema: dict[str, Any], required: bool) -> str:
 def arg_line(spec: OperatorSpec, schema: dict[str, Any]) -> str:
     props = schema.get("properties") or {}
     required = set(schema.get("required") or ())
-    names = [n for n in spec.args.model_fields if n not in COMMON_ARGS and n in props]
+    # a call spells an argument by its alias when it has one (compute's `as`, a Python keyword)
+    names = [f.alias or n for n, f in spec.args.model_fields.items() if n not in COMMON_ARGS]
+    names = [n for n in names if n in props]
     out: list[str] = []
     seen: dict[str, str] = {}  # a long type already spelled out in this operator -> the arg that has it
     for n in names:
@@ -188,7 +190,8 @@ def arg_notes(spec: OperatorSpec) -> str:
     """The argument descriptions that say more than the type (delta's unit, stride's bucket width); those
     that only say which fns take the argument go into :func:`takes_line` instead."""
     notes = []
-    for name, f in spec.args.model_fields.items():
+    for field_name, f in spec.args.model_fields.items():
+        name = f.alias or field_name
         desc = (f.description or "").strip()
         if name in COMMON_ARGS or not desc or desc.startswith(_PLAIN) or _TAKEN in desc:
             continue
@@ -201,7 +204,8 @@ def takes_line(spec: OperatorSpec) -> str:
     of the argument descriptions; functions that take the same arguments are grouped."""
     fns: dict[str, list[str]] = {}
     everyone: list[str] = []
-    for name, f in spec.args.model_fields.items():
+    for field_name, f in spec.args.model_fields.items():
+        name = f.alias or field_name
         desc = f.description or ""
         if _TAKEN not in desc:
             continue

@@ -21,11 +21,13 @@ from engine.operators.edge_arrays import EdgeArrays
 MAX_CANDIDATES = 20_000_000
 
 
-def _bounds(rel: str, s: np.ndarray, e: np.ndarray) -> tuple[Any, Any, Any, Any]:
-    """(bs_lo, bs_hi, be_lo, be_hi), inclusive, of the b that stand in ``rel`` to a = [s, e); None = open."""
+def _bounds(rel: str, s: np.ndarray, e: np.ndarray, gap: int | None = None) -> tuple[Any, Any, Any, Any]:
+    """(bs_lo, bs_hi, be_lo, be_hi), inclusive, of the b that stand in ``rel`` to a = [s, e); None = open.
+    ``gap`` (before/after only) bounds the idle time between the two: 0 < b.s - a.e <= gap (before),
+    0 < a.s - b.e <= gap (after)."""
     table: dict[str, tuple[Any, Any, Any, Any]] = {
-        "before": (e + 1, None, None, None),
-        "after": (None, None, None, s - 1),
+        "before": (e + 1, None if gap is None else e + gap, None, None),
+        "after": (None, None, None if gap is None else s - gap, s - 1),
         "meets": (e, e, None, None),
         "met_by": (None, None, s, s),
         "overlaps": (s + 1, e - 1, e + 1, None),
@@ -138,13 +140,16 @@ class RunPairs:
 Pairs = ArrayPairs | RunPairs
 
 
-def allen_join(e: EdgeArrays, rel: str, ia: np.ndarray, ib: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Scan positions (pa, pb) of every a in ia, b in ib, pa != pb, allen(a, b) = rel; by (pa, pb)."""
-    pairs = allen_pairs(e, rel, ia, ib)
+def allen_join(
+    e: EdgeArrays, rel: str, ia: np.ndarray, ib: np.ndarray, gap: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scan positions (pa, pb) of every a in ia, b in ib, pa != pb, allen(a, b) = rel (within ``gap`` for
+    before/after); by (pa, pb)."""
+    pairs = allen_pairs(e, rel, ia, ib, gap)
     return pairs.at(np.arange(len(pairs), dtype=np.int64))
 
 
-def allen_pairs(e: EdgeArrays, rel: str, ia: np.ndarray, ib: np.ndarray) -> Pairs:
+def allen_pairs(e: EdgeArrays, rel: str, ia: np.ndarray, ib: np.ndarray, gap: int | None = None) -> Pairs:
     """The pairs of :func:`allen_join`, lazily where the relation allows it."""
     ia, ib = _length_filter(rel, e, ia, ib)
     if not len(ia) or not len(ib):
@@ -153,7 +158,7 @@ def allen_pairs(e: EdgeArrays, rel: str, ia: np.ndarray, ib: np.ndarray) -> Pair
     b_s, b_e = e.vt_s[ib], e.vt_e[ib]  # b_s ascending (scan order)
     by_end = np.argsort(b_e, kind="stable")
     b_e_sorted = b_e[by_end]
-    s_lo, s_hi, e_lo, e_hi = _bounds(rel, a_s, a_e)
+    s_lo, s_hi, e_lo, e_hi = _bounds(rel, a_s, a_e, gap)
     nb = len(ib)
 
     def run(sorted_vals: np.ndarray, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray]:

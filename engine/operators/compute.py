@@ -28,6 +28,7 @@ from engine.operators.compute_fns import (
     FNS,
     LIST_FNS,
     MAX_K,
+    NEEDS,
     TAKES,
     TWO_OPERANDS,
     Result,
@@ -59,6 +60,7 @@ def _fn_rules() -> list[dict[str, Any]]:
     rules = []
     for takes, fns in groups.items():
         then: dict[str, Any] = {"properties": {k: {"type": "null"} for k in FN_ARGS if k not in takes}}
+        needs = list(dict.fromkeys(k for f in fns for k in NEEDS.get(f, ())))
         if "a" in takes:
             then["anyOf"] = [
                 {"required": ["a", "b"], "properties": {"a": not_null, "b": not_null}},
@@ -67,8 +69,11 @@ def _fn_rules() -> list[dict[str, Any]]:
                     "properties": {"input": {"type": "array", "minItems": 2, "maxItems": 2}},
                 },
             ]
+            if needs:
+                then["required"] = needs
+                then["properties"].update({k: not_null for k in needs})
         else:
-            needed = ["input", *(k for k in ("cmp", "value") if k in takes)]
+            needed = ["input", *needs]
             then["required"] = needed
             then["properties"].update({k: not_null for k in needed})
         rules.append({"if": {"properties": {"fn": {"enum": fns}}, "required": ["fn"]}, "then": then})
@@ -107,6 +112,24 @@ class ComputeArgs(OpArgs):
     b: Annotated[
         Any, Operand(), Field(description="second operand (number, interval or list). " + _takers("b"))
     ] = None
+    on: Annotated[
+        str | list[str] | None,
+        Field(description="join key field, or a list of key fields. " + _takers("on")),
+    ] = None
+    how: Annotated[
+        Literal["inner", "left", "anti"] | None,
+        Field(description="join kind (default inner). " + _takers("how")),
+    ] = None
+    expr: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="per-row arithmetic {op: add|sub|mul|div, left, right}; left/right a field name, "
+            "a number or a nested expression. " + _takers("expr")
+        ),
+    ] = None
+    as_: Annotated[
+        str | None, Field(alias="as", description="name of the derived field. " + _takers("as"))
+    ] = None
 
     _result: Result | None = PrivateAttr(default=None)
 
@@ -120,7 +143,7 @@ class ComputeArgs(OpArgs):
 
     def result(self) -> Result:
         if self._result is None:  # built without validation (model_construct)
-            self._result = evaluate(self.model_dump())
+            self._result = evaluate(self.model_dump(by_alias=True))
         return self._result
 
 
@@ -157,6 +180,8 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         operand = {0: "a", 1: "b"}.get(loc[1])  # type: ignore[call-overload]
     if operand is None:
         return False  # a term of a literal list
+    if fn == "join":  # no a rows: no output; no b rows empties an inner join only (left/anti keep a)
+        return operand == "a" or args.get("how") in (None, "inner")
     return fn in ("interval_relation", "intersection") or (fn == "difference" and operand == "a")
 
 
@@ -177,9 +202,14 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "place numbers are combined and never reads the store. Reducers count, sum, min, max, mean, "
         "median take `input` (a list, e.g. a $ref projection) and optionally `field` (use each element's "
         "value of that key); topk (k, default 10) and filter (cmp ==, !=, <, <=, >, >= against `value`) "
-        "return whole elements in `rows`; ratio, diff, percent, pct_change (100·(a−b)/b) and "
+        "return whole elements in `rows`; ratio, diff, mul, percent, pct_change (100·(a−b)/b) and "
         "interval_relation (the Allen relation of interval a to b) take `a` and `b` or input = [a, b]; "
-        "union, intersection, difference return sorted distinct values. The result is in `value` (for "
+        "union, intersection, difference return sorted distinct values. join matches the rows of list a "
+        "with those of list b on the key field(s) `on` (`how`: inner, left or anti; a's order, then b's; "
+        "b's fields that a also has are renamed b_<name>); derive adds the field `as` to every row of "
+        "`input`, computed by `expr` {op: add|sub|mul|div, left, right} over field names, numbers or nested "
+        "expressions (a missing or non-numeric field, or a division by zero, gives null). The result is "
+        "in `value` (for "
         "row-returning fns, the number of rows); a division by zero gives null; arguments a fn does not "
         "take are refused."
     ),

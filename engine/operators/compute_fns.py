@@ -23,14 +23,16 @@ from engine.canonical import canon_float, dumps
 
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 SELECTORS = ("topk", "filter")
-PAIRWISE = ("ratio", "diff", "percent", "pct_change")
+PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul")
 SET_OPS = ("union", "intersection", "difference")
-FNS = (*REDUCERS, *SELECTORS, "interval_relation", *PAIRWISE, *SET_OPS)
+ROW_FNS = ("join", "derive")  # engine.operators.compute_rows
+FNS = (*REDUCERS, *SELECTORS, "interval_relation", *PAIRWISE, *SET_OPS, *ROW_FNS)
 #: fns over a list whose result (a number, or rows and their count) is wrong on part of the list: a plan
-#: may not apply them to truncated input (docs/plans.md §3)
-LIST_FNS = (*REDUCERS, *SELECTORS, *SET_OPS)
-TWO_OPERANDS = ("interval_relation", *PAIRWISE, *SET_OPS)  # a and b, or input = [a, b]
-FN_ARGS = ("input", "field", "k", "cmp", "value", "a", "b")
+#: may not apply them to truncated input (docs/plans.md §3). derive is row-wise, but its row count (its
+#: value) over a cut page is a page's count, as filter's is; a join against part of b is plainly wrong.
+LIST_FNS = (*REDUCERS, *SELECTORS, *SET_OPS, *ROW_FNS)
+TWO_OPERANDS = ("interval_relation", *PAIRWISE, *SET_OPS, "join")  # a and b, or input = [a, b]
+FN_ARGS = ("input", "field", "k", "cmp", "value", "a", "b", "on", "how", "expr", "as")
 #: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG
 TAKES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(REDUCERS, ("input", "field")),
@@ -39,7 +41,11 @@ TAKES: dict[str, tuple[str, ...]] = {
     "interval_relation": ("input", "a", "b"),
     **dict.fromkeys(PAIRWISE, ("input", "a", "b")),
     **dict.fromkeys(SET_OPS, ("input", "a", "b", "field")),
+    "join": ("input", "a", "b", "on", "how"),
+    "derive": ("input", "expr", "as"),
 }
+#: arguments a fn cannot do without (besides its operands)
+NEEDS: dict[str, tuple[str, ...]] = {"filter": ("cmp", "value"), "join": ("on",), "derive": ("expr", "as")}
 COMMON = ("as_of_tt", "limit", "cursor")
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
@@ -279,6 +285,8 @@ def _pairwise(fn: str, args: dict[str, Any]) -> Result:
     p, q = exact(a, "a"), exact(b, "b")
     if fn == "diff":
         return number_out(p - q), []
+    if fn == "mul":
+        return number_out(p * q), []
     if q == 0:
         return None, []  # a ratio with denominator 0 is null in compute
     if fn == "ratio":
@@ -350,4 +358,8 @@ def evaluate(args: dict[str, Any]) -> Result:
         return _interval_relation(args)
     if fn in PAIRWISE:
         return _pairwise(fn, args)
+    if fn in ROW_FNS:
+        from engine.operators.compute_rows import evaluate_rows  # it builds on this module's helpers
+
+        return evaluate_rows(fn, args)
     return _set_op(fn, args, field)

@@ -128,7 +128,7 @@ def run_call(
     spec = get_operator(op)
     check_depth(raw_args, f"{op} args")  # before the recursive walks of validation and dumping
     args = parse_args(spec.args, raw_args, op)
-    args_echo = canonicalize(args.model_dump(mode="json"))
+    args_echo = canonicalize(args.model_dump(mode="json", by_alias=True))  # as a call spells them
     key = _args_key(args_echo, _belief_state(ctx, getattr(args, "as_of_tt", None)))
     offset = decode_cursor(getattr(args, "cursor", None), key)
     as_of = getattr(args, "as_of_tt", None)

@@ -45,6 +45,7 @@ from engine.operators.metrics import check_buckets, coverage, grid, n_buckets
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeRef
 from engine.operators.traits import Period, Traits
+from engine.timeutil import OPEN_END
 
 ALLEN_RELATIONS = (
     "before",
@@ -228,10 +229,23 @@ class EdgeSpec(Model):
         return _uid_list(v)
 
 
+GAP_RELATIONS = ("before", "after")
+
+
 class CoActiveArgs(OpArgs):
     a_spec: EdgeSpec
     b_spec: EdgeSpec
     allen_relation: Annotated[str, OneOf(ALLEN_RELATIONS)]
+    gap: Annotated[
+        Annotated[int, Field(ge=1, lt=OPEN_END)] | None,
+        Field(description="before/after only: 0 < b.vt_s - a.vt_e <= gap (after: a, b swapped)"),
+    ] = None
+
+    @model_validator(mode="after")
+    def _gap_relation(self) -> CoActiveArgs:
+        if self.gap is not None and self.allen_relation not in GAP_RELATIONS:
+            raise invalid(f"gap applies to before/after only (allen_relation is {self.allen_relation!r})")
+        return self
 
 
 class CoActiveRow(Model):
@@ -348,10 +362,16 @@ def _equal_time_share(p: StoreProfile) -> float:
     return float(same.mean()) / len(v)
 
 
-def _co_active_rows(p: StoreProfile, rel: str, a: tuple[float, float], b: tuple[float, float]) -> float:
+def _co_active_rows(
+    p: StoreProfile, rel: str, a: tuple[float, float], b: tuple[float, float], gap: int | None = None
+) -> float:
     (n_a, long_a), (n_b, long_b) = a, b
     if rel in ("before", "after"):  # intervals straddling the selections rarely precede anything
-        return (n_a - long_a) * (n_b - long_b) / 2
+        pairs = (n_a - long_a) * (n_b - long_b) / 2
+        if gap is not None and p.vt_min is not None and p.vt_max is not None:
+            # a gap keeps the b within gap of each a: about that share of the span (twice: either side)
+            pairs *= min(1.0, 2 * gap / max(1, p.vt_max - p.vt_min))
+        return pairs
     if rel in _EQUALITY:
         return n_a * n_b * _equal_time_share(p)
     if rel == "during":  # b must be an interval holding a
@@ -362,9 +382,9 @@ def _co_active_rows(p: StoreProfile, rel: str, a: tuple[float, float], b: tuple[
 
 
 def _co_active_work(
-    p: StoreProfile, rel: str, a: tuple[float, float], b: tuple[float, float]
+    p: StoreProfile, rel: str, a: tuple[float, float], b: tuple[float, float], gap: int | None = None
 ) -> dict[str, float]:
-    rows = _co_active_rows(p, rel, a, b)
+    rows = _co_active_rows(p, rel, a, b, gap)
     candidates = 2 * rows
     searches = 2 * a[0] * (1 + math.log2(1 + b[0]))  # binary-search steps, two per a
     if candidates <= _REFUSE_FACTOR * MAX_CANDIDATES:
@@ -385,7 +405,7 @@ def _co_active_suggestions(
     lo_f, hi_f = 0.0, 1.0  # the largest common scale of both selections that fits the budget
     for _ in range(40):
         mid = (lo_f + hi_f) / 2
-        work = _co_active_work(p, a.allen_relation, _scaled(sel_a, mid), _scaled(sel_b, mid))
+        work = _co_active_work(p, a.allen_relation, _scaled(sel_a, mid), _scaled(sel_b, mid), a.gap)
         lo_f, hi_f = (mid, hi_f) if CostEstimate(work).seconds <= DEFAULT_BUDGET_S else (lo_f, mid)
     k_a, k_b = max(1, int(sel_a[0] * lo_f)), max(1, int(sel_b[0] * lo_f))
     sugg = [
@@ -406,7 +426,7 @@ def _co_active_suggestions(
 
 def _co_active_cost(p: StoreProfile, a: CoActiveArgs) -> CostEstimate:
     sel_a, sel_b = _selection_size(p, a.a_spec), _selection_size(p, a.b_spec)
-    est = CostEstimate(_co_active_work(p, a.allen_relation, sel_a, sel_b))
+    est = CostEstimate(_co_active_work(p, a.allen_relation, sel_a, sel_b, a.gap))
     if est.seconds > DEFAULT_BUDGET_S:
         est.suggestions = _co_active_suggestions(p, a, sel_a, sel_b)
     return est
@@ -424,7 +444,8 @@ def _co_active_cost(p: StoreProfile, a: CoActiveArgs) -> CostEstimate:
         "in allen_relation (before, after, meets, met_by, overlaps, overlapped_by, starts, started_by, "
         "during, contains, finishes, finished_by, equals). A selection {src?, dst?, uid?, rel_types?, "
         "window?} ANDs its keys; its window only selects versions overlapping it. Rows are ordered by a "
-        "then b, each by (vt_s, eid, vid)."
+        "then b, each by (vt_s, eid, vid). With before/after, `gap` (µs) keeps only pairs at most gap "
+        "apart: 0 < b.vt_s − a.vt_e <= gap (before), 0 < a.vt_s − b.vt_e <= gap (after)."
     ),
     example={
         "args": {
@@ -440,5 +461,5 @@ def co_active(ctx: OpContext, a: CoActiveArgs) -> dict[str, Any]:
     ia = select(ctx, a.as_of_tt, a.a_spec, "a_spec")
     ib = select(ctx, a.as_of_tt, a.b_spec, "b_spec")
     e = ctx.edges(a.as_of_tt)
-    rows = PairRows(ctx, e, allen_pairs(e, a.allen_relation, ia, ib))
+    rows = PairRows(ctx, e, allen_pairs(e, a.allen_relation, ia, ib, a.gap))
     return {"rows": rows, "rows_total": len(rows)}

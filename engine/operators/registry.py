@@ -150,8 +150,22 @@ OPERATOR_ORDER = (
     "co_active",
     "resolve_entities",
     "compute",
+    # issue 17's analyst operators, after the thirteen
+    "belief_changes",
+    "longest_temporal_path",
 )
-FAMILY_MODULES = ("history", "traversal", "motifs", "metrics", "burst", "evolution", "resolve", "compute")
+FAMILY_MODULES = (
+    "history",
+    "traversal",
+    "motifs",
+    "metrics",
+    "burst",
+    "evolution",
+    "resolve",
+    "compute",
+    "belief",
+    "longest_path",
+)
 
 
 def load_all() -> None:

@@ -175,9 +175,10 @@ def render_type(s: dict[str, Any], deep: bool = True) -> str:
 def _arg_lines(model: type[BaseModel], skip: Sequence[str] = ()) -> list[str]:
     props = model_schema(model, sort=False)["properties"]
     lines = []
-    for name, info in model.model_fields.items():
-        if name in skip:
+    for field_name, info in model.model_fields.items():
+        if field_name in skip:
             continue
+        name = info.alias or field_name  # an argument named by a Python keyword (compute's `as`)
         if info.is_required():
             default = "required"
         elif info.default is PydanticUndefined:

@@ -139,6 +139,16 @@ def varied_calls(ctx: OpContext, rng: np.random.Generator, per_op: int) -> list[
             **pick(({}, {"label": "user"})),
         },
         "compute": compute,
+        "belief_changes": lambda: {
+            "tt_from": 0,
+            "tt_to": 2**62,
+            **pick(({"uid": node()}, {"kinds": ["corrected", "retracted", "closed"]}, {"limit": 1000})),
+        },
+        "longest_temporal_path": lambda: {
+            "window": window(pick((0.001, 0.01, 0.1))),
+            "max_hops": int(pick((5, 20, 100))),
+            **pick(({}, {"src": node()})),
+        },
     }
     out: list[Call] = []
     for op in OPERATOR_ORDER:

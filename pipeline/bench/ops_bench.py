@@ -102,6 +102,13 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
         ),
         ("resolve_entities", "resolve_entities/uid", {"query": busy}),
         ("compute", "compute/sum_1000", {"fn": "sum", "input": list(range(1000))}),
+        ("belief_changes", "belief_changes/one_node", {"tt_from": 0, "tt_to": 2**62, "uid": busy}),
+        (
+            "belief_changes",
+            "belief_changes/store_wide_corrections",
+            {"tt_from": 0, "tt_to": 2**62, "kinds": ["corrected", "retracted", "closed"]},
+        ),
+        ("longest_temporal_path", "longest_temporal_path/10pct_window", {"window": w10, "max_hops": 20}),
     ]
     return [c for c in calls if c[0] in REGISTRY]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from engine.operators.oracle.belief import oracle_belief_changes
 from engine.operators.oracle.compute import oracle_compute
 from engine.operators.oracle.evolution import oracle_co_active, oracle_neighborhood_evolution
 from engine.operators.oracle.history import (
@@ -17,6 +18,7 @@ from engine.operators.oracle.history import (
     oracle_entity_history,
     oracle_snapshot_subgraph,
 )
+from engine.operators.oracle.longest_path import oracle_longest_temporal_path
 from engine.operators.oracle.metrics import oracle_burst_detection, oracle_graph_metric_timeseries
 from engine.operators.oracle.motifs import oracle_count_temporal_motifs, oracle_find_temporal_motif_instances
 from engine.operators.oracle.paging import page, paginate
@@ -40,6 +42,8 @@ ORACLES: dict[str, Oracle] = {
     "co_active": oracle_co_active,
     "resolve_entities": oracle_resolve_entities,
     "compute": oracle_compute,
+    "belief_changes": oracle_belief_changes,
+    "longest_temporal_path": oracle_longest_temporal_path,
 }
 
 __all__ = ["ORACLES", "Oracle", "OracleStore", "page", "paginate"]

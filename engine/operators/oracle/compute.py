@@ -17,9 +17,9 @@ from engine.operators.oracle.evolution import allen
 from engine.operators.oracle.store import as_of_arg, check_keys, int_arg, is_int, is_number, str_arg
 
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
-PAIRWISE = ("ratio", "diff", "percent", "pct_change")
+PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul")
 SET_OPS = ("union", "intersection", "difference")
-FNS = (*REDUCERS, "topk", "filter", "interval_relation", *PAIRWISE, *SET_OPS)
+FNS = (*REDUCERS, "topk", "filter", "interval_relation", *PAIRWISE, *SET_OPS, "join", "derive")
 #: which optional args each fn accepts (anything else is E_INVALID_ARG)
 FN_ARGS: dict[str, frozenset[str]] = {
     **{f: frozenset({"input", "field"}) for f in REDUCERS},
@@ -28,6 +28,8 @@ FN_ARGS: dict[str, frozenset[str]] = {
     "interval_relation": frozenset({"input", "a", "b"}),
     **{f: frozenset({"input", "a", "b"}) for f in PAIRWISE},
     **{f: frozenset({"input", "a", "b", "field"}) for f in SET_OPS},
+    "join": frozenset({"input", "a", "b", "on", "how"}),
+    "derive": frozenset({"input", "expr", "as"}),
 }
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
@@ -128,7 +130,9 @@ def _set_key(x: Any, name: str) -> tuple[int, Any]:
 
 def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
     del store  # compute never reads the store
-    check_keys(args, ["fn"], ["input", "field", "k", "cmp", "value", "a", "b"], "compute")
+    check_keys(
+        args, ["fn"], ["input", "field", "k", "cmp", "value", "a", "b", "on", "how", "expr", "as"], "compute"
+    )
     fn = str_arg(args, "fn")
     if fn not in FNS:
         raise InvalidArgError(f"fn must be one of {list(FNS)}", field="fn", value=fn, legal=list(FNS))
@@ -186,8 +190,17 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
         p, q = frac(x, "a"), frac(y, "b")
         if fn == "diff":
             value = out_num(p - q)
+        elif fn == "mul":
+            value = out_num(p * q)
         elif q != 0:
             value = out_num({"ratio": p / q, "percent": 100 * p / q, "pct_change": 100 * (p - q) / q}[fn])
+    elif fn == "join":
+        x, y = _a_b(args, fn)
+        rows = _oracle_join(x, y, args.get("on"), args.get("how"))
+        value = len(rows)
+    elif fn == "derive":
+        rows = _oracle_derive(args)
+        value = len(rows)
     else:  # set operations
         x, y = _a_b(args, fn)
         if not isinstance(x, list) or not isinstance(y, list):
@@ -206,3 +219,123 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
         value = len(rows)
     as_of_arg(args)  # accepted and checked like every operator's (docs/operators.md §1), though unused
     return canonicalize({"value": value, "rows": rows, "rows_total": len(rows)})
+
+
+# -- join and derive (brute force: every a row against every b row; expressions by recursion) ------------
+
+
+def _same_key(x: Any, y: Any) -> bool:
+    """Join key equality: compute's == (numbers by exact value, else canonical JSON); null matches nothing."""
+    if x is None or y is None:
+        return False
+    if is_number(x) and is_number(y):
+        return frac(x, "key") == frac(y, "key")
+    if is_number(x) or is_number(y):
+        return False
+    return dumps(x) == dumps(y)
+
+
+def _oracle_join(x: Any, y: Any, on: Any, how: Any) -> list[Any]:
+    if not isinstance(x, list) or not isinstance(y, list):
+        raise SchemaError("compute join needs two lists", field="a" if not isinstance(x, list) else "b")
+    if on is None:
+        raise SchemaError("compute join needs on", field="on")
+    keys = [on] if isinstance(on, str) else on
+    if not isinstance(keys, list) or any(not isinstance(k, str) for k in keys):
+        raise SchemaError("on must be a string or a list of strings", field="on")
+    keys = list(dict.fromkeys(keys))
+    if not 1 <= len(keys) <= 8:
+        raise InvalidArgError("on must name 1..8 fields", field="on")
+    how = "inner" if how is None else how
+    if not isinstance(how, str):
+        raise SchemaError("how must be a string", field="how")
+    if how not in ("inner", "left", "anti"):
+        raise InvalidArgError("how must be inner, left or anti", field="how")
+    for name, rows in (("a", x), ("b", y)):
+        for i, r in enumerate(rows):
+            if not isinstance(r, dict) or any(k not in r for k in keys):
+                raise InvalidArgError(f"{name}[{i}] lacks a key field", field=f"{name}[{i}]")
+            for k in keys:
+                if is_number(r[k]):
+                    frac(r[k], "key")  # NaN / inf keys are refused like any number
+    pairs = [(ra, [rb for rb in y if all(_same_key(ra[k], rb[k]) for k in keys)]) for ra in x]
+    if how == "anti":
+        return [dict(ra) for ra, ms in pairs if not ms]
+    total = sum(max(len(ms), 1 if how == "left" else 0) for _ra, ms in pairs)
+    if total > 100_000:
+        raise InvalidArgError("compute join would give too many rows", field="on", n=total)
+    b_names: list[str] = []
+    for rb in y:
+        b_names += [f for f in rb if f not in keys and f not in b_names]
+    out = []
+    for ra, ms in pairs:
+        for rb in ms if ms else ([None] if how == "left" else []):
+            row = dict(ra)
+            for f in b_names:
+                name = "b_" + f if f in ra else f
+                if name in row:
+                    raise InvalidArgError(f"join output field {name!r} collides", field="b")
+                row[name] = rb.get(f) if rb is not None else None
+            out.append(row)
+    return out
+
+
+def _check_expr(e: Any, where: str, depth: int) -> None:
+    if isinstance(e, str):
+        return
+    if is_number(e):
+        frac(e, where)
+        return
+    if not isinstance(e, dict):
+        raise SchemaError(f"{where} must be a field, a number or an expression", field=where)
+    check_keys_expr = sorted(set(e) - {"op", "left", "right"})
+    if check_keys_expr:
+        raise SchemaError(f"unknown key in {where}", field=where)
+    for k in ("op", "left", "right"):
+        if e.get(k) is None:
+            raise SchemaError(f"{where} needs {k}", field=f"{where}.{k}")
+    if not isinstance(e["op"], str):
+        raise SchemaError(f"{where}.op must be a string", field=f"{where}.op")
+    if e["op"] not in ("add", "sub", "mul", "div"):
+        raise InvalidArgError(f"{where}.op must be add, sub, mul or div", field=f"{where}.op")
+    if depth >= 8:
+        raise InvalidArgError("expression nested too deep", field=where)
+    _check_expr(e["left"], where + ".left", depth + 1)
+    _check_expr(e["right"], where + ".right", depth + 1)
+
+
+def _value(e: Any, row: dict[str, Any]) -> Fraction | None:
+    if isinstance(e, str):
+        v = row.get(e)
+        return frac(v, e) if is_number(v) else None
+    if is_number(e):
+        return frac(e, "expr")
+    left, right = _value(e["left"], row), _value(e["right"], row)
+    if left is None or right is None:
+        return None
+    if e["op"] == "div":
+        return left / right if right != 0 else None
+    return {"add": left + right, "sub": left - right, "mul": left * right}[e["op"]]
+
+
+def _oracle_derive(args: dict[str, Any]) -> list[Any]:
+    items = _items(args)
+    expr, name = args.get("expr"), args.get("as")
+    if expr is None or name is None:
+        raise SchemaError("compute derive needs expr and as", field="expr" if expr is None else "as")
+    if not isinstance(name, str):
+        raise SchemaError("as must be a string", field="as")
+    if name == "":
+        raise InvalidArgError("as must not be empty", field="as")
+    if not isinstance(expr, dict):
+        raise SchemaError("expr must be an object", field="expr")
+    _check_expr(expr, "expr", 0)
+    out = []
+    for i, it in enumerate(items):
+        if not isinstance(it, dict):
+            raise InvalidArgError(f"input[{i}] is not an object", field=f"input[{i}]")
+        q = _value(expr, it)
+        row = dict(it)
+        row[name] = None if q is None else out_num(q)
+        out.append(row)
+    return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.canonical import canonicalize
-from engine.errors import SchemaError
+from engine.errors import InvalidArgError, SchemaError
 from engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
@@ -148,9 +148,12 @@ def _ref(e: dict[str, Any]) -> dict[str, Any]:
 
 
 def oracle_co_active(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
-    check_keys(args, ["a_spec", "b_spec", "allen_relation"], [], "co_active")
+    check_keys(args, ["a_spec", "b_spec", "allen_relation"], ["gap"], "co_active")
     a = as_of_arg(args)
     rel = choice_arg(args, "allen_relation", ALLEN_RELATIONS, None)
+    gap = int_arg(args, "gap", None, 1, 2**62 - 1)
+    if gap is not None and rel not in ("before", "after"):
+        raise InvalidArgError("gap is only for before/after", field="gap")
     edges = store.believed_edges(a)
     sel_a = sorted(_select(store, a, args["a_spec"], "a_spec", edges), key=edge_key)
     sel_b = sorted(_select(store, a, args["b_spec"], "b_spec", edges), key=edge_key)
@@ -159,6 +162,11 @@ def oracle_co_active(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]
         for y in sel_b:
             if x["vid"] == y["vid"]:
                 continue  # a version is not paired with itself
-            if allen(x["vt_s"], x["vt_e"], y["vt_s"], y["vt_e"]) == rel:
-                rows.append({"a": _ref(x), "b": _ref(y)})
+            if allen(x["vt_s"], x["vt_e"], y["vt_s"], y["vt_e"]) != rel:
+                continue
+            # the idle time between the earlier interval's end and the later one's start
+            idle = y["vt_s"] - x["vt_e"] if rel == "before" else x["vt_s"] - y["vt_e"]
+            if gap is not None and idle > gap:
+                continue
+            rows.append({"a": _ref(x), "b": _ref(y)})
     return canonicalize({"rows": rows, "rows_total": len(rows)})

@@ -172,6 +172,8 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             "b_spec": {"rel_types": ["follows"]} if rng.random() < 0.5 else {"uid": rng.choice(uids)},
             "allen_relation": rng.choice(ALLEN),
         }
+        if args["allen_relation"] in ("before", "after") and rng.random() < 0.5:
+            args["gap"] = rng.randint(1, 60)
     elif op == "resolve_entities":
         args = {"query": rng.choice([u, u[1:], "name", f"Name {u[1:]}", "zz", "Ren"])}
     elif op == "compute":
@@ -180,6 +182,21 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
         args = {"fn": fn, "input": xs}
         if fn == "topk":
             args["k"] = rng.randint(1, 4)
+    elif op == "belief_changes":
+        lo = rng.choice(tts)  # >= the first batch's tt: a uid given is then always known
+        args = {"tt_from": lo, "tt_to": rng.choice([lo + 1, lo + rng.randint(1, 8_000), 2**62])}
+        if rng.random() < 0.4:
+            args["uid"] = u
+        elif rng.random() < 0.2:
+            args["tt_from"] = 0
+        if rng.random() < 0.3:
+            args["kinds"] = rng.sample(["asserted", "corrected", "retracted", "closed"], rng.randint(1, 3))
+    elif op == "longest_temporal_path":
+        args = {"window": _window(rng), "max_hops": rng.choice([1, 2, 3, 5, 8])}
+        if rng.random() < 0.5:
+            args["src"] = u
+        if rng.random() < 0.2:
+            args["rel_types"] = [rng.choice(["msg", "follows"])]
     else:  # pragma: no cover - a new operator needs a sampler
         raise AssertionError(f"no sampler for {op}")
     if rng.random() < 0.35 and op != "compute":

@@ -66,7 +66,10 @@ def _spec(rng: random.Random, uids: list[str]) -> dict[str, Any]:
 
 def co_active_args(rng: random.Random, i: int, tts: list[int], uids: list[str]) -> dict[str, Any]:
     rel = ALLEN_RELATIONS[i % len(ALLEN_RELATIONS)]
-    return common(rng, {"a_spec": _spec(rng, uids), "b_spec": _spec(rng, uids), "allen_relation": rel}, tts)
+    args = {"a_spec": _spec(rng, uids), "b_spec": _spec(rng, uids), "allen_relation": rel}
+    if rel in ("before", "after") and (i // len(ALLEN_RELATIONS)) % 2 == 0:
+        args["gap"] = rng.choice([1, 2, rng.randint(1, 40), rng.randint(1, T_MAX)])
+    return common(rng, args, tts)
 
 
 def test_neighborhood_evolution_matches_oracle(tmp_path, backend):
@@ -105,10 +108,30 @@ def test_errors_match_oracle(one):
         ("co_active", {"a_spec": {"window": {"t_a": 5, "t_b": 1}}, "b_spec": {}, "allen_relation": "meets"}),
         ("co_active", {"a_spec": None, "b_spec": {}, "allen_relation": "meets"}),
         ("co_active", {"a_spec": {"src": None, "window": None}, "b_spec": {}, "allen_relation": "equals"}),
+        ("co_active", {"a_spec": {}, "b_spec": {}, "allen_relation": "meets", "gap": 5}),
+        ("co_active", {"a_spec": {}, "b_spec": {}, "allen_relation": "before", "gap": 0}),
+        ("co_active", {"a_spec": {}, "b_spec": {}, "allen_relation": "after", "gap": "5"}),
+        ("co_active", {"a_spec": {}, "b_spec": {}, "allen_relation": "after", "gap": None}),
     ]
     codes = [compare(ctx, oracle, op, args) for op, args in cases]
     nf, inv, sch = "E_NOT_FOUND", "E_INVALID_ARG", "E_SCHEMA"
-    assert codes == [nf, inv, inv, inv, "ok", nf, nf, inv, sch, sch, inv, sch, "ok"]
+    assert codes == [nf, inv, inv, inv, "ok", nf, nf, inv, sch, sch, inv, sch, "ok", inv, inv, sch, "ok"]
+
+
+def test_gap_bounds_the_idle_time(one):
+    """before with gap G keeps exactly the before pairs with b.vt_s - a.vt_e <= G, on every selection."""
+    ctx, oracle, _, _ = one
+    full = call(ctx, "co_active", {"a_spec": {}, "b_spec": {}, "allen_relation": "before", "limit": 10_000})
+    idle = [r["b"]["vt_s"] - r["a"]["vt_e"] for r in full["payload"]["rows"]]
+    for gap in (1, 3, 17, max(idle)):
+        args = {"a_spec": {}, "b_spec": {}, "allen_relation": "before", "gap": gap, "limit": 10_000}
+        assert compare(ctx, oracle, "co_active", args) == "ok"
+        got = call(ctx, "co_active", args)["payload"]
+        assert got["rows_total"] == sum(1 for d in idle if d <= gap)
+        after = {**args, "allen_relation": "after"}  # the mirror relation: the same pairs, swapped
+        assert compare(ctx, oracle, "co_active", after) == "ok"
+        assert call(ctx, "co_active", after)["payload"]["rows_total"] == got["rows_total"]
+    assert 0 < sum(1 for d in idle if d <= 3) < len(idle)  # the store exercises both sides of the bound
 
 
 def test_cursor_reads_every_pair(one):
@@ -142,6 +165,12 @@ def test_allen_join_matches_pairwise_allen(rel):
         want = [(x, y) for x in ia.tolist() for y in ib.tolist()
                 if x != y and allen(int(vs[x]), int(ve[x]), int(vs[y]), int(ve[y])) == rel]  # fmt: skip
         assert list(zip(got_a.tolist(), got_b.tolist(), strict=True)) == want
+        if rel in ("before", "after"):
+            gap = int(rng.integers(1, 20))
+            idle = (lambda x, y: vs[y] - ve[x]) if rel == "before" else (lambda x, y: vs[x] - ve[y])
+            got_a, got_b = allen_join(e, rel, ia, ib, gap)
+            near = [(x, y) for x, y in want if idle(x, y) <= gap]
+            assert list(zip(got_a.tolist(), got_b.tolist(), strict=True)) == near
         # a page read from the (possibly lazy) pairs is the same slice of the full list
         pairs = allen_pairs(e, rel, ia, ib)
         assert len(pairs) == len(want)

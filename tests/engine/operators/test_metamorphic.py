@@ -225,6 +225,7 @@ def test_operators_declared_without_edge_arrays_do_not_load_them(tmp_path):
             "entity_history": {"uid": "u1"},
             "resolve_entities": {"query": "u1"},
             "compute": {"fn": "sum", "input": [1, 2]},
+            "belief_changes": {"tt_from": 0, "tt_to": 2**62, "uid": "u1"},
         }
         assert {op for op in REGISTERED if not REGISTRY[op].edge_arrays} == set(calls)
         for op, args in calls.items():

@@ -32,6 +32,11 @@ SPECS = all_operators()
 IDS = [s.name for s in SPECS]
 
 
+def _arg_names(spec: Any) -> dict[str, Any]:
+    """Argument names as a call spells them (an alias for a Python keyword, compute's `as`) -> field."""
+    return {f.alias or n: f for n, f in spec.args.model_fields.items()}
+
+
 def test_tool_definitions_match_snapshot() -> None:
     got = dumps_json(tool_definitions())
     if not SNAPSHOT.exists():
@@ -77,10 +82,10 @@ def test_tool_definitions_shape() -> None:
             assert schema["type"] == "object" and schema["additionalProperties"] is False
             assert not any("$ref" in n or "$defs" in n for n in _walk(schema)), "schemas are self-contained"
         props = tool["inputSchema"]["properties"]
-        assert set(props) == set(spec.args.model_fields)
+        assert set(props) == set(_arg_names(spec))
         assert set(OpArgs.model_fields) <= set(props)  # as_of_tt, limit, cursor everywhere
         assert set(tool["inputSchema"].get("required", [])) == {
-            n for n, f in spec.args.model_fields.items() if f.is_required()
+            n for n, f in _arg_names(spec).items() if f.is_required()
         }
         assert set(tool["outputSchema"]["properties"]) == set(spec.declared_outputs)
 
@@ -133,8 +138,11 @@ def test_compute_schema_expresses_fn_specific_args() -> None:
     assert reducers["properties"]["k"] == {"type": "null"} and reducers["required"] == ["input"]
     assert rules[("topk",)]["properties"].get("k") is None  # topk takes k
     assert set(rules[("filter",)]["required"]) == {"input", "cmp", "value"}
-    pairwise = rules[("interval_relation", "ratio", "diff", "percent", "pct_change")]
+    pairwise = rules[("interval_relation", "ratio", "diff", "percent", "pct_change", "mul")]
     assert pairwise["properties"]["field"] == {"type": "null"} and len(pairwise["anyOf"]) == 2
+    join = rules[("join",)]  # operands as a pair fn, and its key
+    assert join["required"] == ["on"] and len(join["anyOf"]) == 2 and join["properties"]["expr"]
+    assert set(rules[("derive",)]["required"]) == {"input", "expr", "as"}
     fns = {f for key in rules for f in key}
     assert fns == set(schema["properties"]["fn"]["enum"])
 
@@ -146,7 +154,7 @@ def test_planner_manual_has_every_operator() -> None:
         assert head in text
         section = text.split(head, 1)[1].split("\n### ", 1)[0]
         assert spec.summary in section
-        for name in spec.args.model_fields:
+        for name in _arg_names(spec):
             if name not in OpArgs.model_fields:
                 assert f"`{name}`:" in section, (spec.name, name)
         for name in spec.declared_outputs:
@@ -162,5 +170,5 @@ def test_operator_schemas_cover_args_and_outputs() -> None:
     for spec in SPECS:
         entry = schemas[spec.name]
         assert entry["declared_outputs"] == list(spec.declared_outputs)
-        assert set(entry["args"]["properties"]) == set(spec.args.model_fields)
+        assert set(entry["args"]["properties"]) == set(_arg_names(spec))
         assert set(entry["output"]["properties"]) == set(spec.declared_outputs)

@@ -1,0 +1,180 @@
+"""Longest time-respecting path: longest_temporal_path. Semantics: ``docs/operators.md`` §18.
+
+A path follows edge direction under the time rule of DESIGN §3.4 with **strictly increasing** traversal
+times: a hop over u→v valid ``[s, e)`` taken after arriving at u at α is at ``τ = max(α + 1, s)``, usable
+iff ``τ < e`` and ``τ < t_b``; the traveller starts before ``t_a`` (α₀ = t_a − 1, so the first hop is at
+``max(t_a, s)``). Nodes and edges may repeat (a walk): the longest node-simple path is NP-hard, while
+with strictly increasing times a walk cannot loop forever and the longest is found exactly in
+``max_hops`` linear rounds. Strict times also rule out the zero-time ping-pong a non-decreasing rule would
+allow (a→b, b→a, a→b, ... all at one instant).
+
+Algorithm: ``LD_r(u)``, the latest arrival at u from which r more hops are possible, is monotone (an
+earlier arrival can do whatever a later one can), so one vectorized round per r over the window's arcs
+gives it: ``LD_0 = t_b − 1``; an arc u→v ``[s, e)`` with ``B = min(e − 1, LD_{r−1}(v)) >= s`` allows
+``LD_r(u) >= B − 1``. The longest length L is the largest r with a start whose α₀ <= LD_r; the path
+returned is the least in step order, chosen greedily hop by hop: at each hop the arc of least
+``(τ, eid, vid)`` whose head can still make the remaining hops (``τ <= LD_rest(v)``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pydantic import Field
+
+from engine.operators.base import MAX_LIST, OpArgs, PagedOutput, Uid, Window, dedupe
+from engine.operators.context import OpContext
+from engine.operators.cost import CostEstimate, StoreProfile
+from engine.operators.registry import operator
+from engine.operators.rows import Step
+from engine.operators.traits import NonEmpty
+
+DEFAULT_MAX_HOPS = 20
+MAX_HOPS = 1_000
+_NEG = np.iinfo(np.int64).min // 4  # "no continuation": below every arrival, far from overflow
+
+
+class LongestPathArgs(OpArgs):
+    window: Window
+    src: Annotated[Uid | None, Field(description="null: from any node")] = None
+    rel_types: Annotated[Annotated[list[str], Field(max_length=MAX_LIST)] | None, NonEmpty()] = None
+    max_hops: Annotated[int, Field(ge=1, le=MAX_HOPS)] = DEFAULT_MAX_HOPS
+
+
+class LongestPathOut(PagedOutput):
+    hops: Annotated[int, Field(description="length of the longest path (0: no usable edge)")]
+    capped: Annotated[bool, Field(description="a path longer than max_hops exists")]
+    nodes: Annotated[list[str], Field(description="the path's uids, hops + 1 of them ([] or [src] if 0)")]
+    rows: Annotated[list[Step], Field(description="the path's steps; t = traversal time")]
+    rows_total: int
+
+
+#: measured on 10^6 synthetic versions (2 cores): a round costs ~0.35 scan rows per arc, the setup (arc
+#: selection, the sort by tail, the first hop over every arc) ~10; priced ~2x above both
+_PER_ARC_ROUND, _PER_ARC = 1.0, 20.0
+#: of the versions starting before the window, the share still valid in it (modelling guess, as co_active's)
+_STRADDLE = 0.05
+
+
+def _cost(p: StoreProfile, a: LongestPathArgs) -> CostEstimate:
+    w = a.window
+    arcs = p.events_in(w.t_a, w.t_b) + _STRADDLE * p.events_in(0, w.t_a)
+    rounds = a.max_hops + 1
+    return CostEstimate(
+        {"scan_row": (_PER_ARC_ROUND * rounds + _PER_ARC) * arcs, "row_out": a.max_hops},
+        [f"lower max_hops (now {a.max_hops})", "narrow the window", "restrict rel_types"],
+    )
+
+
+class _Arcs:
+    """The arcs usable in the window, grouped by tail node (a stable sort keeps scan order inside)."""
+
+    def __init__(self, ctx: OpContext, a: LongestPathArgs) -> None:
+        e = ctx.edges(a.as_of_tt)
+        r_b = int(np.searchsorted(e.vt_s, a.window.t_b, "left"))
+        idx = np.flatnonzero(e.vt_e[:r_b] > a.window.t_a)
+        if a.rel_types is not None and len(idx):
+            keep = pc.is_in(e.col_at("rel_type", idx), value_set=pa.array(dedupe(a.rel_types), pa.string()))
+            idx = idx[np.asarray(keep.to_numpy(zero_copy_only=False), bool)]
+        by_tail = np.argsort(e.src[idx], kind="stable")
+        self.e, self.pos = e, idx[by_tail]
+        self.u, self.v = e.src[self.pos].astype(np.int64), e.dst[self.pos].astype(np.int64)
+        self.s, self.end = e.vt_s[self.pos], e.vt_e[self.pos]
+        self.heads = np.flatnonzero(np.r_[True, self.u[1:] != self.u[:-1]]) if len(self.pos) else self.u
+
+    def latest(self, ld: np.ndarray, n: int) -> np.ndarray:
+        """One round: LD_r from LD_{r-1}."""
+        out = np.full(n, _NEG, np.int64)
+        if not len(self.pos):
+            return out
+        b = np.minimum(self.end - 1, ld[self.v])
+        val = np.where(self.s <= b, b - 1, _NEG)
+        out[self.u[self.heads]] = np.maximum.reduceat(val, self.heads)
+        return out
+
+    def of(self, node: int | None) -> np.ndarray:
+        if node is None:
+            return np.arange(len(self.pos))
+        lo, hi = np.searchsorted(self.u, [node, node + 1])
+        return np.arange(lo, hi)
+
+
+@operator(
+    name="longest_temporal_path",
+    family="longest_path",
+    args=LongestPathArgs,
+    output=LongestPathOut,
+    cost=_cost,
+    manual=(
+        "Finds the longest time-respecting path (most hops) inside `window`, from `src` or from any node: "
+        "each hop follows edge direction at a time strictly after the previous hop (τ = max(arrival + 1, "
+        "vt_s), τ < vt_e and τ < t_b; the first hop at max(t_a, vt_s)); nodes may repeat. Looks up to "
+        "max_hops (default 20, at most 1000; `capped` says a longer path exists). Of the longest paths it "
+        "returns the earliest: least (τ, eid, vid) at the first hop where two differ. `rows` are its steps "
+        "{vid, eid, src, dst, rel_type, t}, `nodes` its uids, `hops` its length."
+    ),
+    example={
+        "args": {"window": {"t_a": 1082000000000000, "t_b": 1083000000000000}, "src": "n9", "max_hops": 10},
+        "outputs": ["hops", "nodes", "rows"],
+        "note": "a→b at 1, b→c at 1, b→c at 3: hops 2 via b→c at 3 (a hop at the same time does not chain)",
+    },
+)
+def longest_temporal_path(ctx: OpContext, a: LongestPathArgs) -> dict[str, Any]:
+    src = None if a.src is None else ctx.require_known([a.src], a.as_of_tt, "src")[0]
+    t_a, t_b = a.window.t_a, a.window.t_b
+    n = len(ctx.uids())
+    arcs = _Arcs(ctx, a)
+
+    def startable(ld: np.ndarray) -> bool:
+        return bool(ld[src] >= t_a - 1) if src is not None else bool((ld >= t_a - 1).any())
+
+    lds = [np.full(n, t_b - 1, np.int64)]
+    capped = False
+    for r in range(1, a.max_hops + 2):
+        nxt = arcs.latest(lds[-1], n)
+        if not startable(nxt):
+            break
+        if r > a.max_hops:
+            capped = True
+            break
+        lds.append(nxt)
+    hops = len(lds) - 1
+    steps, nodes = _greedy(arcs, lds, src, t_a, t_b, hops)
+    uids = ctx.uids()
+    e = arcs.e
+    rel = e.col_at("rel_type", np.array(steps, np.int64)).to_pylist() if steps else []
+    rows = [
+        {"vid": int(e.vid[p]), "eid": int(e.eid[p]), "src": uids[int(e.src[p])], "dst": uids[int(e.dst[p])],
+         "rel_type": rt, "t": t}
+        for (p, t), rt in zip(zip(steps, [t for _, t in nodes[1:]], strict=True), rel, strict=True)
+    ]  # fmt: skip
+    path = [uids[x] for x, _ in nodes] if nodes else ([a.src] if a.src is not None else [])
+    return {"hops": hops, "capped": capped, "nodes": path, "rows": rows, "rows_total": len(rows)}
+
+
+def _greedy(
+    arcs: _Arcs, lds: list[np.ndarray], src: int | None, t_a: int, t_b: int, hops: int
+) -> tuple[list[int], list[tuple[int, int]]]:
+    """(scan positions of the steps, [(node, arrival)] from the start) of the least longest path."""
+    node, alpha = src, t_a - 1
+    steps: list[int] = []
+    visited: list[tuple[int, int]] = []
+    for i in range(hops):
+        rest = lds[hops - i - 1]
+        cand = arcs.of(node)
+        tau = np.maximum(alpha + 1, arcs.s[cand])
+        ok = (tau < arcs.end[cand]) & (tau < t_b) & (tau <= rest[arcs.v[cand]])
+        cand, tau = cand[ok], tau[ok]
+        # the least (τ, eid, vid): ties in τ are few, so (eid, vid) are read for those alone
+        tie = np.flatnonzero(tau == tau.min())  # not empty: LD guarantees a hop
+        pos = arcs.pos[cand[tie]]
+        k = int(tie[np.lexsort((arcs.e.key_at("vid", pos), arcs.e.key_at("eid", pos)))[0]])
+        if not visited:
+            visited.append((int(arcs.u[cand[k]]), alpha))
+        steps.append(int(arcs.pos[cand[k]]))
+        node, alpha = int(arcs.v[cand[k]]), int(tau[k])
+        visited.append((node, alpha))
+    return steps, visited

@@ -1,0 +1,247 @@
+"""compute's row fns (join, derive) and mul: fast path == oracle on random calls, plus hand cases and
+refusals. The older fns are tested in test_compute_fast.py."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.errors import TGMSError
+from engine.operators.compute import keeps_empty
+from engine.operators.context import OpContext
+from engine.operators.envelope import call
+from engine.operators.oracle import OracleStore
+from engine.operators.registry import get_operator
+from engine.store import Store
+from tests.engine.operators.oracle_compare import compare
+from tests.engine.operators.sampling import N_CASES, counter_clock
+
+KEYS: list[Any] = ["u1", "u2", "u3", 1, 1.0, 2, None, 0.1 + 0.2, 0.3]
+
+
+def _row(rng: random.Random, fields: tuple[str, ...]) -> dict[str, Any]:
+    row: dict[str, Any] = {"k": rng.choice(KEYS), "k2": rng.choice(["x", "y"])}
+    for f in fields:
+        if rng.random() < 0.85:
+            row[f] = rng.choice([rng.randint(-3, 9), round(rng.uniform(-2, 5), 2), 0, None, "s", True])
+    return row
+
+
+def _valid(rng: random.Random) -> dict[str, Any]:
+    fn = rng.choice(["join", "join", "derive", "derive", "mul"])
+    if fn == "mul":
+        a, b = rng.choice([3, -2, 0.1, 1 / 3, 0]), rng.choice([3, 0.2, -7, 1e-10])
+        return {"fn": "mul", "a": a, "b": b} if rng.random() < 0.7 else {"fn": "mul", "input": [a, b]}
+    if fn == "join":
+        a = [_row(rng, ("n", "m")) for _ in range(rng.randint(0, 6))]
+        b = [_row(rng, ("n", "p")) for _ in range(rng.randint(0, 6))]
+        args: dict[str, Any] = {"fn": "join", "on": rng.choice(["k", ["k"], ["k", "k2"], ["k2", "k", "k"]])}
+        args.update({"a": a, "b": b} if rng.random() < 0.7 else {"input": [a, b]})
+        if rng.random() < 0.8:
+            args["how"] = rng.choice(["inner", "left", "anti"])
+        return args
+
+    def operand(depth: int) -> Any:
+        r = rng.random()
+        if r < 0.45 or depth >= 3:
+            return rng.choice(["n", "m", "p", "k", "zz"])
+        if r < 0.7:
+            return rng.choice([0, 2, -1, 0.1, 2.5])
+        return {"op": rng.choice(["add", "sub", "mul", "div"]), "left": operand(depth + 1),
+                "right": operand(depth + 1)}  # fmt: skip
+
+    return {
+        "fn": "derive",
+        "input": [_row(rng, ("n", "m")) for _ in range(rng.randint(0, 6))],
+        "expr": {"op": rng.choice(["add", "sub", "mul", "div"]), "left": operand(1), "right": operand(1)},
+        "as": rng.choice(["r", "n", "ratio"]),
+    }
+
+
+def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
+    a = dict(args)
+    fn = a["fn"]
+    faults = {
+        "mul": ["not_taken_on", "operand"],
+        "join": ["on_missing", "on_type", "on_empty", "how_type", "how_unknown", "row_no_key", "row_type",
+                 "not_list", "not_taken_expr"],
+        "derive": ["expr_missing", "as_missing", "as_type", "as_empty", "expr_type", "op_unknown", "op_type",
+                   "expr_extra", "expr_key_missing", "leaf_type", "row_type", "input_type", "not_taken_on",
+                   "too_deep"],
+    }[fn]  # fmt: skip
+    f = rng.choice(faults)
+    rows_key = "input" if fn == "derive" else ("a" if "a" in a else None)
+    if f == "not_taken_on":
+        a["on"] = "k"
+    elif f == "not_taken_expr":
+        a["expr"] = {"op": "add", "left": 1, "right": 2}
+    elif f == "operand":
+        a.pop("input", None)
+        a.update(a=rng.choice(["3", True, [1]]), b=2)
+    elif f == "on_missing":
+        del a["on"]
+    elif f == "on_type":
+        a["on"] = rng.choice([3, [1], {"k": 1}])
+    elif f == "on_empty":
+        a["on"] = []
+    elif f == "how_type":
+        a["how"] = 1
+    elif f == "how_unknown":
+        a["how"] = rng.choice(["outer", "INNER", "right"])
+    elif f in ("row_no_key", "row_type"):
+        bad = {"zz": 1} if f == "row_no_key" else rng.choice(["x", 3, None, [1]])
+        if rows_key is None:
+            a["input"] = [[*a["input"][0], bad], a["input"][1]]
+        else:
+            a[rows_key] = [*a[rows_key], bad]
+    elif f == "not_list":
+        a.pop("input", None)
+        a.update(a="rows", b=[])
+    elif f == "expr_missing":
+        del a["expr"]
+    elif f == "as_missing":
+        del a["as"]
+    elif f == "as_type":
+        a["as"] = rng.choice([1, ["r"]])
+    elif f == "as_empty":
+        a["as"] = ""
+    elif f == "expr_type":
+        a["expr"] = rng.choice(["n + 1", [1, 2], 5])
+    elif f == "op_unknown":
+        a["expr"] = {**a["expr"], "op": rng.choice(["pow", "ADD", "+"])}
+    elif f == "op_type":
+        a["expr"] = {**a["expr"], "op": 3}
+    elif f == "expr_extra":
+        a["expr"] = {**a["expr"], "zz": 1}
+    elif f == "expr_key_missing":
+        a["expr"] = {k: v for k, v in a["expr"].items() if k != rng.choice(["op", "left", "right"])}
+    elif f == "leaf_type":
+        a["expr"] = {**a["expr"], "right": rng.choice([True, [1], {"op": "add", "left": 1, "right": False}])}
+    elif f == "input_type":
+        a["input"] = rng.choice(["rows", 3])
+    else:  # too_deep
+        e: Any = "n"
+        for _ in range(9):
+            e = {"op": "add", "left": e, "right": 1}
+        a["expr"] = e
+    return a
+
+
+def test_row_fns_match_oracle(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "s", "duckdb", now=counter_clock())
+    try:
+        ctx = OpContext(store)
+        rng = random.Random(17)
+        outcomes: Counter[str] = Counter()
+        kinds: Counter[str] = Counter()
+        for _ in range(max(N_CASES, 20) * 6):
+            args = _valid(rng)
+            kinds[f"{args['fn']}-{args.get('how', '')}"] += 1
+            if rng.random() < 0.3:
+                args = _fault(rng, args)
+            outcomes[compare(ctx, OracleStore([], []), "compute", args)] += 1
+    finally:
+        store.close()
+    assert len(kinds) == 6, kinds  # mul, derive, join with every how (and the default)
+    assert outcomes["ok"] >= N_CASES and outcomes["E_SCHEMA"] and outcomes["E_INVALID_ARG"], outcomes
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory: pytest.TempPathFactory):
+    store = Store.create(tmp_path_factory.mktemp("rows") / "s", "duckdb", now=counter_clock())
+    yield OpContext(store)
+    store.close()
+
+
+def both(ctx: OpContext, **args: Any) -> dict[str, Any]:
+    assert compare(ctx, OracleStore([], []), "compute", args) == "ok"
+    return call(ctx, "compute", args)["payload"]
+
+
+SENT = [{"uid": "a", "n": 4}, {"uid": "b", "n": 1}, {"uid": "c", "n": 2}]
+RECV = [{"uid": "c", "n": 3, "first": 7}, {"uid": "a", "n": 0, "first": 5}, {"uid": "a", "n": 2, "first": 9}]
+
+
+def test_join_kinds_and_order(ctx: OpContext) -> None:
+    inner = both(ctx, fn="join", a=SENT, b=RECV, on="uid")
+    # a's order, then b's order within a key; b's n renamed b_n because a has n
+    assert inner["rows"] == [
+        {"uid": "a", "n": 4, "b_n": 0, "first": 5},
+        {"uid": "a", "n": 4, "b_n": 2, "first": 9},
+        {"uid": "c", "n": 2, "b_n": 3, "first": 7},
+    ]
+    assert inner["value"] == inner["rows_total"] == 3
+    left = both(ctx, fn="join", a=SENT, b=RECV, on=["uid"], how="left")
+    assert left["rows"][2] == {"uid": "b", "n": 1, "b_n": None, "first": None}
+    assert both(ctx, fn="join", input=[SENT, RECV], on="uid", how="anti")["rows"] == [SENT[1]]
+    assert both(ctx, fn="join", a=SENT, b=[], on="uid")["rows"] == []
+    assert both(ctx, fn="join", a=SENT, b=[], on="uid", how="left")["value"] == 3
+
+
+def test_join_keys_compare_exactly_and_null_never_matches(ctx: OpContext) -> None:
+    a = [{"k": 1}, {"k": 0.1 + 0.2}, {"k": None}, {"k": "1"}]
+    b = [{"k": 1.0, "v": "one"}, {"k": 0.3, "v": "tenths"}, {"k": None, "v": "null"}]
+    out = both(ctx, fn="join", a=a, b=b, on="k", how="left")
+    assert [r["v"] for r in out["rows"]] == ["one", "tenths", None, None]
+
+
+def test_reciprocal_pairs_by_a_two_field_join(ctx: OpContext) -> None:
+    """The issue's reciprocal-pairs question: pairs (s, d) whose reverse (d, s) also occurs."""
+    pairs = [
+        {"src": "a", "dst": "b", "t": 1},
+        {"src": "b", "dst": "a", "t": 5},
+        {"src": "a", "dst": "c", "t": 2},
+    ]
+    reverse = [{"src": p["dst"], "dst": p["src"], "t_back": p["t"]} for p in pairs]
+    out = both(ctx, fn="join", a=pairs, b=reverse, on=["src", "dst"])
+    assert [(r["src"], r["dst"], r["t_back"]) for r in out["rows"]] == [("a", "b", 5), ("b", "a", 1)]
+
+
+def test_derive_exact_and_nulls(ctx: OpContext) -> None:
+    rows = [{"s": 1, "r": 3}, {"s": 0.1, "r": 0.2}, {"s": 2, "r": 0}, {"s": "x", "r": 1}, {"r": 1}]
+    out = both(ctx, fn="derive", input=rows, expr={"op": "div", "left": "s", "right": "r"}, **{"as": "q"})
+    assert [r["q"] for r in out["rows"]] == [0.333333333, 0.5, None, None, None]
+    nested = {"op": "mul", "left": 100, "right": {"op": "sub", "left": "s", "right": 0.1}}
+    out = both(ctx, fn="derive", input=rows[:2], expr=nested, **{"as": "s"})  # replaces s
+    assert [r["s"] for r in out["rows"]] == [90, 0]
+    assert both(ctx, fn="mul", a=0.1, b=3)["value"] == 0.3
+    assert both(ctx, fn="mul", input=[10**20, 10**20])["value"] == 10**40
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ({"fn": "join", "a": SENT, "b": RECV}, "E_SCHEMA"),
+        ({"fn": "join", "a": SENT, "b": RECV, "on": "uid", "how": "outer"}, "E_INVALID_ARG"),
+        ({"fn": "join", "a": SENT, "b": RECV, "on": "zz"}, "E_INVALID_ARG"),
+        ({"fn": "join", "a": [{"uid": "a", "b_n": 1, "n": 1}], "b": RECV, "on": "uid"}, "E_INVALID_ARG"),
+        ({"fn": "join", "a": [{"k": 1}] * 400, "b": [{"k": 1}] * 400, "on": "k"}, "E_INVALID_ARG"),
+        ({"fn": "derive", "input": SENT, "expr": {"op": "add", "left": "n"}, "as": "x"}, "E_SCHEMA"),
+        ({"fn": "derive", "input": SENT, "expr": {"op": "pow", "left": "n", "right": 2}, "as": "x"},
+         "E_INVALID_ARG"),
+        ({"fn": "derive", "input": [1], "expr": {"op": "add", "left": "n", "right": 2}, "as": "x"},
+         "E_INVALID_ARG"),
+        ({"fn": "derive", "input": SENT, "expr": {"op": "add", "left": "n", "right": 2}}, "E_SCHEMA"),
+        ({"fn": "mul", "a": 2, "b": 3, "on": "k"}, "E_INVALID_ARG"),
+    ],
+)  # fmt: skip
+def test_row_fn_refusals(ctx: OpContext, args: dict[str, Any], code: str) -> None:
+    assert compare(ctx, OracleStore([], []), "compute", args) == code
+    with pytest.raises(TGMSError) as err:
+        call(ctx, "compute", args)
+    assert err.value.code == code and err.value.to_dict()["details"]["field"]
+
+
+def test_traits_of_row_fns() -> None:
+    traits = get_operator("compute").traits
+    assert traits.reduces_list({"fn": "join"}) and traits.reduces_list({"fn": "derive"})
+    assert not traits.reduces_list({"fn": "mul"})
+    assert keeps_empty({"fn": "join"}, ("a",)) and keeps_empty({"fn": "join", "how": "inner"}, ("b",))
+    assert not keeps_empty({"fn": "join", "how": "left"}, ("b",))
+    assert not keeps_empty({"fn": "join", "how": "anti"}, ("input", 1))
+    assert keeps_empty({"fn": "join", "how": "anti"}, ("input", 0))
+    assert keeps_empty({"fn": "derive"}, ("input",))

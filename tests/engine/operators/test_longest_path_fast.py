@@ -1,0 +1,159 @@
+"""longest_temporal_path: fast path == oracle on random bi-temporal stores (both backends), a plain
+enumeration of every walk on small cases, hand cases (strict times, intervals, ties, the cap), refusals."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.errors import TGMSError
+from engine.operators.context import OpContext
+from engine.operators.envelope import call
+from engine.operators.oracle import ORACLES, OracleStore
+from engine.store import Store
+from tests.engine.operators.oracle_compare import compare
+from tests.engine.operators.sampling import N_CASES, T_MAX, counter_clock, random_store, sample_args
+
+STORES = 4
+UIDS = [f"u{i}" for i in range(8)]
+ORACLE = ORACLES["longest_temporal_path"]
+
+
+def test_longest_path_matches_oracle(tmp_path: Path, backend: str) -> None:
+    outcomes: Counter[str] = Counter()
+    lengths: Counter[int] = Counter()
+    per_store = max(-(-N_CASES // STORES), 10)
+    for s in range(STORES):
+        store, tts = random_store(tmp_path / f"s{s}", backend, seed=500 + s)
+        try:
+            ctx, oracle = OpContext(store), OracleStore(*store.public_rows())
+            rng = random.Random(s)
+            for i in range(per_store):
+                args = sample_args("longest_temporal_path", rng, UIDS, tts)
+                if i % 3 == 0:
+                    args["as_of_tt"] = rng.choice(tts)
+                if i % 4 == 0:
+                    args["window"] = {"t_a": 0, "t_b": T_MAX * 2}  # the whole history
+                outcomes[compare(ctx, oracle, "longest_temporal_path", args)] += 1
+                if outcomes["ok"] and i % 2 == 0:
+                    lengths[call(ctx, "longest_temporal_path", args)["payload"]["hops"]] += 1
+        finally:
+            store.close()
+    assert outcomes["ok"] >= N_CASES // 2, outcomes
+    assert len(lengths) >= 3, lengths  # short, long and capped answers, not one degenerate case
+
+
+def _walks(edges: list[dict[str, Any]], src: str | None, t_a: int, t_b: int, depth: int) -> list[list[Any]]:
+    """Every walk of at most ``depth`` hops, as lists of (tau, eid, vid): plain enumeration."""
+    out: list[list[Any]] = [[]]
+
+    def go(node: str | None, alpha: int, walk: list[Any]) -> None:
+        if len(walk) == depth:
+            return
+        for e in edges:
+            tau = max(alpha + 1, e["vt_s"])
+            if (node is None or e["src"] == node) and tau < e["vt_e"] and tau < t_b:
+                walk.append((tau, e["eid"], e["vid"]))
+                out.append(list(walk))
+                go(e["dst"], tau, walk)
+                walk.pop()
+
+    go(src, t_a - 1, [])
+    return out
+
+
+def test_oracle_agrees_with_plain_enumeration(tmp_path: Path) -> None:
+    """The oracle's memoized recursion against listing every walk: same length, and its path is the
+    least walk of that length in (tau, eid, vid) step order."""
+    store, _ = random_store(tmp_path / "s", "duckdb", seed=77, n_batches=3)
+    try:
+        oracle = OracleStore(*store.public_rows())
+        edges = oracle.believed_edges(None)
+        rng = random.Random(3)
+        for _ in range(25):
+            t_a = rng.randint(0, T_MAX)
+            t_b = t_a + rng.randint(1, T_MAX)
+            src = rng.choice([None, *UIDS])
+            cap = rng.randint(1, 4)
+            got = ORACLE(oracle, {"window": {"t_a": t_a, "t_b": t_b}, "src": src, "max_hops": cap})
+            walks = _walks(edges, src, t_a, t_b, cap + 1)
+            longest = max(len(w) for w in walks)
+            assert got["capped"] == (longest > cap)
+            assert got["hops"] == min(longest, cap)
+            want = min(w for w in walks if len(w) == got["hops"])
+            assert [(r["t"], r["eid"], r["vid"]) for r in got["rows"]] == want
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def chain(tmp_path: Path, backend: str):
+    store = Store.create(tmp_path / "s", backend, now=counter_clock())
+    store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in "abcdz"])
+
+    def ev(s: str, d: str, t: int, dur: int = 1) -> dict[str, Any]:
+        return {"op": "assert_edge", "src": s, "dst": d, "rel_type": "m", "vt_s": t, "vt_e": t + dur}
+
+    store.write([ev("a", "b", 1), ev("b", "c", 1), ev("b", "c", 3), ev("c", "d", 5),
+                 ev("d", "a", 9, dur=20), ev("z", "z", 40, dur=3)])  # fmt: skip
+    yield store
+    store.close()
+
+
+def _call(store: Store, **args: Any) -> dict[str, Any]:
+    ctx = OpContext(store)
+    assert compare(ctx, OracleStore(*store.public_rows()), "longest_temporal_path", args) == "ok"
+    return call(ctx, "longest_temporal_path", args)["payload"]
+
+
+def test_strict_times_intervals_and_repeats(chain: Store) -> None:
+    out = _call(chain, window={"t_a": 0, "t_b": 100}, src="a")
+    # a→b at 1; b→c at 1 would not chain (strictly later only): b→c at 3, c→d at 5, d→a (valid [9, 29))
+    # entered at 9, then a walk may revisit a but a→b is over
+    assert out["nodes"] == ["a", "b", "c", "d", "a"] and out["hops"] == 4 and not out["capped"]
+    assert [r["t"] for r in out["rows"]] == [1, 3, 5, 9]
+    loop = _call(chain, window={"t_a": 0, "t_b": 100}, src="z")  # a self-loop valid [40, 43): 40, 41, 42
+    assert loop["hops"] == 3 and [r["t"] for r in loop["rows"]] == [40, 41, 42]
+    late = _call(chain, window={"t_a": 12, "t_b": 100}, src="d")  # the interval arc entered mid-way
+    assert late["hops"] == 1 and late["rows"][0]["t"] == 12
+
+
+def test_any_start_cap_and_empty(chain: Store) -> None:
+    out = _call(chain, window={"t_a": 0, "t_b": 100})
+    assert out["hops"] == 4 and out["nodes"][0] == "a"
+    capped = _call(chain, window={"t_a": 0, "t_b": 100}, max_hops=2)
+    # two first hops at t=1 (a→b, b→c) both continue: the one of lesser eid is taken (checked by the oracle)
+    assert capped["hops"] == 2 and capped["capped"] and capped["rows"][0]["t"] == 1
+    none = _call(chain, window={"t_a": 60, "t_b": 100}, src="a")
+    assert none == {**none, "hops": 0, "nodes": ["a"], "rows": [], "rows_total": 0, "capped": False}
+    cut = _call(chain, window={"t_a": 0, "t_b": 5}, src="a")  # c→d at 5 is outside [0, 5)
+    assert cut["hops"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ({}, "E_SCHEMA"),
+        ({"window": {"t_a": 5, "t_b": 5}}, "E_INVALID_ARG"),
+        ({"window": {"t_a": 0, "t_b": 5}, "max_hops": 0}, "E_INVALID_ARG"),
+        ({"window": {"t_a": 0, "t_b": 5}, "max_hops": 1001}, "E_INVALID_ARG"),
+        ({"window": {"t_a": 0, "t_b": 5}, "src": "nobody"}, "E_NOT_FOUND"),
+        ({"window": {"t_a": 0, "t_b": 5}, "rel_types": "m"}, "E_SCHEMA"),
+    ],
+)
+def test_refusals(chain: Store, args: dict[str, Any], code: str) -> None:
+    ctx = OpContext(chain)
+    assert compare(ctx, OracleStore(*chain.public_rows()), "longest_temporal_path", args) == code
+    with pytest.raises(TGMSError) as err:
+        call(ctx, "longest_temporal_path", args)
+    assert err.value.code == code
+
+
+def test_cost_guard_suggests_narrowing(chain: Store) -> None:
+    with pytest.raises(TGMSError) as err:
+        call(OpContext(chain), "longest_temporal_path", {"window": {"t_a": 0, "t_b": 100}}, budget_s=1e-9)
+    assert err.value.code == "E_COST" and any("max_hops" in s for s in err.value.details["suggestions"])
