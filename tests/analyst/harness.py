@@ -139,8 +139,12 @@ def sql_answer(con: Any, q: dict[str, Any], spec: dict[str, Any], root: Path | N
 
 
 def _path(obj: Any, dotted: str) -> Any:
+    """A row's field: a flat key as named (an aggregate row's ``prop.rating``), else a dotted path into an
+    edge-version row (``props.rating``); None when absent."""
+    if isinstance(obj, dict) and dotted in obj:
+        return obj[dotted]
     for part in dotted.split("."):
-        obj = obj[part] if isinstance(obj, dict) else None
+        obj = obj.get(part) if isinstance(obj, dict) else None
     return obj
 
 
