@@ -1,0 +1,224 @@
+"""The analyst question set's machinery: load the questions, build a dataset's store, answer a question
+twice (its SQL over the raw file; its plan through the real verifier and executor) and compare.
+
+Shared by ``test_questions.py`` and the coverage report (``python -m tests.analyst.coverage``), so the
+report measures exactly what the test checks. Outside ``engine/``: imports only ``engine.api``.
+
+Conventions (also stated at the top of ``questions.yaml``):
+
+- ``{events}`` in a question's SQL expands to the dataset's ``events_sql``: a ``read_csv`` of the raw file
+  (``{path}``) with node ids turned into store uids (``'n' || id``), times into µs (``t``) and a UTC
+  ``TIMESTAMP`` (``ts``). ``{corrections}`` expands to a ``read_json`` of the documented corrections
+  (the ``corrections`` table of the YAML, one row per op) written next to the store.
+- Belief-history questions (``store: corrected``) run on a store to which those corrections were applied,
+  one batch each, after the load (canonical clock: the load at ``CANONICAL_BASE``, batch k at
+  ``CANONICAL_BASE + k * CANONICAL_STEP``); every other question runs on the plain store.
+- Answers compare exactly; numbers to 9 decimals (a difference of at most one unit in the 9th decimal is
+  accepted, because the SQL's double mean and the engine's exactly rounded Fraction may round apart).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.api import (
+    CANONICAL_BASE,
+    CANONICAL_STEP,
+    ExecConfig,
+    MemoryResults,
+    OpContext,
+    Store,
+    VerifierConfig,
+    build_plan,
+    build_store,
+    execute,
+    operator_schemas,
+    verify_plan,
+)
+
+HERE = Path(__file__).resolve().parent
+QUESTIONS_PATH = HERE / "questions.yaml"
+DATA_DIR = HERE.parents[1].parent / "shared" / "data"
+ANSWER_KINDS = ("int", "float", "value", "uid", "uid_list", "ordered_list", "table", "table_set")
+CLASSES = (
+    "grouped_aggregation",
+    "property_predicate",
+    "join",
+    "sequence",
+    "calendar",
+    "self_loop",
+    "belief_history",
+    "co_active_gap",
+    "longest_path",
+    "listing",
+    "paper_template",
+)
+
+
+def load_questions(path: Path = QUESTIONS_PATH) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+# ---- stores ---------------------------------------------------------------------------------------------
+def correction_ops(row: dict[str, Any], rel_type: str) -> dict[str, Any]:
+    """The store op of one documented correction row (times in the row are unix seconds, as in the file)."""
+    t = row["t"] * 1_000_000
+    ref = {"src": f"n{row['src']}", "dst": f"n{row['dst']}", "rel_type": rel_type, "disc": ""}
+    props = {"rating": row["rating"]} if row.get("rating") is not None else {}
+    if row["kind"] == "correct":
+        return {"op": "correct", "ref": ref, "props": props, "vt_s": t, "vt_e": t + 1}
+    if row["kind"] == "retract":
+        return {"op": "retract", "ref": ref, "t": t}
+    if row["kind"] == "assert":
+        return {
+            "op": "assert_edge", "src": ref["src"], "dst": ref["dst"], "rel_type": rel_type,
+            "props": props, "vt_s": t, "vt_e": t + 1,
+        }  # fmt: skip
+    raise ValueError(f"unknown correction kind {row['kind']!r}")
+
+
+def build(dataset: str, root: Path, spec: dict[str, Any], corrected: bool, backend: str) -> Store:
+    """The store of ``dataset`` at ``root`` (canonical clock); with ``corrected``, the documented
+    corrections written after the load, one batch per ``batch`` number, and their table at
+    ``root/corrections.json`` for the SQL."""
+    src = spec["sources"][dataset]
+    store = build_store(dataset, root / "store", backend, source=DATA_DIR / src["file"])
+    if corrected:
+        rows = spec["corrections"][dataset]
+        batches: dict[int, list[dict[str, Any]]] = {}
+        for r in rows:
+            batches.setdefault(r["batch"], []).append(correction_ops(r, src["rel_type"]))
+        for k in sorted(batches):
+            res = store.write(batches[k], batch_id=f"analyst-cleanup-{k}")
+            assert res.status == "committed", res
+            assert res.tt == CANONICAL_BASE + k * CANONICAL_STEP, res  # the tt the questions name
+        (root / "corrections.json").write_text(json.dumps(rows), encoding="utf-8")
+    return store
+
+
+def sql_text(q: dict[str, Any], spec: dict[str, Any], root: Path | None) -> str:
+    src = spec["sources"][q["dataset"]]
+    events = src["events_sql"].replace("{path}", str(DATA_DIR / src["file"]))
+    sql = q["sql"].replace("{events}", f"({events})")
+    if "{corrections}" in sql:
+        assert root is not None, "a question reading {corrections} needs the corrected store"
+        sql = sql.replace("{corrections}", f"read_json('{root / 'corrections.json'}')")
+    return sql
+
+
+# ---- the two answers ------------------------------------------------------------------------------------
+def _plain(v: Any) -> Any:
+    if isinstance(v, Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    return v
+
+
+def sql_answer(con: Any, q: dict[str, Any], spec: dict[str, Any], root: Path | None) -> Any:
+    """The oracle: the question's SQL over the raw file, shaped by ``answer_kind``."""
+    rows = [tuple(_plain(v) for v in r) for r in con.sql(sql_text(q, spec, root)).fetchall()]
+    kind = q["answer_kind"]
+    if kind in ("int", "float", "value", "uid"):
+        assert len(rows) == 1 and len(rows[0]) == 1, f"{q['id']}: the SQL must give one value, got {rows}"
+        return rows[0][0]
+    if kind == "uid_list":
+        return sorted({r[0] for r in rows})
+    if kind == "ordered_list":
+        return [r[0] for r in rows]
+    if kind == "table":
+        return [list(r) for r in rows]
+    if kind == "table_set":
+        return sorted([list(r) for r in rows], key=json.dumps)
+    raise ValueError(kind)
+
+
+def _path(obj: Any, dotted: str) -> Any:
+    """A row's field: a flat key as named (an aggregate row's ``prop.rating``), else a dotted path into an
+    edge-version row (``props.rating``); None when absent."""
+    if isinstance(obj, dict) and dotted in obj:
+        return obj[dotted]
+    for part in dotted.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj
+
+
+def plan_answer(value: Any, q: dict[str, Any]) -> Any:
+    """The plan's answer value (``answer_spec.from``), shaped like :func:`sql_answer`."""
+    kind = q["answer_kind"]
+    if kind in ("int", "float", "value", "uid"):
+        return value
+    if kind == "uid_list":
+        return sorted({v["uid"] if isinstance(v, dict) else v for v in value})
+    if kind == "ordered_list":
+        return list(value)
+    rows = [[_path(r, f) for f in q["answer_fields"]] for r in value]
+    return sorted(rows, key=json.dumps) if kind == "table_set" else rows
+
+
+def same(a: Any, b: Any) -> bool:
+    """Exact equality; numbers to 9 decimals (within one unit of the 9th decimal)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float, Fraction)) and isinstance(b, (int, float, Fraction)):
+        return abs(round(float(a), 9) - round(float(b), 9)) <= 1.01e-9
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def task_uids(question: str) -> frozenset[str]:
+    """The uids a person names in the question: every integer, as a SNAP uid (``user 9`` -> ``n9``)."""
+    return frozenset(f"n{d}" for d in re.findall(r"\d+", question))
+
+
+def run_plan(q: dict[str, Any], store: Store) -> dict[str, Any]:
+    """Verify and execute the plan as ``tgms plan run`` does; ``{violations, status, answer, error}``."""
+    raw = dict(q["plan"], question=q["question"])
+    raw.setdefault("plan_id", q["id"])
+    ctx = OpContext(store)
+    report = verify_plan(raw, ctx, VerifierConfig(task_uids=task_uids(q["question"])))
+    out: dict[str, Any] = {"violations": [v.to_dict() for v in report.violations]}
+    if not report.valid:
+        return out
+    trace = execute(build_plan(raw), ctx, MemoryResults(), ExecConfig())
+    out["status"] = trace.status
+    out["steps"] = [{"id": r.id, "status": r.status, "error": r.error} for r in trace.steps]
+    got = trace.answer() or {}
+    out["from"] = got.get("from")
+    out["truncated"] = got.get("truncated")
+    if "value" in got:
+        out["answer"] = plan_answer(got["value"], q)
+    else:
+        out["error"] = got.get("error")
+    return out
+
+
+# ---- what a plan needs of the engine --------------------------------------------------------------------
+def _schemas() -> dict[str, Any]:
+    return operator_schemas()
+
+
+def missing_capabilities(plan: dict[str, Any], schemas: dict[str, Any] | None = None) -> list[str]:
+    """What the plan uses that this engine does not declare: an unregistered operator, a compute ``fn``
+    outside compute's enum, an argument name outside an operator's args schema (e.g. co_active ``gap``)."""
+    schemas = schemas if schemas is not None else _schemas()
+    missing: list[str] = []
+    for step in plan["steps"]:
+        op = step["op"]
+        if op not in schemas:
+            missing.append(f"operator {op}")
+            continue
+        props = schemas[op]["args"].get("properties", {})
+        for name in step.get("args", {}):
+            if name not in props:
+                missing.append(f"{op} argument {name}")
+        fn = step.get("args", {}).get("fn")
+        if op == "compute" and isinstance(fn, str) and fn not in props.get("fn", {}).get("enum", [fn]):
+            missing.append(f"compute fn {fn}")
+    return sorted(set(missing))
