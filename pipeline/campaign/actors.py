@@ -122,6 +122,20 @@ class TaskActor:
             "pid": self.pid,
         }
 
+    def prepare(
+        self, cell: dict[str, Any], system_config: dict[str, Any], settings: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Build the cell's system now (its index, embeddings, Kùzu graph), before its first task, so a
+        long one-off build runs while other cells' tasks keep the model busy. ``{"ok", "seconds"}``; a
+        failed build is not raised here: the cell's tasks report it, unscored, as they would anyway."""
+        self._check()
+        t0 = time.perf_counter()
+        try:
+            self._system(cell, system_config, settings)
+        except Exception:
+            return {"ok": False, "seconds": round(time.perf_counter() - t0, 4)}
+        return {"ok": True, "seconds": round(time.perf_counter() - t0, 4)}
+
     def run(
         self,
         task: dict[str, Any],

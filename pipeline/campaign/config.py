@@ -196,6 +196,10 @@ class RunConf(_Strict):
     """Skip (task, cell) pairs already recorded in records/ (a killed campaign finishes the rest)."""
     response_cache: bool = True
     """Cache model responses by request hash (a rerun sends no request it already sent)."""
+    max_in_flight: int | None = Field(None, ge=1)
+    """Tasks in flight over all actors at most; null: twice the requests the model serves at once
+    (model.concurrency × replicas), so a one-request-at-a-time server sees consecutive requests of one
+    cell and reuses their shared prompt prefix."""
     progress_every_s: float = Field(2.0, gt=0)
     """Seconds between live progress lines."""
     print_tables: bool = True

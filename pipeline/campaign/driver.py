@@ -164,8 +164,9 @@ def evaluate(
                 write_result(job, result)  # durable before it is counted
                 progress.record(job.cell.cell_id, result["record"])
 
+            cap = config.run.max_in_flight or 2 * endpoint.concurrency * len(endpoint.base_urls)
             with progress:
-                run_jobs(pool, jobs, on_record, resume=config.run.resume)
+                run_jobs(pool, jobs, on_record, resume=config.run.resume, max_in_flight=cap, prepare=True)
     out = []
     for cell in cells:
         records = recorded(cell)

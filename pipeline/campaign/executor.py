@@ -6,12 +6,13 @@ driver waits for every proof; one refusal stops the campaign before any task run
 the suite, the expected and found digest and why.
 
 :func:`run_jobs` keeps at most ``actor_concurrency`` tasks in flight on each live actor (so at most
-actors × actor_concurrency per suite), the least loaded actor first, and hands every finished result to
-``on_record`` **in the driver process**, one at a time, in completion order; the driver appends it with
-flush + fsync (:func:`write_result`), so a task is done exactly when its record is on disk. Tasks already
-done in a cell's records file are skipped (resume). A task whose actor died is resubmitted to another
-actor (after Ray's own retry on the restarted actor), at most ``max_resubmits`` times; after that it is
-recorded as ``infra_error`` (unscored, rerun on resume) — never lost, never scored.
+actors × actor_concurrency per suite; optionally fewer over the whole pool), the least loaded actor
+first, and hands every finished result to ``on_record`` **in the driver process**, one at a time, in
+completion order; the driver appends it with flush + fsync (:func:`write_result`), so a task is done
+exactly when its record is on disk. Tasks already done in a cell's records file are skipped (resume). A
+task whose actor died is resubmitted to another actor (after Ray's own retry on the restarted actor), at
+most ``max_resubmits`` times; after that it is recorded as ``infra_error`` (unscored, rerun on resume) —
+never lost, never scored.
 """
 
 from __future__ import annotations
@@ -261,9 +262,19 @@ def run_jobs(
     *,
     resume: bool = True,
     max_resubmits: int = 2,
+    max_in_flight: int | None = None,
+    prepare: bool = False,
 ) -> dict[str, int]:
     """Run every job's tasks on the pool (see the module docstring); returns counts
-    ``{"submitted", "finished", "skipped", "resubmitted", "infra_errors"}``."""
+    ``{"submitted", "finished", "skipped", "resubmitted", "infra_errors"}``.
+
+    ``max_in_flight`` caps the tasks in flight over the whole pool (None: actors × actor_concurrency). A
+    server that answers one request at a time (llama.cpp) keeps a prompt prefix only across consecutive
+    requests: with a small cap the tasks run cell by cell and each request reuses the previous one's prefix
+    instead of re-reading ~3k tokens. With ``prepare`` every actor builds each cell's system first (in the
+    background, :meth:`TaskActor.prepare`), and the tasks of cells whose systems are ready go first, so a
+    long one-off build (vector_rag's embeddings) overlaps other cells' tasks instead of holding their
+    slots."""
     ray = import_ray()
     on_record = on_record or write_result
     queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]] = {}
@@ -281,19 +292,59 @@ def run_jobs(
         raise InfraError(f"no task actor serves suite(s) {missing}", suites=missing)
     flights: dict[Any, _Flight] = {}
     cells: dict[int, dict[str, Any]] = {}  # the plain cell of each job, shipped with each task
+    cap = max_in_flight if max_in_flight is not None else 1 << 30
+    # cell id -> prepare calls still running; a cell is ready when it has none left
+    preparing: dict[str, set[Any]] = {}
+    prep_refs: dict[Any, str] = {}
+
+    def plain(job: CellJob) -> dict[str, Any]:
+        key = id(job)
+        if key not in cells:
+            cells[key] = {**dataclasses.asdict(job.cell), "cell_id": job.cell.cell_id}
+        return cells[key]
+
+    if prepare:
+        todo = {id(j): j for q in queues.values() for j, _, _ in q}
+        for job in todo.values():
+            for actor in pool.live(job.cell.suite):
+                ref = actor.handle.prepare.remote(plain(job), job.system_config, job.settings)
+                prep_refs[ref] = job.cell.cell_id
+                preparing.setdefault(job.cell.cell_id, set()).add(ref)
+
+    last: list[str] = [""]  # the cell of the task submitted last
+
+    def next_task(queue: deque[tuple[CellJob, dict[str, Any], int]]) -> tuple[CellJob, dict[str, Any], int]:
+        """The next task of the cell submitted last while it is ready (or nothing is), else the first task
+        of a ready cell, else the first task: cells run one after another, a cell still being prepared
+        waits unless nothing else can run."""
+
+        def ready(item: tuple[CellJob, dict[str, Any], int]) -> bool:
+            return not preparing.get(item[0].cell.cell_id)
+
+        def take(i: int) -> tuple[CellJob, dict[str, Any], int]:
+            item = queue[i]
+            del queue[i]
+            last[0] = item[0].cell.cell_id
+            return item
+
+        if ready(queue[0]) and queue[0][0].cell.cell_id == last[0]:
+            return take(0)  # the usual case: the queue is cell-major
+        ready_at = next((i for i, item in enumerate(queue) if ready(item)), None)
+        if ready_at is None:
+            same = next((i for i, item in enumerate(queue) if item[0].cell.cell_id == last[0]), 0)
+            return take(same)
+        same = next((i for i, it in enumerate(queue) if it[0].cell.cell_id == last[0] and ready(it)), None)
+        return take(same if same is not None else ready_at)
 
     def submit() -> None:
         for suite, queue in queues.items():
-            while queue:
+            while queue and len(flights) < cap:
                 free = [a for a in pool.live(suite) if a.in_flight < pool.concurrency]
                 if not free:
                     break
                 actor = min(free, key=lambda a: (a.in_flight, a.index))
-                job, task, resubmits = queue.popleft()
-                key = id(job)
-                if key not in cells:
-                    cells[key] = {**dataclasses.asdict(job.cell), "cell_id": job.cell.cell_id}
-                ref = actor.handle.run.remote(task, cells[key], job.system_config, job.settings)
+                job, task, resubmits = next_task(queue)
+                ref = actor.handle.run.remote(task, plain(job), job.system_config, job.settings)
                 actor.in_flight += 1
                 flights[ref] = _Flight(job, task, actor, resubmits)
                 stats["submitted"] += 1
@@ -306,8 +357,13 @@ def run_jobs(
 
     submit()
     while flights:
-        ready, _ = ray.wait(list(flights), num_returns=1)
+        ready, _ = ray.wait([*flights, *prep_refs], num_returns=1)
         for ref in ready:
+            if ref in prep_refs:
+                # built (the node's other actors then load the build from the node cache), failed or its
+                # actor died: either way the cell waits no longer
+                preparing[prep_refs.pop(ref)].clear()
+                continue
             flight = flights.pop(ref)
             flight.actor.in_flight -= 1
             try:

@@ -3,6 +3,7 @@ and the records files (durable appends, torn tails, what counts as done)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -84,3 +85,30 @@ def test_sweep_removes_only_the_scratch_of_dead_actors(tmp_path: Path) -> None:
         (d / "store").mkdir(parents=True)
     assert sweep_stale(tmp_path) == [dead]
     assert not dead.exists() and alive.exists() and other.exists()
+
+
+def test_a_small_flight_cap_runs_cells_one_after_another_after_preparing_them(
+    ray_info: dict, small_bundle: Bundle, tmp_path: Path
+) -> None:
+    """max_in_flight=1 (a one-request-at-a-time server): one request at a time, tasks cell by cell (so
+    consecutive requests share a prompt prefix), every system built once by ``prepare`` beforehand."""
+    n_tasks = 6
+    cluster = cluster_conf(actors=2, actor_concurrency=4)
+    with ScriptedServer(smoke_reply) as server:
+        endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=1, timeout_s=10)
+        jobs = jobs_for(small_bundle, ["static_graph_rag", "tgms"], n_tasks, tmp_path, scripted_model())
+        order: list[str] = []
+        with start_actors(small_bundle.bundles(), endpoint, cluster, tmp_path / "work") as pool:
+
+            def on_record(job: CellJob, result: dict[str, Any]) -> None:
+                write_result(job, result)
+                order.append(job.cell.system)
+
+            stats = run_jobs(pool, jobs, on_record, max_in_flight=1, prepare=True)
+        high_water = server.log.high_water
+    assert stats["finished"] == 2 * n_tasks and stats["submitted"] == 2 * n_tasks
+    assert high_water == 1, "one task in flight at a time"
+    switches = sum(1 for a, b in itertools.pairwise(order) if a != b)
+    # cell-major, except that a cell still being prepared may let the other go first once
+    assert switches <= 2, order
+    assert all(r["status"] != "infra_error" for j in jobs for r in read_records(j.records_path))
