@@ -151,7 +151,17 @@ OPERATOR_ORDER = (
     "resolve_entities",
     "compute",
 )
-FAMILY_MODULES = ("history", "traversal", "motifs", "metrics", "burst", "evolution", "resolve", "compute")
+FAMILY_MODULES = (
+    "history",
+    "traversal",
+    "motifs",
+    "metrics",
+    "burst",
+    "evolution",
+    "resolve",
+    "compute",
+    "events",
+)
 
 
 def load_all() -> None:

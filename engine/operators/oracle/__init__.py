@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.operators.oracle.compute import oracle_compute
+from engine.operators.oracle.events import oracle_aggregate_events, oracle_list_events
 from engine.operators.oracle.evolution import oracle_co_active, oracle_neighborhood_evolution
 from engine.operators.oracle.history import (
     oracle_diff_snapshots,
@@ -40,6 +41,8 @@ ORACLES: dict[str, Oracle] = {
     "co_active": oracle_co_active,
     "resolve_entities": oracle_resolve_entities,
     "compute": oracle_compute,
+    "list_events": oracle_list_events,
+    "aggregate_events": oracle_aggregate_events,
 }
 
 __all__ = ["ORACLES", "Oracle", "OracleStore", "page", "paginate"]
