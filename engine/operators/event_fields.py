@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from engine.operators.base import Model, OneOf, OpArgs, UidList, Window, dedupe, invalid
+from engine.operators.base import Model, OneOf, OpArgs, Uid, UidList, Window, dedupe, invalid
 from engine.operators.context import OpContext
 from engine.operators.edge_arrays import EdgeArrays
 from engine.operators.traits import EventWindow, NonEmpty
@@ -84,9 +84,10 @@ class EventSelection(OpArgs):
     ``window`` (null: the whole time line), filtered by endpoints, rel types and ``where`` (AND)."""
 
     window: Annotated[Window, EventWindow()] | None = None
-    src: Uids | None = None
-    dst: Uids | None = None
-    node: Uids | None = None
+    # a uid list, or one uid (as co_active's selections take it)
+    src: Uids | Uid | None = None
+    dst: Uids | Uid | None = None
+    node: Uids | Uid | None = None
     rel_types: (
         Annotated[list[Annotated[str, Field(min_length=1)]], NonEmpty(), Field(max_length=10_000)] | None
     ) = None
@@ -370,6 +371,8 @@ def select(ctx: OpContext, a: EventSelection) -> tuple[EdgeArrays, np.ndarray, C
     sets = {}
     for name in ("src", "dst", "node"):
         uids = getattr(a, name)
+        if isinstance(uids, str):
+            uids = [uids]
         if uids is not None:
             sets[name] = np.array(ctx.require_known(dedupe(uids), a.as_of_tt, name), dtype=np.int64)
     lo, hi = 0, e.n

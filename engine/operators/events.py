@@ -43,7 +43,7 @@ from engine.operators.lazy_rows import LazyRows
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeVersionRow
 
-FAMILY = "relational"
+FAMILY = "events"  # the family is the module that registers it
 GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CALENDAR)
 AGG_FNS = ("count", "count_distinct", "first_t", "last_t", "sum", "mean", "min", "max", "median",
            "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions")  # fmt: skip

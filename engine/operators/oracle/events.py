@@ -226,7 +226,8 @@ def _selected(store: OracleStore, args: dict[str, Any]) -> list[dict[str, Any]]:
     a = as_of_arg(args)
     t_a, t_b = (0, 2**62) if args.get("window") is None else window_arg(args["window"])
     preds = _predicates(args.get("where"))
-    lists = {k: str_list_arg(args, k) for k in ("src", "dst", "node")}  # [] selects nothing
+    # one uid or a list; [] selects nothing
+    lists = {k: str_list_arg(args, k, allow_single=True) for k in ("src", "dst", "node")}
     rels = str_list_arg(args, "rel_types")
     if rels is not None and any(r == "" for r in rels):
         raise _bad("rel_types entries must be non-empty", field="rel_types")
@@ -262,7 +263,7 @@ def _selected(store: OracleStore, args: dict[str, Any]) -> list[dict[str, Any]]:
 
 def oracle_list_events(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
     check_keys(args, (), (*SELECTION, "order"), "list_events")
-    order = args.get("order") or "asc"
+    order = "asc" if args.get("order") is None else args["order"]
     if not isinstance(order, str):
         raise SchemaError("order must be a string", field="order")
     if order not in ("asc", "desc"):

@@ -119,13 +119,21 @@ def _aggregate(rng: random.Random, group_by: list[str]) -> dict[str, Any]:
     return g
 
 
+def _key_fields(k: str) -> list[str]:
+    return {"pair": ["src", "dst"], "unordered_pair": ["a", "b"]}.get(k, [k.replace(".", "_")])
+
+
 def sample_event_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) -> dict[str, Any]:
     args = _selection(rng, uids)
     if op == "list_events":
-        if rng.random() < 0.4:
+        if rng.random() < 0.4 or not args:
             args["order"] = rng.choice(["asc", "desc"])
     else:
-        group_by = rng.sample(KEYS, rng.choice([0, 1, 1, 1, 2, 2, 3]))
+        while True:  # keys whose row fields do not collide (src with pair does)
+            group_by = rng.sample(KEYS, rng.choice([0, 1, 1, 1, 2, 2, 3]))
+            fields = [f for k in group_by for f in _key_fields(k)]
+            if len(set(fields)) == len(fields):
+                break
         args["group_by"] = group_by
         aggs: list[dict[str, Any]] = []
         names: set[str] = set()
@@ -138,8 +146,7 @@ def sample_event_args(op: str, rng: random.Random, uids: list[str], tts: list[in
             aggs.append(g)
         if aggs:
             args["aggregates"] = aggs
-        out = [f for k in group_by for f in {"pair": ["src", "dst"], "unordered_pair": ["a", "b"]}.get(
-            k, [k.replace(".", "_")])] + (sorted(names) if aggs else ["count"])  # fmt: skip
+        out = fields + (sorted(names) if aggs else ["count"])
         if len(set(out)) == len(out):
             if rng.random() < 0.25:
                 f = rng.choice(out)

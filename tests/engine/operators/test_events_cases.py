@@ -120,6 +120,7 @@ def test_where_kinds_nulls_and_field_comparison(env) -> None:
     desc = both(ctx, store, "list_events", order="desc", node=["c"])
     assert ratings(desc) == [None, -2] and desc["rows_total"] == 2
     assert both(ctx, store, "list_events", src=[])["rows_total"] == 0  # [] selects nothing
+    assert both(ctx, store, "list_events", src="b") == both(ctx, store, "list_events", src=["b"])
 
 
 def test_group_keys_and_aggregates(env) -> None:
@@ -178,7 +179,7 @@ def test_belief_as_of_tt_and_corrections(env) -> None:
 
 
 def test_pages_concatenate(env) -> None:
-    ctx, store, _ = env
+    ctx, _, _ = env
     for op, args in (("list_events", {}), ("aggregate_events", {"group_by": ["node", "dst"]})):
         full = call(ctx, op, dict(args, limit=100))["payload"]
         seen, cursor = [], None
@@ -203,7 +204,8 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ("list_events", {"where": [{"field": "t", "op": "eq", "value": 1, "extra": 0}]}, "E_SCHEMA"),
     ("list_events", {"where": "t > 1"}, "E_SCHEMA"),
     ("list_events", {"src": ["nobody"]}, "E_NOT_FOUND"),
-    ("list_events", {"node": "a"}, "E_SCHEMA"),
+    ("list_events", {"node": 7}, "E_SCHEMA"),
+    ("list_events", {"node": "ghost"}, "E_NOT_FOUND"),
     ("list_events", {"order": "sideways"}, "E_INVALID_ARG"),
     ("list_events", {"window": {"t_a": 5, "t_b": 5}}, "E_INVALID_ARG"),
     ("list_events", {"rel_types": [""]}, "E_INVALID_ARG"),
