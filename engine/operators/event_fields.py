@@ -15,6 +15,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Annotated, Any
 
 import numpy as np
@@ -108,14 +109,80 @@ class EventSelection(OpArgs):
 @dataclass
 class Col:
     """A field's values at the selected events: ``kind`` "int" (``values`` int64, ``null`` mask or None),
-    "str" (object array of str, never null) or "any" (object array of JSON values, None = null)."""
+    "str" (object array of str, never null) or "coded" (``values`` int64 codes into ``uniq``, the distinct
+    values in :func:`value_sort_key` order, null first when present). A predicate on a coded column is
+    evaluated once per distinct value and mapped through the codes."""
 
     kind: str
     values: np.ndarray
     null: np.ndarray | None = None
+    uniq: list[Any] | None = None
 
     def take(self, idx: np.ndarray) -> Col:
-        return Col(self.kind, self.values[idx], None if self.null is None else self.null[idx])
+        return Col(self.kind, self.values[idx], None if self.null is None else self.null[idx], self.uniq)
+
+    def objects(self) -> list[Any]:
+        """The values as Python objects (None = null)."""
+        if self.kind == "coded":
+            assert self.uniq is not None
+            u = self.uniq
+            return [u[c] for c in self.values.tolist()]
+        vals = self.values.tolist()
+        if self.null is not None:
+            vals = [None if m else v for v, m in zip(vals, self.null.tolist(), strict=True)]
+        return vals
+
+    def per_code(self, test: Callable[[Any], bool]) -> np.ndarray:
+        """``test`` of every event's value, evaluated once per distinct value (coded columns)."""
+        assert self.uniq is not None
+        ok = np.fromiter((test(u) for u in self.uniq), dtype=bool, count=len(self.uniq))
+        return ok[self.values] if len(self.uniq) else np.zeros(len(self.values), dtype=bool)
+
+
+_KIND_RANK = {"null": 0, "bool": 1, "number": 2, "str": 3, "other": 4}
+
+
+def value_sort_key(x: Any) -> tuple[Any, ...]:
+    """The total order of JSON values used for keys and order_by: null < false < true < numbers <
+    strings (code points) < lists/objects (canonical JSON text)."""
+    if x is None:
+        return (0,)
+    if isinstance(x, bool):
+        return (1, int(x))
+    if isinstance(x, (int, float)):
+        return (2, Fraction(x) if isinstance(x, int) else Fraction(repr(x)))
+    if isinstance(x, str):
+        return (3, x)
+    return (4, json.dumps(x, sort_keys=True, separators=(",", ":")))
+
+
+def norm_value(x: Any) -> Any:
+    """A property value as a key: an integral float is the int (1.0 and 1 are one value)."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
+def encode(values: Any) -> tuple[np.ndarray, list[Any]]:
+    """Codes of JSON values in :func:`value_sort_key` order (equal numbers share a code), and the
+    (normalized) value of each code."""
+    seen: dict[Any, int] = {}
+    firsts: list[Any] = []
+    raw = np.empty(len(values), dtype=np.int64)
+    for i, x in enumerate(values):
+        if isinstance(x, (list, dict)):
+            k: Any = value_sort_key(x)
+        else:  # scalars hash by kind and value (True and 1 differ; 1 and 1.0 do not)
+            k = (type(x) is bool, norm_value(x)) if x is not None else None
+        j = seen.get(k)
+        if j is None:
+            j = seen[k] = len(firsts)
+            firsts.append(norm_value(x))
+        raw[i] = j
+    order = sorted(range(len(firsts)), key=lambda j: value_sort_key(firsts[j]))
+    remap = np.empty(len(firsts), dtype=np.int64)
+    remap[np.array(order, dtype=np.int64)] = np.arange(len(firsts), dtype=np.int64)
+    return (remap[raw] if len(firsts) else raw), [firsts[j] for j in order]
 
 
 def uid_array(ctx: OpContext) -> np.ndarray:
@@ -152,22 +219,28 @@ def rel_codes(ctx: OpContext, e: EdgeArrays, as_of_tt: int | None) -> tuple[np.n
     return ctx.cached(("event_rel", as_of_tt), build)
 
 
-def _decode(texts: list[str | None], key: str) -> np.ndarray:
-    out = np.empty(len(texts), dtype=object)
+def _decode(texts: list[str | None], key: str) -> list[Any]:
     needle = json.dumps(key)
-    for i, s in enumerate(texts):
-        # a props text without the quoted key cannot hold it: skip the parse (most rows, for rare keys)
-        out[i] = json.loads(s).get(key) if s and needle in s else None
-    return out
+    # a props text without the quoted key cannot hold it: skip the parse (most rows, for rare keys)
+    return [json.loads(s).get(key) if s and needle in s else None for s in texts]
 
 
-def prop_values(ctx: OpContext, e: EdgeArrays, as_of_tt: int | None, key: str, pos: np.ndarray) -> np.ndarray:
-    """Values of property ``key`` at ``pos`` (None = missing). A large selection decodes the whole column
-    once per belief state (cached); a small one decodes just its rows."""
-    if len(pos) * 8 < e.n:
-        return _decode(e.col_at("props", pos).to_pylist(), key)
-    full = ctx.cached(("event_prop", as_of_tt, key), lambda: _decode(e.column("props").to_pylist(), key))
-    return full[pos]
+_SMALL = 4096
+
+
+def prop_column(ctx: OpContext, e: EdgeArrays, as_of_tt: int | None, key: str, pos: np.ndarray) -> Col:
+    """Property ``key`` at ``pos`` as a coded column. A small selection decodes just its rows; a large one
+    decodes and codes the whole column once per belief state (cached: later calls on the property cost
+    one take)."""
+    if len(pos) <= _SMALL or len(pos) * 8 < e.n:
+        codes, uniq = encode(_decode(e.col_at("props", pos).to_pylist(), key))
+        return Col("coded", codes, None, uniq)
+
+    def build() -> tuple[np.ndarray, list[Any]]:
+        return encode(_decode(e.column("props").to_pylist(), key))
+
+    codes, uniq = ctx.cached(("event_prop", as_of_tt, key), build)
+    return Col("coded", codes[pos], None, uniq)
 
 
 def _calendar_ints(t: np.ndarray) -> dict[str, np.ndarray]:
@@ -242,10 +315,11 @@ class Columns:
                 text = calendar_text(name, code)
                 if null is not None:
                     text[null] = None
-                    return Col("any", text)
+                    codes, uniq = encode(text.tolist())
+                    return Col("coded", codes, None, uniq)
                 return Col("str", text)
             return Col("int", code, null)
-        return Col("any", prop_values(self.ctx, e, self.as_of_tt, name[5:], pos))
+        return prop_column(self.ctx, e, self.as_of_tt, name[5:], pos)
 
 
 def _empty() -> np.ndarray:
@@ -312,9 +386,11 @@ def col_vs_value(col: Col, op: str, value: Any) -> np.ndarray:
     if op in ("exists", "missing"):
         present = _present(col)
         return present if op == "exists" else ~present
+    if col.kind == "coded":
+        if op in ("in", "not_in"):
+            return col.per_code(lambda x: member(x, value, op))
+        return col.per_code(lambda x: compare(x, op, value))
     if op in ("in", "not_in"):
-        if col.kind == "any":
-            return np.fromiter((member(x, value, op) for x in col.values), dtype=bool, count=n)
         hit = np.zeros(n, dtype=bool)
         for v in value:
             hit |= col_vs_value(col, "eq", v)
@@ -330,7 +406,7 @@ def col_vs_value(col: Col, op: str, value: Any) -> np.ndarray:
         ufunc = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                  "gt": np.greater, "ge": np.greater_equal}[op]  # fmt: skip
         return np.asarray(ufunc(col.values, value), dtype=bool) if n else np.zeros(0, dtype=bool)
-    return np.fromiter((compare(x, op, value) for x in col.values), dtype=bool, count=n)
+    raise AssertionError(col.kind)
 
 
 def col_vs_col(a: Col, op: str, b: Col) -> np.ndarray:
@@ -345,20 +421,13 @@ def col_vs_col(a: Col, op: str, b: Col) -> np.ndarray:
         return out
     if {a.kind, b.kind} == {"int", "str"}:
         return np.zeros(n, dtype=bool)
-    av, bv = _objects(a), _objects(b)
+    av, bv = a.objects(), b.objects()
     return np.fromiter((compare(x, op, y) for x, y in zip(av, bv, strict=True)), dtype=bool, count=n)
 
 
-def _objects(c: Col) -> list[Any]:
-    vals = c.values.tolist()
-    if c.null is not None:
-        vals = [None if m else v for v, m in zip(vals, c.null.tolist(), strict=True)]
-    return vals
-
-
 def _present(col: Col) -> np.ndarray:
-    if col.kind == "any":
-        return np.fromiter((x is not None for x in col.values), dtype=bool, count=len(col.values))
+    if col.kind == "coded":
+        return col.per_code(lambda x: x is not None)
     return np.ones(len(col.values), dtype=bool) if col.null is None else ~col.null
 
 

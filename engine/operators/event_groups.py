@@ -13,7 +13,7 @@ anything with a float goes through ``Fraction``.
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -51,49 +51,6 @@ def number_out(q: Fraction) -> int | float:
 
 def exact(x: int | float) -> Fraction:
     return Fraction(x) if isinstance(x, int) else Fraction(repr(x))
-
-
-_KIND_RANK = {"null": 0, "bool": 1, "number": 2, "str": 3, "other": 4}
-
-
-def value_sort_key(x: Any) -> tuple[Any, ...]:
-    """The total order of JSON values used for keys and order_by: null < false < true < numbers <
-    strings (code points) < lists/objects (canonical JSON text)."""
-    if x is None:
-        return (0,)
-    if isinstance(x, bool):
-        return (1, int(x))
-    if isinstance(x, (int, float)):
-        return (2, exact(x))
-    if isinstance(x, str):
-        return (3, x)
-    return (4, json.dumps(x, sort_keys=True, separators=(",", ":")))
-
-
-def norm_value(x: Any) -> Any:
-    """A property value as a group key: an integral float is the int (1.0 and 1 are one group)."""
-    if isinstance(x, float) and x.is_integer():
-        return int(x)
-    return x
-
-
-def _code_values(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
-    """Codes of arbitrary JSON values in :func:`value_sort_key` order, and the value of each code."""
-    seen: dict[Any, int] = {}
-    firsts: list[Any] = []
-    raw = np.empty(len(values), dtype=np.int64)
-    for i, x in enumerate(values.tolist()):
-        x = norm_value(x)
-        k = value_sort_key(x)
-        j = seen.get(k)
-        if j is None:
-            j = seen[k] = len(firsts)
-            firsts.append(x)
-        raw[i] = j
-    order = sorted(range(len(firsts)), key=lambda j: value_sort_key(firsts[j]))
-    remap = np.empty(len(firsts), dtype=np.int64)
-    remap[np.array(order, dtype=np.int64)] = np.arange(len(firsts), dtype=np.int64)
-    return (remap[raw] if len(firsts) else raw), [firsts[j] for j in order]
 
 
 Decoder = Callable[[np.ndarray], list[Any]]
@@ -157,9 +114,10 @@ def _components(
             return out
 
         return [(key, code, dec_cal)]
-    # prop.<name>
-    codes, values = _code_values(cols.get(key).values[ev])
-    return [(key.replace(".", "_"), codes, lambda c: [values[i] for i in c.tolist()])]
+    # prop.<name>: a coded column, codes already in value order
+    col = cols.get(key)
+    uniq = col.uniq or []
+    return [(key.replace(".", "_"), col.values[ev], lambda c: [uniq[i] for i in c.tolist()])]
 
 
 def group(cols: Columns, group_by: list[str]) -> Grouping:
@@ -311,9 +269,11 @@ def _field_codes(cols: Columns, gr: Grouping, field: str) -> tuple[np.ndarray, n
     if col.kind == "int":
         present = np.ones(len(gr.ev), dtype=bool) if col.null is None else ~col.null[gr.ev]
         return col.values[gr.ev], present
-    codes, values = _code_values(col.values[gr.ev])
-    null_code = next((i for i, v in enumerate(values) if v is None), -1)
-    return codes, codes != null_code
+    if col.kind == "str":
+        _, inv = np.unique(col.values[gr.ev], return_inverse=True)
+        return inv.reshape(-1).astype(np.int64), np.ones(len(gr.ev), dtype=bool)
+    codes = col.values[gr.ev]
+    return codes, col.per_code(lambda x: x is not None)[gr.ev]
 
 
 def agg_count_distinct(cols: Columns, gr: Grouping, field: str) -> list[Any]:
@@ -329,56 +289,70 @@ def agg_count_distinct(cols: Columns, gr: Grouping, field: str) -> list[Any]:
     return np.bincount(g[new], minlength=gr.n_groups).tolist()
 
 
-def _numeric(cols: Columns, gr: Grouping, field: str) -> tuple[np.ndarray, np.ndarray | list[Any]]:
-    """(group of each numeric value, the values): an int64 array when every value is an int64, else a
-    list of Fractions. Non-numbers and nulls are skipped."""
+def _numeric(cols: Columns, gr: Grouping, field: str) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(group of each numeric value, the values as int64 multiples of 1/D, D), or None when the
+    values do not scale into int64 exactly (then the caller goes through Fractions). Non-numbers and
+    nulls are skipped."""
     col: Col = cols.get(field)
     if col.kind == "int":
         keep = np.ones(len(gr.ev), dtype=bool) if col.null is None else ~col.null[gr.ev]
-        return gr.gid[keep], col.values[gr.ev][keep]
-    vals = col.values[gr.ev].tolist()
-    keep = [isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals]
-    nums = [x for x, k in zip(vals, keep, strict=True) if k]
-    g = gr.gid[np.array(keep, dtype=bool)] if len(vals) else gr.gid[:0]
-    if all(isinstance(x, int) and -(2**62) <= x < 2**62 for x in nums):
-        return g, np.array(nums, dtype=np.int64)
-    return g, [exact(x) for x in nums]
+        return gr.gid[keep], col.values[gr.ev][keep], 1
+    uniq = col.uniq or []
+    is_num = [isinstance(u, (int, float)) and not isinstance(u, bool) for u in uniq]
+    exacts = [exact(u) if k else Fraction(0) for u, k in zip(uniq, is_num, strict=True)]
+    denom = math.lcm(*(q.denominator for q in exacts)) if exacts else 1
+    scaled = [q * denom for q in exacts]
+    if any(abs(q) >= 2**62 for q in scaled):
+        return None
+    per_code = np.array([int(q) for q in scaled], dtype=np.int64)
+    codes = col.values[gr.ev]
+    keep = np.array(is_num, dtype=bool)[codes] if uniq else np.zeros(len(codes), dtype=bool)
+    return gr.gid[keep], per_code[codes[keep]], denom
+
+
+def _fraction_values(cols: Columns, gr: Grouping, field: str) -> tuple[np.ndarray, list[Fraction]]:
+    col = cols.get(field)
+    vals = col.objects()
+    keep = [isinstance(x, (int, float)) and not isinstance(x, bool) for x in (vals[i] for i in gr.ev)]
+    g = gr.gid[np.array(keep, dtype=bool)] if len(keep) else gr.gid[:0]
+    return g, [exact(vals[i]) for i, k in zip(gr.ev.tolist(), keep, strict=True) if k]
 
 
 def agg_numeric(cols: Columns, gr: Grouping, fn: str, field: str) -> list[Any]:
-    g, vals = _numeric(cols, gr, field)
     G = gr.n_groups
-    empty = 0 if fn == "sum" else None
-    out: list[Any] = [empty] * G
+    out: list[Any] = [0 if fn == "sum" else None] * G
+    scaled = _numeric(cols, gr, field)
+    if scaled is None:
+        return _numeric_fractions(cols, gr, fn, field, out)
+    g, v, denom = scaled
     if not len(g):
         return out
-    if isinstance(vals, np.ndarray):
-        o = np.lexsort((vals, g)) if fn in ("median", "min", "max") else np.argsort(g, kind="stable")
-        g, v = g[o], vals[o]
-        starts = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]]))
-        groups = g[starts].tolist()
-        ends = np.append(starts[1:], len(g))
-        cnt = (ends - starts).tolist()
-        if fn in ("sum", "mean"):
-            hi = np.add.reduceat(v >> _LO_BITS, starts).tolist()
-            lo = np.add.reduceat(v & ((1 << _LO_BITS) - 1), starts).tolist()
-            sums = [(h << _LO_BITS) + x for h, x in zip(hi, lo, strict=True)]
-            res = (
-                sums if fn == "sum" else [number_out(Fraction(s, c)) for s, c in zip(sums, cnt, strict=True)]
-            )
-        elif fn == "min":
-            res = v[starts].tolist()
-        elif fn == "max":
-            res = v[ends - 1].tolist()
-        else:
-            lo_i, hi_i = starts + (ends - starts - 1) // 2, starts + (ends - starts) // 2
-            res = [
-                number_out(Fraction(a + b, 2))
-                for a, b in zip(v[lo_i].tolist(), v[hi_i].tolist(), strict=True)
-            ]
-        for gi, r in zip(groups, res, strict=True):
-            out[gi] = r
-        return out
+    o = np.lexsort((v, g)) if fn in ("median", "min", "max") else np.argsort(g, kind="stable")
+    g, v = g[o], v[o]
+    starts = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]]))
+    ends = np.append(starts[1:], len(g))
+    cnt = (ends - starts).tolist()
+    if fn in ("sum", "mean"):
+        # two int64 halves: each half-sum stays far below 2^63 for any realistic group size
+        hi = np.add.reduceat(v >> _LO_BITS, starts).tolist()
+        lo = np.add.reduceat(v & ((1 << _LO_BITS) - 1), starts).tolist()
+        sums = [(h << _LO_BITS) + x for h, x in zip(hi, lo, strict=True)]
+        res = [Fraction(s, denom * (c if fn == "mean" else 1)) for s, c in zip(sums, cnt, strict=True)]
+    elif fn == "min":
+        res = [Fraction(x, denom) for x in v[starts].tolist()]
+    elif fn == "max":
+        res = [Fraction(x, denom) for x in v[ends - 1].tolist()]
+    else:
+        lo_i, hi_i = starts + (ends - starts - 1) // 2, starts + (ends - starts) // 2
+        res = [Fraction(a + b, 2 * denom) for a, b in zip(v[lo_i].tolist(), v[hi_i].tolist(), strict=True)]
+    for gi, r in zip(g[starts].tolist(), res, strict=True):
+        out[gi] = number_out(r)
+    return out
+
+
+def _numeric_fractions(cols: Columns, gr: Grouping, fn: str, field: str, out: list[Any]) -> list[Any]:
+    """The exact per-group statistics through Fractions (values that do not scale into int64)."""
+    g, vals = _fraction_values(cols, gr, field)
     by: dict[int, list[Fraction]] = {}
     for gi, x in zip(g.tolist(), vals, strict=True):
         by.setdefault(gi, []).append(x)

@@ -27,6 +27,7 @@ from engine.operators.event_fields import (
     compare,
     member,
     select,
+    value_sort_key,
 )
 from engine.operators.event_groups import (
     agg_count,
@@ -36,7 +37,6 @@ from engine.operators.event_groups import (
     agg_numeric,
     group,
     key_fields,
-    value_sort_key,
 )
 from engine.operators.history import EdgeVersionRows
 from engine.operators.lazy_rows import LazyRows
@@ -68,7 +68,9 @@ def _selection_work(p: StoreProfile, a: EventSelection) -> tuple[float, dict[str
     property decodes JSON texts (~1 µs per row the first time, priced as a materialized row)."""
     n = float(p.events_in(a.window.t_a, a.window.t_b) if a.window is not None else p.n_edges)
     filters = sum(getattr(a, k) is not None for k in ("src", "dst", "node", "rel_types"))
-    work = {"scan_row": n * (1 + filters + 2 * len(a.where)), "row_out": n * len(a.prop_names())}
+    # a selection of >= 1/8 of the store decodes the whole column (cached after; priced as uncached)
+    decoded = n if n * 8 < p.n_edges else float(p.n_edges)
+    work = {"scan_row": n * (1 + filters + 2 * len(a.where)), "row_out": decoded * len(a.prop_names())}
     return n, work
 
 
