@@ -30,6 +30,7 @@ from engine.operators.event_fields import (
     calendar_text,
     rel_codes,
     uid_rank,
+    unique_inverse,
 )
 
 _DENSE_MAX = 1 << 22
@@ -68,7 +69,9 @@ class Grouping:
     def sorted_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(order, gid in that order, start of each group in it)."""
         if self.order is None:
-            self.order = np.argsort(self.gid, kind="stable")
+            # a stable sort keeps each group's rows in event order; NumPy radix-sorts 16-bit keys
+            small = self.n_groups <= 1 << 16
+            self.order = np.argsort(self.gid.astype(np.uint16) if small else self.gid, kind="stable")
         g = self.gid[self.order]
         return self.order, g, np.searchsorted(g, np.arange(self.n_groups))
 
@@ -128,12 +131,13 @@ def group(cols: Columns, group_by: list[str]) -> Grouping:
     node = other = None
     if "node" in group_by:
         src, dst = e.src[pos].astype(np.int64), e.dst[pos].astype(np.int64)
-        loop = src == dst
-        ev = np.concatenate([ev, ev[~loop]])
-        node = np.concatenate([src, dst[~loop]])
-        other = np.concatenate([dst, src[~loop]])
-        o = np.argsort(ev, kind="stable")
-        ev, node, other = ev[o], node[o], other[o]
+        two = src != dst  # a self-loop is one row
+        per = 1 + two.astype(np.int64)
+        first = np.cumsum(per) - per  # each event's rows are adjacent, in event order
+        node, other = np.empty(int(per.sum()), dtype=np.int64), np.empty(int(per.sum()), dtype=np.int64)
+        node[first], other[first] = src, dst
+        node[first[two] + 1], other[first[two] + 1] = dst[two], src[two]
+        ev = np.repeat(ev, per)
     if not group_by:
         return Grouping(1, np.zeros(n, dtype=np.int64), ev, None, [])
     comps = [c for k in group_by for c in _components(k, cols, ev, node)]
@@ -143,9 +147,9 @@ def group(cols: Columns, group_by: list[str]) -> Grouping:
     codes = [c for _, c, _ in comps]
     sizes = [int(c.max()) + 1 for c in codes]
     if float(np.prod([float(s) for s in sizes])) >= 2.0**62:  # re-densify each component first
-        dense = [np.unique(c, return_inverse=True) for c in codes]
+        dense = [unique_inverse(c) for c in codes]
         uniqs = [u for u, _ in dense]
-        codes = [inv.reshape(-1) for _, inv in dense]
+        codes = [inv for _, inv in dense]
         sizes = [len(u) for u in uniqs]
     else:
         uniqs = [None] * len(codes)
@@ -159,8 +163,7 @@ def group(cols: Columns, group_by: list[str]) -> Grouping:
             gid_of = np.cumsum(present) - 1
             gid, group_codes = gid_of[combined], np.flatnonzero(present)
         else:
-            group_codes, gid = np.unique(combined, return_inverse=True)
-            gid = gid.reshape(-1)
+            group_codes, gid = unique_inverse(combined)
         per_comp = []
         rest = group_codes
         for s in reversed(sizes):
@@ -270,8 +273,8 @@ def _field_codes(cols: Columns, gr: Grouping, field: str) -> tuple[np.ndarray, n
         present = np.ones(len(gr.ev), dtype=bool) if col.null is None else ~col.null[gr.ev]
         return col.values[gr.ev], present
     if col.kind == "str":
-        _, inv = np.unique(col.values[gr.ev], return_inverse=True)
-        return inv.reshape(-1).astype(np.int64), np.ones(len(gr.ev), dtype=bool)
+        _, inv = unique_inverse(col.values[gr.ev])
+        return inv, np.ones(len(gr.ev), dtype=bool)
     codes = col.values[gr.ev]
     return codes, col.per_code(lambda x: x is not None)[gr.ev]
 
@@ -282,6 +285,11 @@ def agg_count_distinct(cols: Columns, gr: Grouping, field: str) -> list[Any]:
     code = code[present]
     if not len(g):
         return [0] * gr.n_groups
+    span = int(code.max()) - int(code.min()) + 1
+    if float(gr.n_groups) * span < 2.0**62:  # one int64 sort of (group, value) pairs
+        pairs = np.sort(g * span + (code - int(code.min())))
+        first = np.concatenate([[True], pairs[1:] != pairs[:-1]])
+        return np.bincount(pairs[first] // span, minlength=gr.n_groups).tolist()
     o = np.lexsort((code, g))
     g, code = g[o], code[o]
     new = np.ones(len(g), dtype=bool)
