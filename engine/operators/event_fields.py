@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from engine.operators.base import Model, OneOf, OpArgs, Uid, UidList, Window, dedupe, invalid
+from engine.operators.base import Model, OneOf, OpArgs, UidArg, Window, dedupe, invalid
 from engine.operators.context import OpContext
 from engine.operators.edge_arrays import EdgeArrays
 from engine.operators.traits import EventWindow, NonEmpty
@@ -77,7 +77,8 @@ class Predicate(Model):
         return self
 
 
-Uids = Annotated[UidList, NonEmpty()]
+#: one uid or a list of uids: one marked position, so the verifier grounds each listed uid once
+UidSel = Annotated[Annotated[list[str], Field(max_length=10_000)] | str, UidArg(), NonEmpty()]
 
 
 class EventSelection(OpArgs):
@@ -86,9 +87,9 @@ class EventSelection(OpArgs):
 
     window: Annotated[Window, EventWindow()] | None = None
     # a uid list, or one uid (as co_active's selections take it)
-    src: Uids | Uid | None = None
-    dst: Uids | Uid | None = None
-    node: Uids | Uid | None = None
+    src: UidSel | None = None
+    dst: UidSel | None = None
+    node: UidSel | None = None
     rel_types: (
         Annotated[list[Annotated[str, Field(min_length=1)]], NonEmpty(), Field(max_length=10_000)] | None
     ) = None
