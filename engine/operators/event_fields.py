@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -186,21 +188,34 @@ def encode(values: Any) -> tuple[np.ndarray, list[Any]]:
     return (remap[raw] if len(firsts) else raw), [firsts[j] for j in order]
 
 
-def uid_array(ctx: OpContext) -> np.ndarray:
-    return ctx.cached(("event_uid_array",), lambda: np.array(ctx.uids(), dtype=object))
+def uid_tables(ctx: OpContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(uid by nid as an object array, rank by nid in code-point order, uids sorted): one cache slot (the
+    context's LRU is shared with the edge arrays, which must not be pushed out)."""
 
-
-def uid_rank(ctx: OpContext) -> np.ndarray:
-    """rank[nid] = position of the uid in code-point order (so rank order = uid order)."""
-
-    def build() -> np.ndarray:
+    def build() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         uids = ctx.uids()
-        order = sorted(range(len(uids)), key=uids.__getitem__)
+        order = np.array(sorted(range(len(uids)), key=uids.__getitem__), dtype=np.int64)
         rank = np.empty(len(uids), dtype=np.int64)
-        rank[np.array(order, dtype=np.int64)] = np.arange(len(uids), dtype=np.int64)
-        return rank
+        rank[order] = np.arange(len(uids), dtype=np.int64)
+        arr = np.array(uids, dtype=object)
+        return arr, rank, arr[order] if len(uids) else arr
 
-    return ctx.cached(("event_uid_rank",), build)
+    return ctx.cached(("event_uids",), build)
+
+
+def uid_array(ctx: OpContext) -> np.ndarray:
+    return uid_tables(ctx)[0]
+
+
+#: per-belief-state derived columns, kept with (and dropped with) the context's edge arrays
+_DERIVED: weakref.WeakKeyDictionary[EdgeArrays, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def derived(e: EdgeArrays, key: Any, build: Callable[[], Any]) -> Any:
+    slot = _DERIVED.setdefault(e, {})
+    if key not in slot:
+        slot[key] = build()
+    return slot[key]
 
 
 def rel_codes(ctx: OpContext, e: EdgeArrays, as_of_tt: int | None) -> tuple[np.ndarray, list[str]]:
@@ -217,12 +232,17 @@ def rel_codes(ctx: OpContext, e: EdgeArrays, as_of_tt: int | None) -> tuple[np.n
         idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         return (remap[idx] if len(names) else idx), [names[i] for i in order]
 
-    return ctx.cached(("event_rel", as_of_tt), build)
+    return derived(e, "rel", build)
+
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_]+$")
 
 
 def _decode(texts: list[str | None], key: str) -> list[Any]:
-    needle = json.dumps(key)
+    if not _PLAIN_KEY.match(key):  # a key JSON could spell with escapes: parse every text
+        return [json.loads(s).get(key) if s else None for s in texts]
     # a props text without the quoted key cannot hold it: skip the parse (most rows, for rare keys)
+    needle = f'"{key}"'
     return [json.loads(s).get(key) if s and needle in s else None for s in texts]
 
 
@@ -240,7 +260,7 @@ def prop_column(ctx: OpContext, e: EdgeArrays, as_of_tt: int | None, key: str, p
     def build() -> tuple[np.ndarray, list[Any]]:
         return encode(_decode(e.column("props").to_pylist(), key))
 
-    codes, uniq = ctx.cached(("event_prop", as_of_tt, key), build)
+    codes, uniq = derived(e, ("prop", key), build)
     return Col("coded", codes[pos], None, uniq)
 
 

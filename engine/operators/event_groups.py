@@ -1,7 +1,7 @@
 """Grouping and per-group aggregates of ``aggregate_events``, vectorized over the selected events.
 
 Each group key becomes one or two int64 *component* codes per (expanded) event whose order is the key's
-value order (uids by code point through ``uid_rank``, calendar strings through monotone codes, property
+value order (uids by code point through ``uid_tables``, calendar strings through monotone codes, property
 values through the documented kind order), so sorting groups by the combined code sorts them by key
 ascending. A ``node`` key expands each event into one row per distinct endpoint. Aggregates that need
 the events of a group in time order sort once by ``(group, event)``: events are selected in scan order
@@ -29,7 +29,7 @@ from engine.operators.event_fields import (
     calendar_code,
     calendar_text,
     rel_codes,
-    uid_rank,
+    uid_tables,
     unique_inverse,
 )
 
@@ -81,8 +81,7 @@ def _components(
 ) -> list[tuple[str, np.ndarray, Decoder]]:
     ctx, e, pos = cols.ctx, cols.e, cols.pos
     if key in ("src", "dst", "node", "pair", "unordered_pair"):
-        rank = uid_rank(ctx)
-        by_rank = np.array(sorted(ctx.uids()), dtype=object)
+        _, rank, by_rank = uid_tables(ctx)
 
         def dec(c: np.ndarray) -> list[Any]:
             return by_rank[c].tolist()
