@@ -33,7 +33,11 @@ from engine.operators.event_fields import (
     unique_inverse,
 )
 
+#: combined group codes up to this many values are counted densely (bincount), beyond it sorted
 _DENSE_MAX = 1 << 22
+#: combined int64 keys (mixed-radix group codes, group x value pairs) must stay below this; past it the
+#: kernels sort several arrays lexicographically instead (the tests lower both to run every path)
+_COMBINE_MAX = 2.0**62
 _LO_BITS = 31
 
 
@@ -145,19 +149,19 @@ def group(cols: Columns, group_by: list[str]) -> Grouping:
         return Grouping(0, np.zeros(0, dtype=np.int64), ev, other, [(f, []) for f, _, _ in comps])
     codes = [c for _, c, _ in comps]
     sizes = [int(c.max()) + 1 for c in codes]
-    if float(np.prod([float(s) for s in sizes])) >= 2.0**62:  # re-densify each component first
+    if float(np.prod([float(s) for s in sizes])) >= _COMBINE_MAX:  # re-densify each component first
         dense = [unique_inverse(c) for c in codes]
         uniqs = [u for u, _ in dense]
         codes = [inv for _, inv in dense]
         sizes = [len(u) for u in uniqs]
     else:
         uniqs = [None] * len(codes)
-    if float(np.prod([float(s) for s in sizes])) < 2.0**62:
+    if float(np.prod([float(s) for s in sizes])) < _COMBINE_MAX:
         combined = np.zeros(m, dtype=np.int64)
         for c, s in zip(codes, sizes, strict=True):
             combined = combined * s + c
         total = int(np.prod(sizes))
-        if total <= max(4 * m, _DENSE_MAX):
+        if total <= max(4 * m, _DENSE_MAX) and _DENSE_MAX:
             present = np.bincount(combined, minlength=total) > 0
             gid_of = np.cumsum(present) - 1
             gid, group_codes = gid_of[combined], np.flatnonzero(present)
@@ -215,6 +219,13 @@ def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[An
     if fn == "max_in_window":
         assert param is not None
         m = len(t)
+        rel = t - t[starts][g]  # time since the group's first event
+        stride = int(rel.max()) + param + 1
+        if float(G) * stride < _COMBINE_MAX:
+            # rows sorted by (g, t) are sorted by g * stride + rel: count the rows before each key + width
+            key = g * stride + rel
+            within = np.searchsorted(key, key + param, "left") - np.arange(m)
+            return np.maximum.reduceat(within, starts).tolist()
         # rank each query (g, t + width) among the rows (g, t); queries sort before equal rows
         kg = np.concatenate([g, g])
         kt = np.concatenate([t + param, t])
@@ -285,7 +296,7 @@ def agg_count_distinct(cols: Columns, gr: Grouping, field: str) -> list[Any]:
     if not len(g):
         return [0] * gr.n_groups
     span = int(code.max()) - int(code.min()) + 1
-    if float(gr.n_groups) * span < 2.0**62:  # one int64 sort of (group, value) pairs
+    if float(gr.n_groups) * span < _COMBINE_MAX:  # one int64 sort of (group, value) pairs
         pairs = np.sort(g * span + (code - int(code.min())))
         first = np.concatenate([[True], pairs[1:] != pairs[:-1]])
         return np.bincount(pairs[first] // span, minlength=gr.n_groups).tolist()

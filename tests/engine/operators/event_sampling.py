@@ -108,12 +108,12 @@ def _aggregate(rng: random.Random, group_by: list[str]) -> dict[str, Any]:
                      "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions"))  # fmt: skip
     g: dict[str, Any] = {"fn": fn}
     if fn == "count_distinct":
-        pool = ["src", "dst", "pair", "unordered_pair", "rel_type", "day", "prop.rating", "prop.w"]
+        pool = ["src", "dst", "pair", "unordered_pair", "rel_type", "day", "vt_e", "prop.rating", "prop.w"]
         g["field"] = rng.choice(pool + (["other"] if "node" in group_by else []))
     elif fn in ("sum", "mean", "min", "max", "median"):
         g["field"] = rng.choice(NUM_FIELDS)
     elif fn == "max_in_window":
-        g["width"] = rng.choice([1, 5, 30, SCALE * 10])
+        g["width"] = rng.choice([1, 5, 30, SCALE * 10, 2**61])
     elif fn == "sessions":
         g["gap"] = rng.choice([0, 5, 40, SCALE * 3])
     return g
