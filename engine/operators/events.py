@@ -282,9 +282,9 @@ def _having(values: list[Any], h: Having) -> np.ndarray:
 def _rank(values: list[Any], desc: bool) -> np.ndarray:
     """Sort rank of each value (nulls last in either direction)."""
     n = len(values)
-    if all(type(v) is int for v in values):
+    if all(type(v) is int and -(2**62) < v < 2**62 for v in values):  # counts, times: one numpy pass
         arr = np.array(values, dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
-        return -arr if desc else arr  # |values| < 2^62 (counts, times, int sums of bounded props)
+        return -arr if desc else arr
     keys = sorted({value_sort_key(v) for v in values if v is not None})
     at = {k: i for i, k in enumerate(keys)}
     out = np.empty(n, dtype=np.int64)
