@@ -40,7 +40,7 @@ US_DAY = 86_400_000_000
 CAL_END = 253_402_300_800_000_000
 _I64_MAX = 2**63 - 1
 
-Scalar = Annotated[int, Field()] | Annotated[float, Field(allow_inf_nan=False)] | str | bool
+Scalar = int | Annotated[float, Field(allow_inf_nan=False)] | str | bool
 
 
 def check_field(name: str, where: str) -> str:

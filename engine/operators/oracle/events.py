@@ -139,7 +139,7 @@ def _order_key(x: Any) -> tuple[Any, ...]:
 
 
 def _is_scalar(v: Any) -> bool:
-    if isinstance(v, float) and not math.isfinite(v):
+    if isinstance(v, float) and not math.isfinite(v):  # not a JSON number: a shape error
         return False
     return isinstance(v, (str, bool, int, float))
 
