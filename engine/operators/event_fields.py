@@ -17,7 +17,6 @@ import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Annotated, Any
 
 import numpy as np
@@ -27,6 +26,7 @@ from pydantic import Field, model_validator
 from engine.operators.base import Model, OneOf, OpArgs, UidArg, Window, dedupe, invalid
 from engine.operators.context import OpContext
 from engine.operators.edge_arrays import EdgeArrays
+from engine.operators.event_values import encode, unique_inverse
 from engine.operators.traits import EventWindow, NonEmpty
 
 CALENDAR = ("year", "month", "day", "week", "hour", "dow", "month_of_year")
@@ -142,52 +142,6 @@ class Col:
         return ok[self.values] if len(self.uniq) else np.zeros(len(self.values), dtype=bool)
 
 
-_KIND_RANK = {"null": 0, "bool": 1, "number": 2, "str": 3, "other": 4}
-
-
-def value_sort_key(x: Any) -> tuple[Any, ...]:
-    """The total order of JSON values used for keys and order_by: null < false < true < numbers <
-    strings (code points) < lists/objects (canonical JSON text)."""
-    if x is None:
-        return (0,)
-    if isinstance(x, bool):
-        return (1, int(x))
-    if isinstance(x, (int, float)):
-        return (2, Fraction(x) if isinstance(x, int) else Fraction(repr(x)))
-    if isinstance(x, str):
-        return (3, x)
-    return (4, json.dumps(x, sort_keys=True, separators=(",", ":")))
-
-
-def norm_value(x: Any) -> Any:
-    """A property value as a key: an integral float is the int (1.0 and 1 are one value)."""
-    if isinstance(x, float) and x.is_integer():
-        return int(x)
-    return x
-
-
-def encode(values: Any) -> tuple[np.ndarray, list[Any]]:
-    """Codes of JSON values in :func:`value_sort_key` order (equal numbers share a code), and the
-    (normalized) value of each code."""
-    seen: dict[Any, int] = {}
-    firsts: list[Any] = []
-    raw = np.empty(len(values), dtype=np.int64)
-    for i, x in enumerate(values):
-        if isinstance(x, (list, dict)):
-            k: Any = value_sort_key(x)
-        else:  # scalars hash by kind and value (True and 1 differ; 1 and 1.0 do not)
-            k = (type(x) is bool, norm_value(x)) if x is not None else None
-        j = seen.get(k)
-        if j is None:
-            j = seen[k] = len(firsts)
-            firsts.append(norm_value(x))
-        raw[i] = j
-    order = sorted(range(len(firsts)), key=lambda j: value_sort_key(firsts[j]))
-    remap = np.empty(len(firsts), dtype=np.int64)
-    remap[np.array(order, dtype=np.int64)] = np.arange(len(firsts), dtype=np.int64)
-    return (remap[raw] if len(firsts) else raw), [firsts[j] for j in order]
-
-
 def uid_tables(ctx: OpContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(uid by nid as an object array, rank by nid in code-point order, uids sorted): one cache slot (the
     context's LRU is shared with the edge arrays, which must not be pushed out)."""
@@ -291,19 +245,6 @@ def calendar_code(t: np.ndarray, key: str) -> tuple[np.ndarray, np.ndarray | Non
     safe = np.where(null, 0, t) if null.any() else t
     code = _calendar_int(safe, key)
     return code, (null if null.any() else None)
-
-
-def unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct values, index of each element's value): one argsort (NumPy 2's hash-based
-    ``np.unique`` was 10x slower on 10^6 int64 keys here)."""
-    if not len(a):
-        return a[:0], np.zeros(0, dtype=np.int64)
-    o = np.argsort(a, kind="stable")
-    srt = a[o]
-    new = np.concatenate([[True], srt[1:] != srt[:-1]])
-    inv = np.empty(len(a), dtype=np.int64)
-    inv[o] = np.cumsum(new) - 1
-    return srt[new], inv
 
 
 def calendar_text(key: str, codes: np.ndarray) -> np.ndarray:

@@ -30,8 +30,8 @@ from engine.operators.event_fields import (
     calendar_text,
     rel_codes,
     uid_tables,
-    unique_inverse,
 )
+from engine.operators.event_values import unique_inverse
 
 #: combined group codes up to this many values are counted densely (bincount), beyond it sorted
 _DENSE_MAX = 1 << 22

@@ -27,7 +27,6 @@ from engine.operators.event_fields import (
     compare,
     member,
     select,
-    value_sort_key,
 )
 from engine.operators.event_groups import (
     agg_count,
@@ -38,6 +37,7 @@ from engine.operators.event_groups import (
     group,
     key_fields,
 )
+from engine.operators.event_values import value_sort_key
 from engine.operators.history import EdgeVersionRows
 from engine.operators.lazy_rows import LazyRows
 from engine.operators.registry import operator
