@@ -98,14 +98,15 @@ def _list_cost(p: StoreProfile, a: ListEventsArgs) -> CostEstimate:
     output=ListEventsOut,
     cost=_list_cost,
     manual=(
-        "Lists the events (believed edge versions whose vt_s lies in `window`; null = the whole time "
-        "line) that pass every filter: `src`, `dst`, `node` (either endpoint) uid lists, `rel_types`, and "
-        "`where`, a list of predicates AND-ed, each {field, op, value} or {field, op, other} over the event "
-        "fields src, dst, rel_type, eid, t (= vt_s), vt_e, prop.<name> and the UTC calendar keys year, "
-        "month (YYYY-MM), day (YYYY-MM-DD), week (YYYY-Www), hour, dow (1 = Monday), month_of_year; op is "
-        "eq, ne, lt, le, gt, ge, in, not_in, exists or missing. Values of different kinds never compare "
-        "(false). `rows` are edge versions ordered by (vt_s, eid, vid), reversed with order=desc; "
-        "`rows_total` is exact. Example: negative ratings of May 2012, latest first."
+        "Lists the events that pass a selection. Events are the believed edge versions whose vt_s lies in"
+        " `window` (null = the whole time line); filters: `src`, `dst`, `node` (either endpoint) uid "
+        "lists, `rel_types`, and `where`, a list of predicates AND-ed, each {field, op, value} or {field,"
+        " op, other} over the event fields src, dst, rel_type, eid, t (= vt_s), vt_e, prop.<name> and the"
+        " UTC calendar keys year, month (YYYY-MM), day (YYYY-MM-DD), week (YYYY-Www), hour, dow (1 = "
+        "Monday), month_of_year; op is eq, ne, lt, le, gt, ge, in, not_in, exists or missing. Values of "
+        "different kinds never compare (false). `rows` are edge versions ordered by (vt_s, eid, vid), "
+        "reversed with order=desc; `rows_total` is exact. Example: negative ratings of May 2012, latest "
+        "first."
     ),
     example={
         "args": {
@@ -334,19 +335,19 @@ def _rank(values: list[Any], desc: bool) -> np.ndarray:
     output=AggregateEventsOut,
     cost=_aggregate_cost,
     manual=(
-        "Groups the selected events (the same selection arguments as list_events: window, src, dst, node, "
-        "rel_types, where) by `group_by` (≤ 3 keys from src, dst, node (each event counts once for each "
-        "distinct endpoint), pair (fields src, dst), unordered_pair (fields a <= b), rel_type, the "
-        "calendar keys, prop.<name> (field prop_<name>); [] = one group) and computes `aggregates`, each "
-        "{fn, field?, as?, width?, gap?}: count, count_distinct (field: an event field, other = the other "
-        "endpoint under a node key, pair, unordered_pair), first_t, last_t, sum, mean, min, max, median "
-        "(numeric field; non-numbers skipped), min_gap, max_gap, mean_gap (between a group's consecutive "
-        "event times), max_in_window (most events in any window of `width` µs), sessions (runs split where "
-        "the gap exceeds `gap` µs). Default name: fn, or fn_field with . -> _. `having` filters groups, "
-        "`order_by` [{field, desc}] orders them (nulls last, ties by the group key ascending; default: key "
-        "ascending). `rows` are flat (key fields, then aggregate names); `rows_total` counts groups after "
-        "having, `n_events` the selected events. Example: the 3 accounts that gave the most negative "
-        "ratings in 2012."
+        "Groups the selected events and computes aggregates per group. The selection arguments are those "
+        "of list_events (window, src, dst, node, rel_types, where); `group_by` (≤ 3 keys from src, dst, "
+        "node (each event counts once for each distinct endpoint), pair (fields src, dst), unordered_pair"
+        " (fields a <= b), rel_type, the calendar keys, prop.<name> (field prop_<name>); [] = one group);"
+        " `aggregates`, each {fn, field?, as?, width?, gap?}: count, count_distinct (field: an event "
+        "field, other = the other endpoint under a node key, pair, unordered_pair), first_t, last_t, sum,"
+        " mean, min, max, median (numeric field; non-numbers skipped), min_gap, max_gap, mean_gap "
+        "(between a group's consecutive event times), max_in_window (most events in any window of `width`"
+        " µs), sessions (runs split where the gap exceeds `gap` µs). Default name: fn, or fn_field with ."
+        " -> _. `having` filters groups, `order_by` [{field, desc}] orders them (nulls last, ties by the "
+        "group key ascending; default: key ascending). `rows` are flat (key fields, then aggregate "
+        "names); `rows_total` counts groups after having, `n_events` the selected events. Example: the 3 "
+        "accounts that gave the most negative ratings in 2012."
     ),
     example={
         "args": {
