@@ -107,7 +107,9 @@ def _arg(name: str, schema: dict[str, Any], required: bool) -> str:
     return f"{name}:{typ}={_scalar(default)}"
 
 
-def arg_line(spec: OperatorSpec, schema: dict[str, Any]) -> str:
+def arg_line(spec: OperatorSpec, schema: dict[str, Any], earlier: dict[str, str] | None = None) -> str:
+    """The argument list; a long type spelled out before, in this operator or in an earlier one
+    (``earlier``: type -> ``op.arg``, updated) is named instead (``like list_events.where``)."""
     props = schema.get("properties") or {}
     required = set(schema.get("required") or ())
     # a call spells an argument by its alias when it has one (compute's `as`, a Python keyword)
@@ -120,7 +122,11 @@ def arg_line(spec: OperatorSpec, schema: dict[str, Any]) -> str:
         typ = render_type(props[n])
         if len(typ) > 40 and typ in seen:
             text = text.replace(typ, f"like {seen[typ]}")
+        elif len(typ) > 40 and earlier is not None and typ in earlier:
+            text = text.replace(typ, f"like {earlier[typ]}")
         seen.setdefault(typ, n)
+        if earlier is not None:
+            earlier.setdefault(typ, f"{spec.name}.{n}")
         out.append(text)
     return ", ".join(out) or "(none)"
 
@@ -222,12 +228,18 @@ def takes_line(spec: OperatorSpec) -> str:
 
 
 def operator_block(
-    spec: OperatorSpec, schemas: dict[str, Any], aliases: dict[str, str], seen: dict[str, str]
+    spec: OperatorSpec,
+    schemas: dict[str, Any],
+    aliases: dict[str, str],
+    seen: dict[str, str],
+    types: dict[str, str] | None = None,
 ) -> str:
     """One operator's lines; ``seen`` maps argument lines already printed to their operator, so an operator
     with the same arguments as an earlier one (the two motif operators) says so instead of repeating them."""
     args = arg_line(spec, schemas["args"])
     same = seen.get(args) if len(args) > 60 else None
+    if not same:  # long types shared with earlier operators are named, not repeated
+        args = arg_line(spec, schemas["args"], types)
     seen.setdefault(args, spec.name)
     line = purpose(spec)
     lines = [f"{spec.name}: {line}" + ("" if line.endswith("…") else ".")]
@@ -264,7 +276,8 @@ def operator_manual() -> str:
         *(f"{name} = {keys}" for name, keys in aliases.items()),
     ]
     seen: dict[str, str] = {}
-    blocks = [operator_block(s, schemas[s.name], aliases, seen) for s in specs]
+    types: dict[str, str] = {}
+    blocks = [operator_block(s, schemas[s.name], aliases, seen, types) for s in specs]
     return "\n".join(head) + "\n" + "\n".join(blocks) + "\n"
 
 

@@ -151,6 +151,8 @@ OPERATOR_ORDER = (
     "resolve_entities",
     "compute",
     # issue 17's analyst operators, after the thirteen
+    "list_events",
+    "aggregate_events",
     "belief_changes",
     "longest_temporal_path",
 )
@@ -163,6 +165,7 @@ FAMILY_MODULES = (
     "evolution",
     "resolve",
     "compute",
+    "events",
     "belief",
     "longest_path",
 )

@@ -41,6 +41,8 @@ TARGETS: dict[tuple[str, int], float] = {
     ("entity_history/one_node", 10**5): 5,
     ("entity_history/one_node", 10**6): 5,
     ("entity_history/one_node", 10**7): 10,
+    ("aggregate_events/count_by_src_whole_span", 10**6): 100,
+    ("list_events/filtered_1000_rows", 10**6): 100,
 }
 
 
@@ -59,6 +61,7 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     w10 = {"t_a": mid - span // 20, "t_b": mid + span // 20}
     top = [uids[i] for i in np.argsort(-deg)[:50].tolist()]
     day = 86_400_000_000
+    hour_lt_12 = {"field": "hour", "op": "lt", "value": 12}
     calls = [
         ("entity_history", "entity_history/one_node", {"uid": busy}),
         (
@@ -102,6 +105,25 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
         ),
         ("resolve_entities", "resolve_entities/uid", {"query": busy}),
         ("compute", "compute/sum_1000", {"fn": "sum", "input": list(range(1000))}),
+        ("aggregate_events", "aggregate_events/count_by_src_whole_span", {"group_by": ["src"]}),
+        (
+            "list_events",
+            "list_events/filtered_1000_rows",
+            {"window": w10, "rel_types": ["msg"], "where": [hour_lt_12], "limit": 1000},
+        ),
+        (
+            "aggregate_events",
+            "aggregate_events/node_distinct_partners_gaps",
+            {
+                "group_by": ["node"],
+                "aggregates": [{"fn": "count_distinct", "field": "other"}, {"fn": "max_gap"}],
+            },
+        ),
+        (
+            "aggregate_events",
+            "aggregate_events/prop_where_by_day",
+            {"where": [{"field": "prop.w", "op": "ge", "value": 4}], "group_by": ["day"]},
+        ),
         ("belief_changes", "belief_changes/one_node", {"tt_from": 0, "tt_to": 2**62, "uid": busy}),
         (
             "belief_changes",

@@ -95,6 +95,32 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
             ),
             ("diff_snapshots", "T4.changed/diff", {"t1": wk["t_a"], "t2": wk["t_b"], "limit": 20}),
             ("entity_history", "T4.changed/history", {"uid": u}),
+            # T5: analyst questions over the event set (the event operators' typical shapes)
+            (
+                "aggregate_events",
+                "T5.top_senders/month",
+                {
+                    "window": mo,
+                    "group_by": ["src"],
+                    "order_by": [{"field": "count", "desc": True}],
+                    "limit": 3,
+                },
+            ),
+            (
+                "aggregate_events",
+                "T5.partners/node",
+                {
+                    "node": [u],
+                    "group_by": ["node"],
+                    "aggregates": [{"fn": "count_distinct", "field": "other"}],
+                },
+            ),
+            (
+                "aggregate_events",
+                "T5.busiest_hour/whole",
+                {"group_by": ["hour"], "order_by": [{"field": "count", "desc": True}]},
+            ),
+            ("list_events", "T5.events/pair_week", {"src": [u], "window": wk, "limit": 100}),
         ]
         out += calls
     return out

@@ -176,7 +176,9 @@ def test_manual_lists_each_operators_declared_outputs_and_stays_small() -> None:
         "(1098777142000001 µs)."
     )
     t = PlanTask("t/2", question, ("n277", "n36"), "count", card)
-    assert estimate_tokens(static_prefix() + task_suffix(t)) < 3100
+    # 3100 with the thirteen; the two event operators (issue 17) add ~190 tokens after cross-operator
+    # type naming (list_events.where): 3289 measured. Raised for them; the lead decides the final budget
+    assert estimate_tokens(static_prefix() + task_suffix(t)) < 3300
 
 
 def test_the_reply_may_come_in_think_blocks_and_code_fences(scripted, ctx) -> None:

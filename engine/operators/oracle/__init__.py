@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.operators.oracle.belief import oracle_belief_changes
 from engine.operators.oracle.compute import oracle_compute
+from engine.operators.oracle.events import oracle_aggregate_events, oracle_list_events
 from engine.operators.oracle.evolution import oracle_co_active, oracle_neighborhood_evolution
 from engine.operators.oracle.history import (
     oracle_diff_snapshots,
@@ -44,6 +45,8 @@ ORACLES: dict[str, Oracle] = {
     "compute": oracle_compute,
     "belief_changes": oracle_belief_changes,
     "longest_temporal_path": oracle_longest_temporal_path,
+    "list_events": oracle_list_events,
+    "aggregate_events": oracle_aggregate_events,
 }
 
 __all__ = ["ORACLES", "Oracle", "OracleStore", "page", "paginate"]

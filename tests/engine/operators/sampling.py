@@ -197,6 +197,10 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             args["src"] = u
         if rng.random() < 0.2:
             args["rel_types"] = [rng.choice(["msg", "follows"])]
+    elif op in ("list_events", "aggregate_events"):
+        from tests.engine.operators.event_sampling import sample_event_args
+
+        return sample_event_args(op, rng, uids, tts)
     else:  # pragma: no cover - a new operator needs a sampler
         raise AssertionError(f"no sampler for {op}")
     if rng.random() < 0.35 and op != "compute":
