@@ -3,8 +3,8 @@
 
 A question whose answer is "the top group" is only asked when the top is unique: the draw runs the
 aggregate once and rejects a tie for first place (so no gold rests on the operator's tie rule, which the
-question would otherwise have to state). Templates that need something a dataset may lack (self-loops, a
-numeric edge property, committed correction batches) return no draw on a store without it.
+question would otherwise have to state). Templates that need something a dataset may lack (a numeric edge
+property, committed correction batches) return no draw on a store without it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pipeline.tasks.sampler import DAY, HOUR, MONTH, WEEK, Sampler, window_words
 
 MAX_CHAIN = 30  # a chain that reaches it is not asked about (the answer would be the cap)
 COUNT_DESC = [{"field": "count", "desc": True}]
-NO_SELF_LOOPS = {"field": "src", "op": "ne", "other": "dst"}
+NO_SELF_LOOPS = {"field": "src", "op": "ne", "other": "dst"}  # a self-loop's "other" endpoint is the node
 SLOTS = {
     "hour": ("hour of the day (UTC)", "an hour 0-23"),
     "dow": ("day of the week (UTC)", "an ISO weekday number, 1 = Monday .. 7 = Sunday"),
@@ -129,22 +129,26 @@ def busiest_slot(s: Sampler) -> Draft | None:
 
 
 @template(
-    "T5.self_messages",
+    "T5.pair_messages",
     kind="count",
     ops=("list_events",),
     paraphrases=(
-        "How many messages between {t_a} and {t_b} were sent by an account to itself?",
-        "In the window [{t_a}, {t_b}), count the self-addressed messages (sender = receiver).",
-        "Between {t_a} and {t_b}, how many events are self-loops, i.e. have the same source and target?",
+        "How many messages did {u} send to {v} between {t_a} and {t_b}?",
+        "In the window [{t_a}, {t_b}), count the messages from {u} to {v} (that direction only).",
+        "Between {t_a} and {t_b}, how many times did {u} write to {v}?",
     ),
 )
-def self_messages(s: Sampler) -> Draft | None:
+def pair_messages(s: Sampler) -> Draft | None:
+    w = s.window(s.choice([WEEK, 2 * WEEK, MONTH]))
     e = s.ctx.edges(None)
-    if not bool(np.any(e.src == e.dst)):
-        return None  # no self-loops in this data set: every draw would be empty
-    w = s.window(s.choice([WEEK, MONTH, 3 * MONTH]))
-    args = {"window": w, "where": [{"field": "src", "op": "eq", "other": "dst"}], "limit": 1}
-    return one_step("list_events", args, "rows_total", window_words(w), key=(w["t_a"], w["t_b"]))
+    lo, hi = (int(i) for i in np.searchsorted(e.vt_s, [w["t_a"], w["t_b"]], "left"))
+    if hi <= lo:
+        return None
+    i = int(s.rng.integers(lo, hi))  # a pair that wrote in the window (so the count is not zero)
+    u, v = s.uid(e.src[i]), s.uid(e.dst[i])
+    args = {"window": w, "src": [u], "dst": [v], "limit": 1}
+    params = {"u": u, "v": v, **window_words(w)}
+    return one_step("list_events", args, "rows_total", params, (u, v), key=(u, v, w["t_a"], w["t_b"]))
 
 
 def _prop_key(s: Sampler) -> str | None:
