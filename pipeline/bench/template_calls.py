@@ -2,7 +2,8 @@
 
 The suites of the task-suite issue (``pipeline/tasks/``) are not built yet; until they are, this module is
 the contract for their speed: one call shape per semantic template of the paper (10 single-operator T1,
-3 evolution T3, 4 multi-step T4, whose steps are listed separately), with parameters drawn the way a
+3 evolution T3, 4 multi-step T4, whose steps are listed separately; the T5 analyst calls mirror
+``pipeline/tasks/templates/t5.py``, one case per template step), with parameters drawn the way a
 generator draws them: busy and ordinary entities, week / month windows, δ of an hour or a day. When the
 templates exist, their oracle plans' calls replace this list (same case names).
 

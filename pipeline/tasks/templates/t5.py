@@ -16,7 +16,7 @@ import numpy as np
 from engine.api import call, committed_batches
 from pipeline.tasks.model import Draft, one_step, ref, step, template
 from pipeline.tasks.probe_kinds import numeric_prop_key, sample_props
-from pipeline.tasks.sampler import DAY, HOUR, MONTH, WEEK, Sampler, window_words
+from pipeline.tasks.sampler import DAY, HOUR, MONTH, WEEK, Sampler, fmt_time, window_words
 
 MAX_CHAIN = 30  # a chain that reaches it is not asked about (the answer would be the cap)
 COUNT_DESC = [{"field": "count", "desc": True}]
@@ -223,7 +223,8 @@ def belief_changes(s: Sampler) -> Draft | None:
     j = int(s.rng.integers(i + 1, min(len(tts), i + 9)))
     kind = s.choice(sorted(CHANGES))
     args = {"tt_from": tts[i], "tt_to": tts[j] + 1, "kinds": [kind], "limit": 1}
-    params = {"tt_from": tts[i], "tt_to": tts[j] + 1, "what": CHANGES[kind]}
+    # transaction times are µs on the same clock as valid times: shown the same way
+    params = {"tt_from": fmt_time(tts[i]), "tt_to": fmt_time(tts[j] + 1), "what": CHANGES[kind]}
     return one_step("belief_changes", args, "rows_total", params, key=(kind, tts[i], tts[j]))
 
 
