@@ -2,7 +2,8 @@
 
 The suites of the task-suite issue (``pipeline/tasks/``) are not built yet; until they are, this module is
 the contract for their speed: one call shape per semantic template of the paper (10 single-operator T1,
-3 evolution T3, 4 multi-step T4, whose steps are listed separately), with parameters drawn the way a
+3 evolution T3, 4 multi-step T4, whose steps are listed separately; the T5 analyst calls mirror
+``pipeline/tasks/templates/t5.py``, one case per template step), with parameters drawn the way a
 generator draws them: busy and ordinary entities, week / month windows, δ of an hour or a day. When the
 templates exist, their oracle plans' calls replace this list (same case names).
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import OpContext
+from engine.api import OpContext, committed_batches
 
 HOUR = 3_600_000_000
 DAY = 24 * HOUR
@@ -32,6 +33,8 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
     active = np.flatnonzero(deg)
     busy = np.argsort(-deg, kind="stable")[: max(10, len(active) // 20)]
     lo, hi = int(e.vt_s[0]), int(e.vt_s[-1]) + 1
+    batches = committed_batches(ctx.store.root)
+    tt_last = batches[-1].tt if batches else 1  # the T5 belief-history window: the last batch
     out: list[tuple[str, str, dict[str, Any]]] = []
     for _ in range(draws):
         u = uids[int(rng.choice(busy))]
@@ -41,6 +44,7 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
         wk = {"t_a": t - WEEK // 2, "t_b": t + WEEK // 2}
         mo = {"t_a": max(lo, t - MONTH // 2), "t_b": min(hi, t + MONTH // 2)}
         whole = {"t_a": lo, "t_b": hi}
+        day = {"t_a": t - t % DAY, "t_b": t - t % DAY + DAY}
         motif = str(rng.choice(["M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong"]))
         calls = [
             # T1: single-operator questions
@@ -95,32 +99,62 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
             ),
             ("diff_snapshots", "T4.changed/diff", {"t1": wk["t_a"], "t2": wk["t_b"], "limit": 20}),
             ("entity_history", "T4.changed/history", {"uid": u}),
-            # T5: analyst questions over the event set (the event operators' typical shapes)
+            # T5: analyst questions over the event set (pipeline/tasks/templates/t5.py, one case per step)
             (
                 "aggregate_events",
-                "T5.top_senders/month",
+                "T5.top_account/week",
                 {
-                    "window": mo,
+                    "window": wk,
                     "group_by": ["src"],
                     "order_by": [{"field": "count", "desc": True}],
-                    "limit": 3,
+                    "limit": 2,
                 },
             ),
             (
                 "aggregate_events",
-                "T5.partners/node",
+                "T5.many_partners/month",
                 {
-                    "node": [u],
+                    "window": mo,
+                    "where": [{"field": "src", "op": "ne", "other": "dst"}],
                     "group_by": ["node"],
-                    "aggregates": [{"fn": "count_distinct", "field": "other"}],
+                    "aggregates": [{"fn": "count_distinct", "field": "other", "as": "partners"}],
+                    "having": [{"field": "partners", "op": "gt", "value": 3}],
+                    "limit": 1,
                 },
             ),
             (
                 "aggregate_events",
-                "T5.busiest_hour/whole",
-                {"group_by": ["hour"], "order_by": [{"field": "count", "desc": True}]},
+                "T5.longest_silence/month",
+                {"window": mo, "node": [u], "aggregates": [{"fn": "max_gap"}]},
             ),
-            ("list_events", "T5.events/pair_week", {"src": [u], "window": wk, "limit": 100}),
+            (
+                "aggregate_events",
+                "T5.busiest_slot/month",
+                {
+                    "window": mo,
+                    "group_by": ["hour"],
+                    "order_by": [{"field": "count", "desc": True}],
+                    "limit": 2,
+                },
+            ),
+            (
+                "list_events",
+                "T5.self_messages/month",
+                {"window": mo, "where": [{"field": "src", "op": "eq", "other": "dst"}], "limit": 1},
+            ),
+            (
+                "belief_changes",
+                "T5.belief_changes/batches",
+                {"tt_from": tt_last, "tt_to": tt_last + 1, "kinds": ["corrected"], "limit": 1},
+            ),
+            (
+                "longest_temporal_path",
+                "T5.longest_chain/day",
+                {"src": u, "window": day, "max_hops": 12, "limit": 1},
+            ),
+            ("aggregate_events", "T5.send_balance/sent", {"window": mo, "src": [u]}),
+            ("aggregate_events", "T5.send_balance/received", {"window": mo, "dst": [u]}),
+            ("compute", "T5.send_balance/diff", {"fn": "diff", "a": 40, "b": 31}),
         ]
         out += calls
     return out

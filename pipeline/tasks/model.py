@@ -7,7 +7,8 @@ oracle plan whose execution is the gold. Templates register with :func:`template
 them up in :data:`TEMPLATES` (one registry, like the operators').
 
 Families: ``T1`` single-operator, ``T2`` planted-pattern mining (synthetic only, gold from the manifest),
-``T3`` evolution, ``T4`` multi-step, ``probe`` correction probes (before/current pairs).
+``T3`` evolution, ``T4`` multi-step, ``T5`` analyst questions (event aggregates, belief history), ``probe``
+correction probes (before/current pairs).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pipeline.tasks.sampler import Sampler
 
-FAMILIES = ("T1", "T2", "T3", "T4", "probe")
+FAMILIES = ("T1", "T2", "T3", "T4", "T5", "probe")
 Key = tuple[Any, ...]  # identifies a draw: a template skips a draw whose key it has drawn before
 
 

@@ -22,6 +22,7 @@ from engine.plan.model import build_plan
 from engine.store import Store, replay
 from pipeline.scoring.typed import score
 from pipeline.tasks.build import build_suite, write_suite
+from pipeline.tasks.crosscheck import agree, oracle_answer, oracle_store_for
 from pipeline.tasks.generate import suite_text
 from pipeline.tasks.stats import suite_stats, table2_markdown
 from tests.pipeline.mutations.table5 import EXPECT_DETECTED
@@ -74,6 +75,10 @@ def _check_suite(suite: dict[str, Any]) -> None:
         assert max(counts.values()) <= len(golds) / 2, (name, counts)
     used = {s["op"] for t in _tasks(suite) for s in t["oracle_plan"]["steps"]}
     assert used == set(OPERATOR_ORDER)
+    # T5, the analyst family, in every suite: several templates, each with distinct questions
+    t5 = [t for t in _tasks(suite) if t["family"] == "T5"]
+    assert len({t["template"] for t in t5}) >= 6 and "T5" in table2_markdown(suite)
+    assert len({t["question"] for t in t5}) == len(t5)
     assert suite["operators_used"] == sorted(OPERATOR_ORDER)
     assert isinstance(suite["refused"], list) and suite_stats(suite)["refused"] == len(suite["refused"])
     for t in _tasks(suite):
@@ -115,6 +120,17 @@ def _check_consistent(store_dir: Path, suite: dict[str, Any]) -> None:
         assert wrong == []
 
 
+def _check_t5_crosscheck(store_dir: Path, suite: dict[str, Any]) -> None:
+    """Every T5 gold is what the brute-force oracles answer for its plan (the gold path did it; checked
+    again here, outside the generator)."""
+    with Store.open(store_dir, read_only=True) as store:
+        ostore = oracle_store_for(store)
+        t5 = [t for t in _tasks(suite) if t["family"] == "T5"]
+        assert t5
+        for t in t5:
+            assert agree(t["answer_kind"], t["gold"], oracle_answer(t["oracle_plan"], ostore)), t["id"]
+
+
 def _check_mutations(store_dir: Path, suite: dict[str, Any]) -> None:
     """Issue 7's acceptance on the real suite: >= 100 cases per class, 100 % detection where the verifier
     must catch it, 0 false positives, the by-construction negative reported with its reason."""
@@ -136,6 +152,7 @@ def test_collegemsg_suite(cm_dir: Path, cm_suite: dict[str, Any]) -> None:
     _check_suite(cm_suite)
     _check_probes(cm_suite)
     _check_consistent(cm_dir, cm_suite)
+    _check_t5_crosscheck(cm_dir, cm_suite)
     assert "Table 2" in table2_markdown(cm_suite)
     _check_mutations(cm_dir, cm_suite)
 
@@ -144,6 +161,7 @@ def test_synthetic_suite(syn_dir: Path, syn_suite: dict[str, Any]) -> None:
     _check_suite(syn_suite)
     _check_probes(syn_suite)
     _check_consistent(syn_dir, syn_suite)
+    _check_t5_crosscheck(syn_dir, syn_suite)
     assert {t["template"] for t in _tasks(syn_suite)} >= {"T2.planted_ring", "T2.planted_pingpong"}
     _check_mutations(syn_dir, syn_suite)
 
