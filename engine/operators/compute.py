@@ -224,7 +224,8 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "expressions (a missing or non-numeric field, or a division by zero, gives null). The result is "
         "in `value` (for "
         "row-returning fns, the number of rows); a division by zero gives null; arguments a fn does not "
-        "take are refused."
+        "take are refused. Over a cut page only the per-row fns filter and derive run (their result stays "
+        "marked truncated); the other list fns are refused."
     ),
     example={
         "args": {"fn": "pct_change", "a": 150, "b": 120},
