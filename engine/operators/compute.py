@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
-from engine.operators.base import OpArgs, PagedOutput
+from engine.operators.base import Model, OpArgs, PagedOutput
 from engine.operators.compute_fns import (
     ALLEN,
     CMP_ALIASES,
@@ -80,6 +80,14 @@ def _fn_rules() -> list[dict[str, Any]]:
     return rules
 
 
+class JoinKey(Model):
+    """A join key whose field is named differently in a and in b (a sender's src against a recipient's
+    dst; a pair against the reversed pair)."""
+
+    a: Annotated[str, Field(description="the key field in a's rows")]
+    b: Annotated[str, Field(description="the key field in b's rows")]
+
+
 class ComputeArgs(OpArgs):
     model_config = ConfigDict(json_schema_extra={"allOf": _fn_rules()})
 
@@ -113,8 +121,11 @@ class ComputeArgs(OpArgs):
         Any, Operand(), Field(description="second operand (number, interval or list). " + _takers("b"))
     ] = None
     on: Annotated[
-        str | list[str] | None,
-        Field(description="join key field, or a list of key fields. " + _takers("on")),
+        str | JoinKey | list[str | JoinKey] | None,
+        Field(
+            description="join key, or a list of keys (all must match): a field name both lists have, or "
+            '{"a": FIELD_A, "b": FIELD_B} for differently named fields. ' + _takers("on")
+        ),
     ] = None
     how: Annotated[
         Literal["inner", "left", "anti"] | None,
@@ -205,13 +216,16 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "return whole elements in `rows`; ratio, diff, mul, percent, pct_change (100·(a−b)/b) and "
         "interval_relation (the Allen relation of interval a to b) take `a` and `b` or input = [a, b]; "
         "union, intersection, difference return sorted distinct values. join matches the rows of list a "
-        "with those of list b on the key field(s) `on` (`how`: inner, left or anti; a's order, then b's; "
-        "b's fields that a also has are renamed b_<name>); derive adds the field `as` to every row of "
+        "with those of list b on the key(s) `on` (a field name both have, or {a: FIELD_A, b: FIELD_B} "
+        "for differently named fields, e.g. a sender's src against a recipient's dst; `how`: inner, left "
+        "or anti; a's order, then b's; b's key fields are dropped, and its fields that a also has are "
+        "renamed b_<name>); derive adds the field `as` to every row of "
         "`input`, computed by `expr` {op: add|sub|mul|div, left, right} over field names, numbers or nested "
         "expressions (a missing or non-numeric field, or a division by zero, gives null). The result is "
         "in `value` (for "
         "row-returning fns, the number of rows); a division by zero gives null; arguments a fn does not "
-        "take are refused."
+        "take are refused. Over a cut page only the per-row fns filter and derive run (their result stays "
+        "marked truncated); the other list fns are refused."
     ),
     example={
         "args": {"fn": "pct_change", "a": 150, "b": 120},

@@ -27,10 +27,14 @@ PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul")
 SET_OPS = ("union", "intersection", "difference")
 ROW_FNS = ("join", "derive")  # engine.operators.compute_rows
 FNS = (*REDUCERS, *SELECTORS, "interval_relation", *PAIRWISE, *SET_OPS, *ROW_FNS)
+#: per-row fns: each output row depends on its own input row only, so over part of a list they give exactly
+#: the rows of that part. They run over truncated input and their step stays tainted (docs/plans.md §3): the
+#: result is itself a cut list, and its value (a row count) is read like any cut page's length.
+PER_ROW = ("filter", "derive")
 #: fns over a list whose result (a number, or rows and their count) is wrong on part of the list: a plan
-#: may not apply them to truncated input (docs/plans.md §3). derive is row-wise, but its row count (its
-#: value) over a cut page is a page's count, as filter's is; a join against part of b is plainly wrong.
-LIST_FNS = (*REDUCERS, *SELECTORS, *SET_OPS, *ROW_FNS)
+#: may not apply them to truncated input (docs/plans.md §3). topk over a page is the page's top, a set op
+#: misses the members past the cut, and a join against part of b is plainly wrong.
+LIST_FNS = tuple(f for f in (*REDUCERS, *SELECTORS, *SET_OPS, *ROW_FNS) if f not in PER_ROW)
 TWO_OPERANDS = ("interval_relation", *PAIRWISE, *SET_OPS, "join")  # a and b, or input = [a, b]
 FN_ARGS = ("input", "field", "k", "cmp", "value", "a", "b", "on", "how", "expr", "as")
 #: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG

@@ -2,12 +2,15 @@
 
 Both return whole rows; the fn's ``value`` is the number of rows. Semantics: ``docs/operators.md`` §14.
 
-- ``join``: rows of ``a`` matched with rows of ``b`` on the ``on`` key field(s). Key values compare as
+- ``join``: rows of ``a`` matched with rows of ``b`` on the ``on`` key(s): a field name (the same field on
+  both sides) or ``{"a": FIELD_A, "b": FIELD_B}`` (differently named fields: a sender's ``src`` against a
+  recipient's ``dst``, a pair against the reversed pair). Key values compare as
   compute's ``==`` (numbers by exact value, anything else by canonical JSON) except that a null key value
   never matches (as in SQL). Output order: ``a``'s order, then for an ``a`` row matching several ``b``
-  rows, ``b``'s order. An output row holds ``a``'s fields, then every field some ``b`` row has (not in
-  ``on``; in first-seen order), named ``b_<name>`` when the ``a`` row already has the name; a ``b`` field a
-  matched ``b`` row lacks, and every ``b`` field of an unmatched ``left`` row, is null.
+  rows, ``b``'s order. An output row holds ``a``'s fields, then every field some ``b`` row has (not one
+  of ``b``'s key fields; in first-seen order), named ``b_<name>`` when the ``a`` row already has the
+  name; a ``b`` field a matched ``b`` row lacks, and every ``b`` field of an unmatched ``left`` row, is
+  null.
 - ``derive``: each row with one more field ``as`` = ``expr`` evaluated exactly; a field that is missing or
   not a number makes the result null, and so does a division by zero.
 
@@ -41,16 +44,25 @@ MAX_ON = 8
 # -- join ------------------------------------------------------------------------------------------------
 
 
-def _on(raw: Any) -> list[str]:
+Key = tuple[str, str]  # (a's field, b's field)
+
+
+def _on_item(item: Any) -> Key:
+    if isinstance(item, str):
+        return item, item
+    if isinstance(item, dict) and set(item) == {"a", "b"} and all(isinstance(v, str) for v in item.values()):
+        return item["a"], item["b"]
+    shape_error("on", 'an on key is a field name or {"a": FIELD_A, "b": FIELD_B} (two field names)', item)
+
+
+def _on(raw: Any) -> list[Key]:
     if raw is None:
-        shape_error("on", "compute join needs on (a key field or a list of key fields)")
-    fields = [raw] if isinstance(raw, str) else raw
-    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
-        shape_error("on", "on must be a field name or a list of field names", raw)
-    fields = list(dict.fromkeys(fields))
-    if not fields or len(fields) > MAX_ON:
-        value_error("on", f"on must name 1..{MAX_ON} key fields", raw)
-    return fields
+        shape_error("on", "compute join needs on (a key, or a list of keys)")
+    items = raw if isinstance(raw, list) else [raw]
+    keys = list(dict.fromkeys(_on_item(it) for it in items))  # a repeated key adds nothing
+    if not keys or len(keys) > MAX_ON:
+        value_error("on", f"on must name 1..{MAX_ON} keys", raw)
+    return keys
 
 
 def _how(raw: Any) -> str:
@@ -82,10 +94,11 @@ def _join(args: dict[str, Any]) -> tuple[int, list[Any]]:
         if not isinstance(x, list):
             shape_error(name, "compute join needs two lists of rows", x)
     on, how = _on(args.get("on")), _how(args.get("how"))
-    a_keys = [_key(r, on, f"a[{i}]") for i, r in enumerate(a)]
+    on_a, on_b = [k[0] for k in on], [k[1] for k in on]
+    a_keys = [_key(r, on_a, f"a[{i}]") for i, r in enumerate(a)]
     index: dict[tuple[Any, ...], list[int]] = {}
     for j, r in enumerate(b):
-        k = _key(r, on, f"b[{j}]")
+        k = _key(r, on_b, f"b[{j}]")
         if k is not None:
             index.setdefault(k, []).append(j)
     matches = [index.get(k, []) if k is not None else [] for k in a_keys]
@@ -96,7 +109,7 @@ def _join(args: dict[str, Any]) -> tuple[int, list[Any]]:
     if n_out > MAX_JOIN_ROWS:
         value_error("on", f"compute join would give {n_out} rows (at most {MAX_JOIN_ROWS}); join on a "
                     "more selective key or narrow a and b first", n_out)  # fmt: skip
-    b_fields = list(dict.fromkeys(f for r in b for f in r if f not in on))
+    b_fields = list(dict.fromkeys(f for r in b for f in r if f not in on_b))
     rows = []
     for r, m in zip(a, matches, strict=True):
         for j in m or ([None] if how == "left" else []):

@@ -240,25 +240,39 @@ def _oracle_join(x: Any, y: Any, on: Any, how: Any) -> list[Any]:
         raise SchemaError("compute join needs two lists", field="a" if not isinstance(x, list) else "b")
     if on is None:
         raise SchemaError("compute join needs on", field="on")
-    keys = [on] if isinstance(on, str) else on
-    if not isinstance(keys, list) or any(not isinstance(k, str) for k in keys):
-        raise SchemaError("on must be a string or a list of strings", field="on")
-    keys = list(dict.fromkeys(keys))
+    # each key is a pair (field in a, field in b); a bare name is the same field on both sides
+    keys: list[tuple[str, str]] = []
+    for item in on if isinstance(on, list) else [on]:
+        if isinstance(item, str):
+            pair = (item, item)
+        elif (
+            isinstance(item, dict)
+            and sorted(item) == ["a", "b"]
+            and isinstance(item["a"], str)
+            and isinstance(item["b"], str)
+        ):
+            pair = (item["a"], item["b"])
+        else:
+            raise SchemaError("an on key is a string or {a, b} of strings", field="on")
+        if pair not in keys:
+            keys.append(pair)
     if not 1 <= len(keys) <= 8:
-        raise InvalidArgError("on must name 1..8 fields", field="on")
+        raise InvalidArgError("on must name 1..8 keys", field="on")
     how = "inner" if how is None else how
     if not isinstance(how, str):
         raise SchemaError("how must be a string", field="how")
     if how not in ("inner", "left", "anti"):
         raise InvalidArgError("how must be inner, left or anti", field="how")
-    for name, rows in (("a", x), ("b", y)):
+    a_fields = [ka for ka, _kb in keys]
+    b_keys = [kb for _ka, kb in keys]
+    for name, rows, fields in (("a", x, a_fields), ("b", y, b_keys)):
         for i, r in enumerate(rows):
-            if not isinstance(r, dict) or any(k not in r for k in keys):
+            if not isinstance(r, dict) or any(k not in r for k in fields):
                 raise InvalidArgError(f"{name}[{i}] lacks a key field", field=f"{name}[{i}]")
-            for k in keys:
+            for k in fields:
                 if is_number(r[k]):
                     frac(r[k], "key")  # NaN / inf keys are refused like any number
-    pairs = [(ra, [rb for rb in y if all(_same_key(ra[k], rb[k]) for k in keys)]) for ra in x]
+    pairs = [(ra, [rb for rb in y if all(_same_key(ra[ka], rb[kb]) for ka, kb in keys)]) for ra in x]
     if how == "anti":
         return [dict(ra) for ra, ms in pairs if not ms]
     total = sum(max(len(ms), 1 if how == "left" else 0) for _ra, ms in pairs)
@@ -266,7 +280,7 @@ def _oracle_join(x: Any, y: Any, on: Any, how: Any) -> list[Any]:
         raise InvalidArgError("compute join would give too many rows", field="on", n=total)
     b_names: list[str] = []
     for rb in y:
-        b_names += [f for f in rb if f not in keys and f not in b_names]
+        b_names += [f for f in rb if f not in b_keys and f not in b_names]
     out = []
     for ra, ms in pairs:
         for rb in ms if ms else ([None] if how == "left" else []):

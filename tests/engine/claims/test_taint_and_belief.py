@@ -202,3 +202,38 @@ def test_the_pinned_trace_is_not_moved_by_the_correction(ctx: OpContext) -> None
     assert a.digest == b.digest
     assert a.payload("s1")["rows"][0]["props"] == {"score": 2}
     assert run(ctx, build_plan(control_raw(raw))).payload("s1")["rows"][0]["props"] == {"score": 20}
+
+
+@pytest.fixture(scope="module")
+def per_row(store: Store) -> Trace:
+    """Per-row computes over the cut page of s1: they run (filter, derive) and carry the cut forward."""
+    keep = {"fn": "filter", "input": ref("s1.rows"), "field": "earliest_arrival", "cmp": ">=", "value": 0}
+    twice = {"fn": "derive", "input": ref("s1.rows"), "expr": {"op": "mul", "left": "earliest_arrival",
+             "right": 2}, "as": "x"}  # fmt: skip
+    return run(
+        OpContext(store),
+        plan(
+            step("s1", "temporal_reachability", reach(limit=PAGE)),
+            step("s2", "compute", keep, "s1"),
+            step("s3", "compute", twice, "s1"),
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "c",
+    [
+        claim("count", "s2", src="s2.value", value=PAGE),  # a page's count, not the result's
+        claim("count", "s3", src="s3.rows_total", value=PAGE),
+        claim("entity", "s2", src="s2.rows[*].uid", uids=["n2", "n7"]),
+        claim("entity", "s3", src="s3.rows[0].uid", uids=["n2"]),  # an index into a tainted step
+    ],
+)
+def test_claims_over_a_per_row_compute_of_a_cut_page_are_weakly_supported(
+    per_row: Trace, ctx: OpContext, c: dict[str, Any]
+) -> None:
+    assert {r.id: (r.status, r.upstream_truncated) for r in per_row.steps} == {
+        "s1": ("ok", False), "s2": ("ok", True), "s3": ("ok", True),
+    }  # fmt: skip
+    v = verdict_of(c, per_row, ctx)
+    assert (v.verdict, v.tainted) == ("weakly_supported", True), v.reason

@@ -254,10 +254,10 @@ def test_a_count_of_a_filter_of_a_cut_page_is_not_a_number(ctx: OpContext) -> No
 @pytest.mark.parametrize(
     "args",
     [
-        {"fn": "filter", "input": ref("s1.rows"), "field": "earliest_arrival", "cmp": ">=", "value": 0},
         {"fn": "union", "a": ref("s1.rows[*].uid"), "b": []},
+        {"fn": "join", "a": ref("s1.rows"), "b": ref("s1.rows"), "on": "uid"},
     ],
-    ids=["filter", "union"],
+    ids=["union", "join"],
 )
 def test_a_row_count_over_a_truncated_page_is_refused(ctx: OpContext, args: dict[str, Any]) -> None:
     p = plan(step("s1", "temporal_reachability", reach(PAGE)), step("s2", "compute", args, "s1"))
@@ -268,6 +268,43 @@ def test_a_row_count_over_a_truncated_page_is_refused(ctx: OpContext, args: dict
     # got: status "ok", value == 2 (the page's count) instead of 5
     assert s2.status == "refused", (s2.status, trace.payload("s2"))
     assert s2.error["details"]["reason"] == "truncated_input"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"fn": "filter", "input": ref("s1.rows"), "field": "earliest_arrival", "cmp": ">=", "value": 0},
+        {"fn": "derive", "input": ref("s1.rows"), "expr": {"op": "mul", "left": "earliest_arrival",
+                                                            "right": 2}, "as": "x"},
+    ],
+    ids=["filter", "derive"],
+)  # fmt: skip
+def test_a_per_row_fn_over_a_truncated_page_runs_and_stays_tainted(
+    ctx: OpContext, args: dict[str, Any]
+) -> None:
+    """filter and derive look at one row at a time: over a cut page they give exactly the page's rows
+    (declared through ``Traits.reduces``, which leaves them out), and the truncation is carried forward:
+    the step is tainted, an answer from it is marked truncated, and a count over its rows is refused."""
+    traits = get_operator("compute").traits
+    assert not traits.reduces_list(args) and traits.reduces_list({**args, "fn": "topk"})
+    whole = run(ctx, plan(step("s1", "temporal_reachability", reach()), step("s2", "compute", args, "s1")))
+    trace = run(
+        ctx,
+        plan(
+            step("s1", "temporal_reachability", reach(PAGE)),
+            step("s2", "compute", args, "s1"),
+            step("s3", "compute", {"fn": "count", "input": ref("s2.rows")}, "s2"),
+            answer="s2.rows",
+            kind="rows",
+        ),
+    )
+    s2 = _rec(trace, "s2")
+    assert s2.ok and s2.upstream_truncated and s2.tainted
+    got = trace.payload("s2")["rows"]  # type: ignore[index]
+    assert len(got) == PAGE < N_REACHED and got == whole.payload("s2")["rows"][:PAGE]  # type: ignore[index]
+    assert _rec(trace, "s3").status == "refused"
+    assert _rec(trace, "s3").error["details"]["reads"] == ["s2.rows"]
+    assert trace.answer()["truncated"] is True  # type: ignore[index]
 
 
 # -- the ablation switch -----------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ KEYS: list[Any] = ["u1", "u2", "u3", 1, 1.0, 2, None, 0.1 + 0.2, 0.3]
 
 
 def _row(rng: random.Random, fields: tuple[str, ...]) -> dict[str, Any]:
-    row: dict[str, Any] = {"k": rng.choice(KEYS), "k2": rng.choice(["x", "y"])}
+    row: dict[str, Any] = {"k": rng.choice(KEYS), "k2": rng.choice(["x", "y"]), "kb": rng.choice(KEYS)}
     for f in fields:
         if rng.random() < 0.85:
             row[f] = rng.choice([rng.randint(-3, 9), round(rng.uniform(-2, 5), 2), 0, None, "s", True])
@@ -39,7 +39,13 @@ def _valid(rng: random.Random) -> dict[str, Any]:
     if fn == "join":
         a = [_row(rng, ("n", "m")) for _ in range(rng.randint(0, 6))]
         b = [_row(rng, ("n", "p")) for _ in range(rng.randint(0, 6))]
-        args: dict[str, Any] = {"fn": "join", "on": rng.choice(["k", ["k"], ["k", "k2"], ["k2", "k", "k"]])}
+        on = rng.choice([
+            "k", ["k"], ["k", "k2"], ["k2", "k", "k"],
+            # differently named keys: kb dropped from b's fields (and b's k kept, as b_k)
+            {"a": "k", "b": "kb"}, [{"a": "kb", "b": "k"}, "k2"], [{"a": "k", "b": "k"}, "k"],
+            [{"a": "k", "b": "kb"}, {"a": "kb", "b": "k"}], [{"a": "k2", "b": "k2"}, {"a": "k", "b": "kb"}],
+        ])  # fmt: skip
+        args: dict[str, Any] = {"fn": "join", "on": on}
         args.update({"a": a, "b": b} if rng.random() < 0.7 else {"input": [a, b]})
         if rng.random() < 0.8:
             args["how"] = rng.choice(["inner", "left", "anti"])
@@ -85,7 +91,8 @@ def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
     elif f == "on_missing":
         del a["on"]
     elif f == "on_type":
-        a["on"] = rng.choice([3, [1], {"k": 1}])
+        a["on"] = rng.choice([3, [1], {"k": 1}, [{"a": "k"}], {"a": "k", "b": 1},
+                              [{"a": "k", "b": "kb", "c": "k"}], ["k", {"a": ["k"], "b": "k"}]])  # fmt: skip
     elif f == "on_empty":
         a["on"] = []
     elif f == "how_type":
@@ -201,6 +208,48 @@ def test_reciprocal_pairs_by_a_two_field_join(ctx: OpContext) -> None:
     assert [(r["src"], r["dst"], r["t_back"]) for r in out["rows"]] == [("a", "b", 5), ("b", "a", 1)]
 
 
+def test_join_on_differently_named_fields(ctx: OpContext) -> None:
+    """First sent (per src) against first received (per dst): the key is src in a and dst in b; b's key
+    field is dropped, its other fields kept (b_ prefixed on a clash)."""
+    sent = [{"src": "a", "first_t": 3}, {"src": "b", "first_t": 9}, {"src": "c", "first_t": 1}]
+    recv = [{"dst": "b", "first_t": 4}, {"dst": "a", "first_t": 7}, {"dst": "d", "first_t": 2}]
+    out = both(ctx, fn="join", a=sent, b=recv, on={"a": "src", "b": "dst"})
+    assert out["rows"] == [
+        {"src": "a", "first_t": 3, "b_first_t": 7},
+        {"src": "b", "first_t": 9, "b_first_t": 4},
+    ]
+    assert both(ctx, fn="join", a=sent, b=recv, on=[{"a": "src", "b": "dst"}], how="anti")["rows"] == [
+        sent[2]
+    ]
+    left = both(ctx, fn="join", a=sent, b=recv, on=[{"a": "src", "b": "dst"}], how="left")
+    assert left["rows"][2] == {"src": "c", "first_t": 1, "b_first_t": None}
+    # the same field name on both sides, spelled either way, is the same key
+    same = both(ctx, fn="join", a=SENT, b=RECV, on={"a": "uid", "b": "uid"})
+    assert same == both(ctx, fn="join", a=SENT, b=RECV, on="uid")
+
+
+def test_pair_joined_against_the_reversed_pair(ctx: OpContext) -> None:
+    """Reply delay: the first message a->b against the first b->a, one list joined with itself on swapped
+    keys; both of b's key fields are dropped, so only its time comes over (as b_ft)."""
+    first = [
+        {"src": "a", "dst": "b", "ft": 1},
+        {"src": "b", "dst": "a", "ft": 5},
+        {"src": "a", "dst": "c", "ft": 2},
+        {"src": "c", "dst": "c", "ft": 4},
+    ]
+    on = [{"a": "src", "b": "dst"}, {"a": "dst", "b": "src"}]
+    out = both(ctx, fn="join", a=first, b=first, on=on)
+    assert [(r["src"], r["dst"], r["ft"], r["b_ft"]) for r in out["rows"]] == [
+        ("a", "b", 1, 5), ("b", "a", 5, 1), ("c", "c", 4, 4),
+    ]  # fmt: skip
+    assert set(out["rows"][0]) == {"src", "dst", "ft", "b_ft"}
+    delay = both(ctx, fn="derive", input=out["rows"], expr={"op": "sub", "left": "b_ft", "right": "ft"},
+                 **{"as": "delay"})  # fmt: skip
+    assert (
+        both(ctx, fn="filter", input=delay["rows"], field="delay", cmp=">", value=0)["rows"][0]["delay"] == 4
+    )
+
+
 def test_derive_exact_and_nulls(ctx: OpContext) -> None:
     rows = [{"s": 1, "r": 3}, {"s": 0.1, "r": 0.2}, {"s": 2, "r": 0}, {"s": "x", "r": 1}, {"r": 1}]
     out = both(ctx, fn="derive", input=rows, expr={"op": "div", "left": "s", "right": "r"}, **{"as": "q"})
@@ -218,6 +267,10 @@ def test_derive_exact_and_nulls(ctx: OpContext) -> None:
         ({"fn": "join", "a": SENT, "b": RECV}, "E_SCHEMA"),
         ({"fn": "join", "a": SENT, "b": RECV, "on": "uid", "how": "outer"}, "E_INVALID_ARG"),
         ({"fn": "join", "a": SENT, "b": RECV, "on": "zz"}, "E_INVALID_ARG"),
+        ({"fn": "join", "a": SENT, "b": RECV, "on": {"a": "uid", "b": "n2"}}, "E_INVALID_ARG"),
+        ({"fn": "join", "a": SENT, "b": RECV, "on": {"a": "uid"}}, "E_SCHEMA"),
+        ({"fn": "join", "a": SENT, "b": RECV, "on": [{"a": "uid", "b": 3}]}, "E_SCHEMA"),
+        ({"fn": "join", "a": SENT, "b": RECV, "on": [{"a": "uid", "b": "uid", "how": "left"}]}, "E_SCHEMA"),
         ({"fn": "join", "a": [{"uid": "a", "b_n": 1, "n": 1}], "b": RECV, "on": "uid"}, "E_INVALID_ARG"),
         ({"fn": "join", "a": [{"k": 1}] * 400, "b": [{"k": 1}] * 400, "on": "k"}, "E_INVALID_ARG"),
         ({"fn": "derive", "input": SENT, "expr": {"op": "add", "left": "n"}, "as": "x"}, "E_SCHEMA"),
@@ -238,7 +291,9 @@ def test_row_fn_refusals(ctx: OpContext, args: dict[str, Any], code: str) -> Non
 
 def test_traits_of_row_fns() -> None:
     traits = get_operator("compute").traits
-    assert traits.reduces_list({"fn": "join"}) and traits.reduces_list({"fn": "derive"})
+    assert traits.reduces_list({"fn": "join"}) and traits.reduces_list({"fn": "topk"})
+    # per-row fns run over a cut page (the step stays tainted); a pairwise fn reads two scalars
+    assert not traits.reduces_list({"fn": "derive"}) and not traits.reduces_list({"fn": "filter"})
     assert not traits.reduces_list({"fn": "mul"})
     assert keeps_empty({"fn": "join"}, ("a",)) and keeps_empty({"fn": "join", "how": "inner"}, ("b",))
     assert not keeps_empty({"fn": "join", "how": "left"}, ("b",))
