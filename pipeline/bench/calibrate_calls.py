@@ -139,6 +139,24 @@ def varied_calls(ctx: OpContext, rng: np.random.Generator, per_op: int) -> list[
             **pick(({}, {"label": "user"})),
         },
         "compute": compute,
+        "list_events": lambda: {
+            "window": window(pick((0.001, 0.01, 0.1))),
+            "order": pick(("asc", "desc")),
+            **pick(({}, {"node": node()}, {"src": top(10)}, {"rel_types": ["msg"]})),
+            "limit": pick((10, 100, 1000)),
+        },
+        "aggregate_events": lambda: {
+            **pick(({}, {"window": window()}, {"node": node()})),
+            "group_by": pick(([], ["src"], ["day"], ["unordered_pair"], ["node", "month"])),
+            "aggregates": pick(
+                (
+                    [{"fn": "count"}],
+                    [{"fn": "count"}, {"fn": "count_distinct", "field": "dst"}],
+                    [{"fn": "first_t"}, {"fn": "last_t"}, {"fn": "max_gap"}],
+                )
+            ),
+            "limit": pick((10, 100, 1000)),
+        },
         "belief_changes": lambda: {
             "tt_from": 0,
             "tt_to": 2**62,
