@@ -16,6 +16,10 @@ note the way a careful reader would and refuses it when anything in it is not am
    string among the facts: a note may only name the accounts the facts name. (A uid with no digit cannot
    be told from a word and is not checked; the data sets' uids all carry digits.)
 
+4. **Characters** — control characters (other than newline and tab) and bidirectional marks and
+   overrides (U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) are refused: a note is plain text, and such
+   characters only serve to make a prompt read differently from what it says.
+
 The result is a list of problems, each ``{"kind", "text", "why"}``; empty means the note may be stored.
 """
 
@@ -39,6 +43,7 @@ _WORDS = {
     "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "dozen": 12, "hundred": 100,
     "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
 }  # fmt: skip
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
 
 
@@ -62,7 +67,14 @@ def _blank(text: str, m: re.Match[str]) -> str:
 def check_note(text: str, wf: WeekFacts) -> list[dict[str, Any]]:
     """The problems of note ``text`` against the facts ``wf`` (see the module docstring); [] = it agrees."""
     numbers, strings = allowed_values(wf)
-    problems: list[dict[str, Any]] = []
+    problems: list[dict[str, Any]] = [
+        {
+            "kind": "character",
+            "text": f"U+{ord(ch):04X}",
+            "why": "a control or bidirectional-override character",
+        }
+        for ch in sorted(set(_HIDDEN.findall(text)))
+    ]
     rest = text
     for m in list(_DATE.finditer(text)):
         token = m.group(0)

@@ -246,11 +246,11 @@ def test_quarantined_notes_never_reach_the_planner_prompt(store, scripted, tmp_p
     assert notes[W17].text.split(" there were")[0] not in user  # "In week 2004-W17 (...)": absent
 
 
-def test_retrieval_follows_the_question_window_not_the_oracle_plan(store, scripted, tmp_path) -> None:
+def test_retrieval_follows_the_question_window_not_the_oracle_plan(head_log, scripted, tmp_path) -> None:
     """The tgms system with memory on: the task's question names W16 only, its oracle plan W18; the
     planner prompt carries W16's note and the record says so."""
-    store_dir = Path(store.root)
-    store.close()
+    store_dir = tmp_path / "ro-store"
+    replay(head_log, store_dir).close()  # the system opens it read-only
     server, client = scripted()
     env = SystemEnv(store_dir, client, RunSettings(model="scripted"), tmp_path / "work", dataset="collegemsg")
     try:

@@ -68,6 +68,8 @@ def test_notes_that_agree_pass(note: str) -> None:
         ("1234 messages, 88 accounts, 310 pairs.", ["88"]),
         ("Mean gap 15.4 s.", ["15.4"]),  # 15.3456 rounds to 15.3 at one decimal
         ("In 2005 it was busier.", ["2005"]),
+        ("A quiet week.\u202e.sdrawkcab", ["U+202E"]),  # a bidirectional override
+        ("A quiet\x00 week\x1b.", ["U+0000", "U+001B"]),  # control characters
     ],
 )
 def test_notes_with_a_value_not_among_the_facts_are_refused(note: str, bad: list[str]) -> None:
