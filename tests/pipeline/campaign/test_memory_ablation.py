@@ -70,10 +70,14 @@ def test_the_memory_cell_built_notes_and_used_them(run: dict[str, Any]) -> None:
     assert len(none) == len(memory) >= 4
     assert sorted(r["task_id"] for r in none) == sorted(r["task_id"] for r in memory)
     assert all("memory" not in r["extras"] for r in none)
+    # each actor builds the system once, before its tasks; the first to build writes the notes (one request
+    # per week), an actor that comes later on the node finds them on disk and sends no request
     builds = [r["extras"]["memory"]["build"] for r in memory]
-    assert all(b == builds[0] for b in builds)  # built once, before the tasks
-    assert builds[0]["stored"] + builds[0]["reused"] >= 2 and builds[0]["refused"] == 0
-    assert builds[0]["live_notes"] >= 2
+    for b in builds:
+        assert b["refused"] == 0 and b["stored"] == b["requests"]
+        assert b["stored"] + b["reused"] == b["live_notes"] == b["weeks"] - b["empty"] >= 2
+    assert any(b["stored"] for b in builds)
+    assert all(b["requests"] == 0 for b in builds if b["reused"])
     used = [r for r in memory if r["extras"]["memory"]["notes"]]
     assert used, [r["extras"]["memory"] for r in memory]
     by_id = {r["task_id"]: r for r in none}
