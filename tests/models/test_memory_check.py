@@ -138,3 +138,25 @@ def test_a_torn_last_line_is_skipped_and_closed_by_the_next_append(tmp_path: Pat
     assert bank.live() == []
     lines = (tmp_path / NOTES_FILE).read_bytes().split(b"\n")
     assert len(lines) == 4 and lines[-1] == b""  # note, torn, quarantine
+
+
+def test_a_full_memory_section_keeps_the_planner_prompt_in_budget() -> None:
+    """k = 3 notes of the longest length a note may have: the memory section stays under its cap and the
+    first planner request stays far inside every configured window (>= 8,192 tokens) with room for the
+    repair turns (~600 tokens each) and a 512-token reply."""
+    from models.manual import estimate_tokens
+    from models.memory import NOTE_CHARS
+    from models.planner import PlanTask, static_prefix, task_suffix
+
+    block = notes_block([note(W17_A + i * 7 * DAY, "n" + "9" * (NOTE_CHARS - 1), str(i)) for i in range(3)])
+    assert "truncated" not in block and len(block) < NOTES_LIMIT
+    question = "How many messages did n9 send between 2004-04-19T00:00:00Z (1082332800000000 µs) and ..."
+    task = PlanTask("t/1", question, ("n9",), "count", "Dataset: collegemsg.", memory=block)
+    assert estimate_tokens(static_prefix() + task_suffix(task)) < 3750 + 800
+
+
+def test_the_docs_describe_the_memory_contract() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "memory.md").read_text(encoding="utf-8")
+    for needle in ("summary_messages", "notes_block", "created_tt", "quarantine", "question_window",
+                   "conf/ablation/memory.yaml", "E_MODEL_OUTPUT"):  # fmt: skip
+        assert needle in text, needle
