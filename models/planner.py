@@ -3,8 +3,9 @@
 The prompt has two parts. The **static prefix** (the system message: the plan IR's rules, the operator
 manual of :mod:`models.manual`, three worked plans) is one constant string, byte-identical for every task,
 so a server reuses its cached prefix (vLLM's prefix caching, llama.cpp's shared-prefix reuse). The
-**dynamic suffix** (the user message) carries what changes: the dataset card, the task's input uids, the
-question and the expected answer kind, all fenced as data.
+**dynamic suffix** (the user message) carries what changes: the dataset card, the memory notes of the
+question's weeks when memory is on (:mod:`models.memory`), the task's input uids, the question and the
+expected answer kind, all fenced as data.
 
 The loop (:func:`plan_and_run`): the reply is parsed (think blocks and code fences tolerated), the model's
 plan is completed with the task's ``plan_id`` and ``question`` (the model is not asked to copy them), and
@@ -149,14 +150,19 @@ class PlanTask:
     input_uids: tuple[str, ...]
     kind: str | None  # None (a user's question): the plan chooses the kind
     card: str  # the dataset card (pipeline.systems.card)
+    #: the memory section (models.memory.notes_block: notes fenced as data), "" without memory
+    memory: str = ""
 
 
 def task_suffix(task: PlanTask) -> str:
-    """The user message: dataset card, input uids, question and expected answer kind, fenced as data."""
+    """The user message: dataset card, memory notes (when given), input uids, question and expected answer
+    kind, all fenced as data. The memory section sits here, after the static prefix, so the prefix stays
+    byte-identical with memory on; without notes the message is exactly what it was before memory."""
     return "\n".join(
         [
             "DATASET",
             fence(task.card, "dataset"),
+            *([task.memory] if task.memory else []),
             "TASK INPUT UIDS (the only literal uids you may use)",
             fence_json(list(task.input_uids), "input_uids"),
             "QUESTION",

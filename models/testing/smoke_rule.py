@@ -10,7 +10,9 @@ weak model could plausibly give, derived only from the request (it has no suite,
   verifier rejects — the repair loop then runs to exhaustion;
 - reporter (``tgms``): restates the engine's answer value it was shown, with one claim citing its field;
 - Cypher (``text_to_cypher``): a query that counts the edges of the graph;
-- answerer (the baselines): the default value of the expected kind (0, [], false, ...).
+- answerer (the baselines): the default value of the expected kind (0, [], false, ...);
+- memory summary (``tgms`` with memory): a note that restates the fenced week and facts it was shown,
+  copying their values (so it passes the memory's number check).
 
 So a smoke run's accuracy is whatever those replies happen to score: a check of the pipeline, never a
 result about any system or model.
@@ -26,6 +28,7 @@ from typing import Any
 PLANNER_PREFIX = "You write query plans"
 REPORTER_PREFIX = "You report the result"
 CYPHER_PREFIX = "You translate questions"
+MEMORY_PREFIX = "You summarize one week"  # models.memory.SUMMARY_PREFIX
 ALL_TIME = (0, 4_102_444_800_000_000)  # [1970, 2100) in epoch µs, when the card gives no extent
 _EXTENT = re.compile(r"Valid time: from .*?\((\d+) µs\) to .*?\((\d+) µs\)")
 
@@ -90,6 +93,23 @@ def _report(user: str) -> dict[str, Any]:
     }
 
 
+def memory_note(user: str) -> str:
+    """A summary that copies the fenced week and facts (every number in it is a fact's)."""
+    week = _data(user, "week") or {}
+    facts = _data(user, "facts") or {}
+    parts = [
+        f"In week {week.get('week')} ({week.get('first_day')} to {week.get('last_day')}) there were "
+        f"{facts.get('events')} messages among {facts.get('active_nodes')} active accounts over "
+        f"{facts.get('distinct_pairs')} distinct pairs."
+    ]
+    if facts.get("busiest_day"):
+        parts.append(f"The busiest day was {facts['busiest_day']} with {facts.get('busiest_day_events')}.")
+    top = facts.get("top_senders") or []
+    if top:
+        parts.append(f"Top sender: {top[0].get('uid')} with {top[0].get('events')} messages.")
+    return " ".join(parts)
+
+
 def smoke_reply(body: dict[str, Any]) -> str:
     """The reply text for one chat request (see the module docstring)."""
     messages = body.get("messages") or []
@@ -100,6 +120,8 @@ def smoke_reply(body: dict[str, Any]) -> str:
         return json.dumps(_plan(user))
     if system.startswith(REPORTER_PREFIX):
         return json.dumps(_report(user))
+    if system.startswith(MEMORY_PREFIX):
+        return memory_note(user)
     if system.startswith(CYPHER_PREFIX):
         return json.dumps({"cypher": "MATCH ()-[e]->() RETURN count(e) AS n"})
     kind = _kind(user)

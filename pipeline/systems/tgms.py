@@ -11,7 +11,9 @@ backs the typed answer.
 Ablations (:class:`TgmsConfig`, the paper's switches): ``contracts=False`` turns off the verifier's
 declared-output check, ``taint=False`` turns off truncation taint in the executor and the claim verifier,
 ``gating=False`` emits the reporter's answer as is (the verdicts and the gate's decision are still
-recorded), ``constrained=True`` sends the plan schema as the structured-output format.
+recorded), ``constrained=True`` sends the plan schema as the structured-output format, ``memory=True``
+(off by default) builds the store's weekly memory notes when the system is built and puts the notes of each
+question's weeks in its planner prompt (:mod:`pipeline.systems.tgms_memory`, docs/memory.md).
 
 The record: every plan attempt (``attempts``, ``first_emission_valid``), the trace digest and status, the
 reporter's source, the claim verdicts and the gate's decision; ``answer`` is what was emitted (None when the
@@ -24,6 +26,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from typing import Any
+
+from pydantic import Field
 
 from engine.api import (
     ExecConfig,
@@ -44,6 +48,7 @@ from models.reporter import report
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.card import dataset_card
 from pipeline.systems.record import Attempt
+from pipeline.systems.tgms_memory import TaskMemory
 
 
 class TgmsConfig(SystemConfig):
@@ -51,6 +56,8 @@ class TgmsConfig(SystemConfig):
     taint: bool = True  # truncation taint (executor and claim verifier)
     gating: bool = True  # drop unsupported claims / abstain
     constrained: bool = False  # plan JSON schema as the response format
+    memory: bool = False  # evolution memory: weekly notes of the question's window in the planner prompt
+    memory_k: int = Field(3, ge=1, le=10)  # notes per prompt at most
 
 
 @system("tgms", config=TgmsConfig)
@@ -65,6 +72,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
         constrained=config.constrained,
     )
     store_digest = env.store().digest()
+    memory = TaskMemory(env, store_digest, config.memory_k) if config.memory else None
     local = threading.local()  # one OpContext per thread (its caches outlive a task), over env's store
 
     def context() -> OpContext:
@@ -79,12 +87,16 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
         def run_plan(plan: dict[str, Any]) -> Trace:
             return execute(build_plan(plan), ctx, results, exec_config, store_digest=store_digest)
 
+        notes = ""
+        if memory is not None:  # the question's own window, never the oracle plan's
+            notes, rec.extras["memory"] = memory.for_task(ctx, task["question"])
         ptask = PlanTask(
             task_id=task["id"],
             question=task["question"],
             input_uids=tuple(task.get("input_uids") or ()),
             kind=task.get("answer_kind"),
             card=card,
+            memory=notes,
         )
         outcome = PlanOutcome(attempts=[])
         try:
