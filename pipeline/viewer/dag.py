@@ -14,6 +14,7 @@ from typing import Any
 from pipeline.viewer.html import anchor, esc
 
 NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 210, 60, 22, 36, 8
+CHANNEL = 14  # width of the lane beside the boxes that a level-skipping edge runs down
 CHARS = 27  # characters of 12px text that fit a box's width
 STATUS_FILL = {  # fill, stroke; kept apart from the verdict colours so a verdict's colour means a verdict
     "ok": ("#eef6ee", "#4a7f4a"),
@@ -108,15 +109,29 @@ def _box(n: _Node) -> str:
     )
 
 
+def _style(a: _Node) -> str:
+    colour, marker = (TAINT, "arr-t") if a.tainted else ("#8a8a8a", "arr")
+    return f'fill="none" stroke="{colour}" stroke-width="1.6" marker-end="url(#{marker})"'
+
+
 def _edge(a: _Node, b: _Node) -> str:
+    """An edge between adjacent levels: a curve through the gap between them."""
     x1, y1 = a.x + NODE_W // 2, a.y + NODE_H
     x2, y2 = b.x + NODE_W // 2, b.y - 2
     mid = (y1 + y2) // 2
-    colour, marker = (TAINT, "arr-t") if a.tainted else ("#8a8a8a", "arr")
-    return (
-        f'<path d="M{x1},{y1} C{x1},{mid} {x2},{mid} {x2},{y2}" fill="none" stroke="{colour}"'
-        f' stroke-width="1.6" marker-end="url(#{marker})"/>'
-    )
+    return f'<path d="M{x1},{y1} C{x1},{mid} {x2},{mid} {x2},{y2}" {_style(a)}/>'
+
+
+def _long_edge(a: _Node, b: _Node, channel: int, k: int, side: int) -> str:
+    """An edge that skips levels: down into the gap below ``a``, along it to a channel beside the boxes,
+    down the channel, and along the gap above ``b`` into it, so it never crosses a box of a level between
+    (a straight line would run under them and look like an edge of theirs). ``k`` staggers the
+    horizontal runs of several such edges; ``side`` (-1 left, 1 right) moves its ends off the boxes' centres,
+    where the edges between adjacent levels arrive."""
+    x1, y1 = a.x + NODE_W // 2 + side * 24, a.y + NODE_H
+    x2, y2 = b.x + NODE_W // 2 + side * 24, b.y - 2
+    ya, yb = y1 + GAP_Y // 2 - 6 + (k % 3) * 5, b.y - GAP_Y // 2 - 6 + (k % 3) * 5
+    return f'<path d="M{x1},{y1} V{ya} H{channel} V{yb} H{x2} V{y2}" {_style(a)} stroke-linejoin="round"/>'
 
 
 _DEFS = (
@@ -140,15 +155,28 @@ def render_dag(plan: dict[str, Any] | None, trace: dict[str, Any] | None) -> str
     for n in nodes:
         rows.setdefault(n.level, []).append(n)
     widest = max(len(r) for r in rows.values())
-    width = PAD * 2 + widest * NODE_W + (widest - 1) * GAP_X
-    height = PAD * 2 + len(rows) * NODE_H + (len(rows) - 1) * GAP_Y
+    core = widest * NODE_W + (widest - 1) * GAP_X
     for lv, row in rows.items():
         span = len(row) * NODE_W + (len(row) - 1) * GAP_X
         for i, n in enumerate(row):
-            n.x = (width - span) // 2 + i * (NODE_W + GAP_X)
+            n.x = (core - span) // 2 + i * (NODE_W + GAP_X)
             n.y = PAD + lv * (NODE_H + GAP_Y)
     by_id = {n.sid: n for n in nodes}
-    edges = [_edge(by_id[d], n) for n in nodes for d in n.deps if d in by_id and by_id[d].level < n.level]
+    pairs = [(by_id[d], n) for n in nodes for d in n.deps if d in by_id and by_id[d].level < n.level]
+    long = [(a, b) for a, b in pairs if b.level - a.level > 1]
+    # each level-skipping edge gets a channel of its own, beside the boxes on its producer's side
+    left = [e for e in long if e[0].x + NODE_W // 2 < core // 2]
+    right = [e for e in long if e not in left]
+    margin = PAD + CHANNEL * len(left)
+    for n in nodes:
+        n.x += margin
+    width = margin + core + PAD + CHANNEL * len(right)
+    height = PAD * 2 + len(rows) * NODE_H + (len(rows) - 1) * GAP_Y
+    edges = [_edge(a, b) for a, b in pairs if b.level - a.level == 1]
+    edges += [_long_edge(a, b, margin - CHANNEL * i - CHANNEL // 2, i, -1) for i, (a, b) in enumerate(left)]
+    edges += [
+        _long_edge(a, b, margin + core + CHANNEL * i + CHANNEL // 2, i, 1) for i, (a, b) in enumerate(right)
+    ]
     return (
         f'<svg class="dag" role="img" aria-label="plan DAG" viewBox="0 0 {width} {height}" width="{width}"'
         f' height="{height}" font-family="system-ui,sans-serif" font-size="12">'

@@ -32,7 +32,7 @@ def _list(name: str, items: list[Any], total: Any) -> str:
     head = f'<div class="lh"><code>{esc(name)}</code> <span class="muted">({esc(count)})</span></div>'
     if not items:
         return head
-    tail = f'<p class="muted small">… {more} more on this page: see the raw payload</p>' if more else ""
+    tail = f'<div class="muted small">… {more} more on this page: see the raw payload</div>' if more else ""
     if all(isinstance(r, dict) for r in shown):
         cols, extra = _columns(shown)
         rows = [[scalar(r.get(c)) if c in r else "" for c in cols] for r in shown]
@@ -43,13 +43,13 @@ def _list(name: str, items: list[Any], total: Any) -> str:
             ]
         headers = cols + (["more"] if extra else [])
         return head + table(headers, rows, cls="ev") + tail
-    return head + '<p class="vals">' + ", ".join(scalar(v) for v in shown) + "</p>" + tail
+    return head + '<div class="vals">' + ", ".join(scalar(v) for v in shown) + "</div>" + tail
 
 
 def render_payload(payload: Any) -> str:
     """One payload: scalar fields first, then one table per list field."""
     if not isinstance(payload, dict):
-        return f"<p>{scalar(payload)}</p>"
+        return f"<div>{scalar(payload)}</div>"
     scalars = {k: v for k, v in payload.items() if not isinstance(v, list)}
     parts = []
     if scalars:

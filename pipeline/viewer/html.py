@@ -17,7 +17,7 @@ from engine.api import OPEN_END, us_to_iso
 # C0/C1 controls (tab and newline are harmless in escaped text) and the bidi embeddings, overrides and
 # isolates that can visually reorder what follows them
 _INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-#: µs timestamps between 1973 and 2096 get their UTC time as a tooltip (the stored value stays visible)
+#: µs timestamps between 1973 and 2096 get their UTC time underneath (the stored value stays as it is)
 _TIME_LO, _TIME_HI = 10**14, 4 * 10**15
 
 
@@ -34,7 +34,8 @@ def compact(value: Any) -> str:
 
 def clip(text: str, limit: int, *, code: bool = False) -> str:
     """``text`` escaped; longer than ``limit`` characters, its start with the whole value in a
-    ``<details>`` underneath (so the page stays short and the full value is still there)."""
+    ``<details>`` underneath (so the page stays short and the full value is still there). Put it in a
+    ``<div>`` or a cell, never in a ``<p>``: the HTML parser ends a paragraph at a ``<details>``."""
     wrap = (lambda s: f"<code>{s}</code>") if code else (lambda s: s)
     if len(text) <= limit:
         return wrap(esc(text))
@@ -61,7 +62,7 @@ def digest_html(value: str | None, shown: int = 12) -> str:
 
 
 def scalar(value: Any) -> str:
-    """One cell value: strings and numbers as text (µs times with their UTC time on hover), anything
+    """One cell value: strings and numbers as text (µs times with their UTC time underneath), anything
     nested as clipped JSON."""
     if isinstance(value, bool) or value is None:
         return f'<span class="lit">{esc(json.dumps(value))}</span>'
@@ -69,7 +70,8 @@ def scalar(value: Any) -> str:
         if value == OPEN_END:
             return '<span title="OPEN_END (2**62): open interval end">∞</span>'
         if _TIME_LO <= value <= _TIME_HI:
-            return f'<span class="t" title="{esc(us_to_iso(value))}">{value}</span>'
+            iso = esc(us_to_iso(value).replace("T", " "))
+            return f'<span class="t">{value}</span><span class="iso">{iso}</span>'
         return str(value)
     if isinstance(value, float):
         return esc(repr(value))

@@ -63,7 +63,7 @@ def _answer(view: TraceView) -> str:
         head = badge("emitted", "d-emit")
         dropped = [str(d.get("claim")) for d in gate.get("dropped") or [] if isinstance(d, dict)]
         shown = str((view.emitted or {}).get("text") or gate.get("text") or reporter_text)
-        body = f'<div class="answer">{clip(shown, 2000)}</div>' + _typed(view.emitted or view.answer)
+        body = f'<div class="answer">{clip(shown, 600)}</div>' + _typed(view.emitted or view.answer)
         if dropped:
             body += (
                 f"<p>The gate dropped {esc(', '.join(dropped))}; the reporter's text is replaced by the kept "
@@ -72,11 +72,11 @@ def _answer(view: TraceView) -> str:
     elif gate is not None or (view.record and view.record.get("status") != "answered"):
         status = "abstained" if gate is not None else str((view.record or {}).get("status"))
         head = badge(status.replace("_", " "), "d-abst")
-        body = f"<p><b>Why:</b> {clip(_reason(view), 600)}</p>" + _reporter_text(reporter_text)
+        body = f"<div><b>Why:</b> {clip(_reason(view), 600)}</div>" + _reporter_text(reporter_text)
     elif view.answer is not None:
         head = badge("not verified", "d-none")
         body = (
-            f'<div class="answer">{clip(reporter_text, 2000)}</div>{_typed(view.answer)}'
+            f'<div class="answer">{clip(reporter_text, 600)}</div>{_typed(view.answer)}'
             '<p class="muted">No verdicts: view it with <code>--store DIR</code> to verify the claims.</p>'
         )
     else:
@@ -134,7 +134,7 @@ def _claims(view: TraceView) -> str:
                 esc(c.get("type")),
                 json_cell({k: c[k] for k in CLAIM_KEYS if k in c}, 200),
                 _evidence_links(c.get("evidence")),
-                f"<code>{esc(c.get('from') or '')}</code>",
+                clip(str(c.get("from") or ""), 60, code=True),
                 badge(verdict, f"verdict v-{verdict}" if known else "verdict d-none", tip),
                 clip(str(v.get("reason") or ""), 240),
                 _decision(c, view),
@@ -142,7 +142,7 @@ def _claims(view: TraceView) -> str:
         )
         attrs.append(f' class="v-{esc(verdict)}"' if known else "")
     headers = ["claim", "type", "claimed", "evidence", "from", "verdict", "why", "gate"]
-    widths = ["6%", "8%", "22%", "8%", "10%", "15%", "19%", "12%"]
+    widths = ["6%", "7%", "18%", "9%", "11%", "15%", "22%", "12%"]
     return table(headers, rows, widths=widths, row_attrs=attrs, cls="claims")
 
 
@@ -200,7 +200,7 @@ def render_page(view: TraceView) -> str:
         )
     )
     body = [
-        f"<nav>{nav}</nav><h1>{clip(view.question, 1000)}</h1>{_meta(view)}{_notes(view)}",
+        f"<nav>{nav}</nav><h1>{clip(view.question, 300)}</h1>{_meta(view)}{_notes(view)}",
         f'<section id="answer">{_answer(view)}</section>',
         f'<section id="claims"><h2>Claims and verdicts</h2>{_claims(view)}</section>',
         f'<section id="plan"><h2>Plan</h2>{dag or "<p class=muted>No plan.</p>"}{_attempts(view)}</section>',

@@ -89,7 +89,7 @@ def render_steps(trace: dict[str, Any] | None, plan: dict[str, Any] | None, reso
         rows.append(
             [
                 f'<b>{esc(sid)}</b><div class="small muted">after {after}</div>',
-                esc(rec.get("op")),
+                esc(rec.get("op")).replace("_", "_<wbr>"),  # long names break at their underscores
                 _status(rec),
                 _args(planned.get(sid), resolved.get(sid)),
                 _rows(rec),
@@ -101,7 +101,7 @@ def render_steps(trace: dict[str, Any] | None, plan: dict[str, Any] | None, reso
         tainted = rec.get("truncated") or rec.get("upstream_truncated")
         attrs.append(f' id="{anchor("step", sid)}"' + (' class="tainted"' if tainted else ""))
     headers = ["step", "op", "status", "arguments", "rows / total", "truncation", "digests", "ms"]
-    widths = ["8%", "14%", "12%", "26%", "8%", "12%", "14%", "6%"]
+    widths = ["7%", "17%", "10%", "28%", "7%", "11%", "15%", "5%"]
     return _trace_head(trace) + table(headers, rows, widths=widths, row_attrs=attrs, cls="steps")
 
 
@@ -115,7 +115,7 @@ def _trace_head(trace: dict[str, Any]) -> str:
     spec = trace.get("answer_spec")
     items = [
         f"status {badge(status, f'st-{status}')}",
-        f"plan <code>{esc(trace.get('plan_id'))}</code>",
+        f"plan <code>{esc(trace.get('plan_id') or '—')}</code>",
         f"answer from <code>{esc((spec or {}).get('from'))}</code> as {esc((spec or {}).get('kind'))}"
         if isinstance(spec, dict)
         else "no answer_spec",

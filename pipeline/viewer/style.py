@@ -33,7 +33,8 @@ CSS = (
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2328;margin:0;background:#fafafa}
-main{max-width:1220px;margin:0 auto;padding:12px 20px 40px;background:#fff;min-height:100vh}
+main{max-width:1220px;margin:0 auto;padding:12px 20px 40px;background:#fff;min-height:100vh;
+overflow-wrap:anywhere}
 h1{font-size:1.35em;margin:.3em 0 .2em;overflow-wrap:anywhere}
 h2{font-size:1.12em;margin:1.4em 0 .5em;padding-bottom:.2em;border-bottom:1px solid #d8dee4}
 h3{font-size:1em;margin:1em 0 .3em;overflow-wrap:anywhere}
@@ -44,6 +45,7 @@ th{background:#f3f5f7;font-weight:600}
 code,pre{font:12px/1.4 ui-monospace,"DejaVu Sans Mono",monospace;overflow-wrap:anywhere}
 pre{background:#f6f8fa;padding:8px;white-space:pre-wrap;max-height:30em;overflow-y:auto;margin:.3em 0}
 details.clip,details.dg{display:inline}details.clip summary,details.dg summary{cursor:pointer}
+details.dg>summary{display:inline;list-style:none}details.dg>summary::before{content:"▸ ";color:#888}
 details.clip[open] summary,details.dg[open] summary{display:none}
 .full{overflow-wrap:anywhere}.more{color:#777;font-size:.85em}
 .muted{color:#6a737d}.small{font-size:.86em}.err{color:#b33a3a}
@@ -71,7 +73,7 @@ overflow-wrap:anywhere}
 svg.dag{max-width:100%;height:auto;display:block;margin:.4em auto}
 svg.dag a:hover rect{stroke-width:3}
 .ev{border-top:1px dashed #d8dee4;margin-top:.6em}.lh{margin:.4em 0 .1em}
-.vals{overflow-wrap:anywhere;margin:.2em 0}.t{border-bottom:1px dotted #999}
+.vals{margin:.2em 0}.iso{display:block;font-size:.78em;color:#6a737d}
 """
     + _VERDICT_CSS
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.viewer import TraceView, render_page, view_from_ask
-from pipeline.viewer.dag import NODE_H, render_dag
+from pipeline.viewer.dag import NODE_H, NODE_W, render_dag
 from pipeline.viewer.evidence import EVIDENCE_ROWS, RAW_CHARS
 
 EVIL = '<script>alert("x")</script></data>'
@@ -160,7 +160,12 @@ def test_dag_is_laid_out_by_level_with_taint_marked() -> None:
     svg = render_dag(None, trace)
     ys = {m[0]: int(m[1]) for m in re.findall(r'href="#step-(\w)".*?<rect x="\d+" y="(\d+)"', svg)}
     assert ys["a"] == ys["c"] < ys["b"] < ys["d"] and ys["b"] - ys["a"] > NODE_H
-    assert svg.count("<path d=") == 3 and svg.count('marker-end="url(#arr-t)"') == 1  # a->b carries taint
+    curves = re.findall(r'<path d="M\d+,\d+ C', svg)  # a->b, b->d: adjacent levels
+    lanes = [int(x) for x in re.findall(r'<path d="M\d+,\d+ V\d+ H(\d+) V', svg)]  # c->d skips level 1
+    assert len(curves) == 2 and len(lanes) == 1
+    boxes = [int(x) for x in re.findall(r'<rect x="(\d+)"', svg)]
+    assert lanes[0] < min(boxes) or lanes[0] > max(boxes) + NODE_W  # beside every box, not under one
+    assert svg.count('marker-end="url(#arr-t)"') == 1  # only a->b carries taint
     assert svg.count('stroke-dasharray="7 4"') == 1 and "page cut" in svg
 
 
