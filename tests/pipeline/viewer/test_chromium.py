@@ -61,7 +61,8 @@ def screenshot(chromium: str, page: Path, png: Path, size: tuple[int, int] = LAP
     browse(chromium, page, png.parent, f"--screenshot={png}", size=size)
     with Image.open(png) as img:
         assert img.size == size
-        return Counter(img.convert("RGB").getdata())
+        data = img.convert("RGB").tobytes()
+    return Counter(zip(data[0::3], data[1::3], data[2::3], strict=True))
 
 
 def rgb(hex_colour: str) -> tuple[int, int, int]:
