@@ -3,26 +3,30 @@
 The model plans (repaired against the static verifier and runtime errors), the engine executes, the model
 reports, the claim verifier checks every claim against the trace and the gate decides what may be emitted.
 Printed: the answer (or the abstention and its reason), each claim with its verdict, and the gate's
-decision; ``--json`` prints the per-task record instead; ``--html FILE`` writes a self-contained page of
-plan, trace, evidence and verdicts. Node uids named in the question (``n42``) are the task input the
-plan may ground on.
+decision; ``--json`` prints the per-task record instead; ``--html FILE`` writes the trace page (a
+self-contained page of the claims and verdicts, the plan as a DAG, the trace and the evidence) and ``--save
+FILE`` one JSON document of question, record, plan and trace with its evidence embedded, which ``tgms trace
+view FILE`` renders as the same page. Node uids named in the question (``n42``) are the task input the plan
+may ground on.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, NotFoundError
+from engine.api import InvalidArgError, NotFoundError, TGMSError
 from models.client import ChatClient
 from pipeline.cli._common import add_store, out_file, print_json, progress
 from pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
 from pipeline.cli.inputs import fspath, parse_json
+from pipeline.cli.trace import write_atomic
 from pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, run_draft
-from pipeline.systems.trace_page import render_page
+from pipeline.viewer import ask_document, load_view, render_page
 
 HELP = "answer a question with the TGMS agent: answer, claims with verdicts, the gate's decision"
 UID = re.compile(r"\bn\d+\b")
@@ -33,6 +37,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("question", help="the question, in words")
     add_store(p)
     p.add_argument("--html", type=fspath, default=None, metavar="FILE", help="write the trace page here")
+    p.add_argument(
+        "--save",
+        type=fspath,
+        default=None,
+        metavar="FILE",
+        help="write question, record, plan and trace (evidence embedded) as JSON, for `tgms trace view`",
+    )
     p.add_argument("--json", action="store_true", help="print the per-task record as JSON")
     p.add_argument(
         "--uids", default=None, help="task input uids, comma-separated (default: n<id> in the question)"
@@ -48,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.store).is_dir():
         raise NotFoundError(f"no store at {args.store}", store=args.store)
     html = out_file(args.html) if args.html else None
+    save = out_file(args.save) if args.save else None
     config = parse_json(args.config, "--config") if args.config else {}
     check_config("tgms", config)
     uids = [u for u in (args.uids.split(",") if args.uids else UID.findall(question)) if u]
@@ -62,15 +74,16 @@ def run(args: argparse.Namespace) -> int:
         try:
             draft = run_draft(build_system("tgms", env, config), task)
             record = draft.record.model_dump(mode="json")
-            trace = draft.artifacts.get("trace")
-            trace_dict = trace.to_dict() if trace is not None else None
-            evidence = _evidence(trace)
+            doc = ask_document(
+                question, record, draft.artifacts.get("plan"), _trace(draft.artifacts.get("trace"))
+            )
         finally:
             env.close()
+    if save is not None:
+        write_atomic(save, json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n")
+        progress(f"wrote {save}")
     if html is not None:
-        html.write_text(
-            render_page(question, record, draft.artifacts.get("plan"), trace_dict, evidence), "utf-8"
-        )
+        write_atomic(html, render_page(load_view(doc)))  # the page `tgms trace view` makes of --save
         progress(f"wrote {html}")
     if args.json:
         print_json(record)
@@ -79,18 +92,15 @@ def run(args: argparse.Namespace) -> int:
     return 0 if record["status"] in ("answered", "abstained") else 1
 
 
-def _evidence(trace: Any) -> dict[str, Any]:
+def _trace(trace: Any) -> dict[str, Any] | None:
+    """The trace with its evidence (envelopes, resolved arguments) embedded; without them when a result
+    object cannot be read (the page then says which evidence is missing)."""
     if trace is None:
-        return {}
-    out = {}
-    for step in trace.steps:
-        try:
-            payload = trace.payload(step.id)
-        except Exception:  # a missing result object is shown as missing, not a crash of the page
-            payload = None
-        if payload is not None:
-            out[step.id] = payload
-    return out
+        return None
+    try:
+        return trace.to_dict(envelopes=True)
+    except TGMSError:
+        return trace.to_dict()
 
 
 def render_text(record: dict[str, Any]) -> str:

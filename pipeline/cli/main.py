@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "mutations": "mutations",
     "systems": "systems",
     "ask": "ask",
+    "trace": "trace",
     "local": "local",
     "bundle": "bundle",
 }

@@ -279,6 +279,7 @@ class Generator:
         yield from self._verify_answer(70)
         yield from self._tasks(70)
         yield from self._simple(160)
+        yield from self._trace_view(60)  # last: the cases above keep their seeded sequence
 
     def _write(self, n: int) -> Iterator[Case]:
         rng = self.rng
@@ -407,6 +408,47 @@ class Generator:
                 answer, trace = self.file(json.dumps(good_answer)), self.file(json.dumps(bad_trace))
             store = self.store_arg() if i % 9 == 0 else self.store
             yield "verify-answer", ["verify-answer", answer, "--trace", trace, "--store", store], False
+
+    def _trace_view(self, n: int) -> Iterator[Case]:
+        """``tgms trace view``: bad documents, and a good one with bad options (nothing may be written)."""
+        rng = self.rng
+        bad_docs: list[Any] = [
+            {},
+            [],
+            {"steps": [1], "plan_digest": "x"},
+            {"steps": [{"id": "s1", "op": "x", "depends_on": "s0"}], "plan_digest": "x"},
+            {"verification": {}, "trace": "x", "answer": None},
+            {"verification": {}, "trace": {"steps": [{"id": "s1"}]}, "answer": None},
+            {"verification": {}, "trace": None, "answer": {"claims": "x"}},
+            {"question": "q", "record": {}, "plan": None, "trace": None},
+            {"question": "q", "record": {"task_id": 5}, "trace": {"steps": "x"}},
+            {"question": 5, "record": {}},
+        ]
+        good = self.file(json.dumps({"verification": {}, "trace": None, "answer": None}))
+        for i in range(n):
+            kind = i % 3
+            if kind == 0:
+                argv = [rng.choice(self.bad_files)]
+            elif kind == 1:
+                argv = [self.file(json.dumps(rng.choice(bad_docs)))]
+            else:
+                argv = [
+                    good,
+                    *rng.choice(
+                        [
+                            ["--out", str(self.work)],
+                            ["--out", str(self.work / "nodir" / "p.html")],
+                            ["--out", good],
+                            ["--store", str(self.work / "no-store-here")],
+                            ["--answer", rng.choice(self.bad_files)],
+                            ["--answer", self.file('{"claims": [{"id": 1}]}')],
+                            ["--bogus"],
+                        ]
+                    ),
+                ]
+            yield "trace", ["trace", "view", *argv], False
+        yield "trace", ["trace"], False
+        yield "trace", ["trace", "frobnicate", good], False
 
     def _tasks(self, n: int) -> Iterator[Case]:
         rng = self.rng

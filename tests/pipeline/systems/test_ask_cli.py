@@ -1,5 +1,6 @@
 """``tgms ask`` end to end against the scripted test-double server: the answer, each claim's verdict, the
-gate's decision, the JSON record and the HTML page; refusals before any model is started."""
+gate's decision, the JSON record, the HTML page and the saved document (`tgms trace view` renders it as the
+same page); refusals before any model is started."""
 
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ def ask(question: str, store: Path, server: ScriptedServer, *extra: str) -> list
 def test_ask_prints_answer_verdicts_and_gate(
     cm_small: SmallSuite, task: dict[str, Any], server: ScriptedServer, tmp_path: Path, capsys: Any
 ) -> None:
-    page = tmp_path / "trace.html"
-    assert main(ask(task["question"], cm_small.store_dir, server, "--html", str(page))) == 0
+    page, saved = tmp_path / "trace.html", tmp_path / "ask.json"
+    argv = ask(task["question"], cm_small.store_dir, server, "--html", str(page), "--save", str(saved))
+    assert main(argv) == 0
     out = capsys.readouterr().out
     assert f"typed:  count = {task['gold']!r}" in out
     assert "-> supported" in out and "gate: emitted" in out
@@ -49,6 +51,10 @@ def test_ask_prints_answer_verdicts_and_gate(
         and "supported" in html
         and task["oracle_plan"]["steps"][0]["op"] in html
     )
+    # the saved document renders as the same page, evidence authenticated from what it embeds
+    assert main(["trace", "view", str(saved), "--out", str(tmp_path / "again.html")]) == 0
+    assert (tmp_path / "again.html").read_text("utf-8") == html and "digest verified" in html
+    capsys.readouterr()
     assert main(ask(task["question"], cm_small.store_dir, server, "--json")) == 0
     rec = json.loads(capsys.readouterr().out)
     assert rec["status"] == "answered" and rec["predicted"] == task["gold"] and rec["correct"] is None
