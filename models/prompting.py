@@ -143,8 +143,8 @@ def escaped_data(text: str, limit: int = DATA_LIMIT) -> str:
 
     # every input character gives at least one output character, so `limit` input characters are enough
     out = shown(limit)
-    if len(out) <= limit and len(text) <= limit:
-        return out
+    if len(out) <= limit:
+        return out + _marker(len(text) - limit)
     # the longest input prefix whose safe form fits (its length never shrinks as the prefix grows)
     lo, hi = 0, min(limit, len(text))
     while lo < hi:

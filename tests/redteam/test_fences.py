@@ -22,6 +22,7 @@ import html
 import re
 import unicodedata
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,11 +63,22 @@ def hidden_chars(text: str) -> list[str]:
     return sorted({f"U+{ord(c):04X}" for c in text if c not in "\n\t" and unicodedata.category(c) in _HIDDEN})
 
 
-def test_every_system_and_role_has_a_registered_builder() -> None:
-    names = set(BUILDERS)
-    for prefix in ("planner.", "reporter.", "answerer.", "tgms.", "vector_rag.", "static_graph_rag.",
-                   "text_to_cypher."):  # fmt: skip
-        assert any(n.startswith(prefix) for n in names), prefix
+def test_every_module_that_fences_data_registers_its_builders() -> None:
+    """A module that imports fence/fence_json builds prompts from data: it must have a builder named
+    ``<module>.<what>`` in the registry (so models/memory.py needs ``memory.*`` entries, for example)."""
+    root = Path(__file__).resolve().parents[2]
+    imports = re.compile(r"from models\.prompting import (\([^)]*\)|[^\n]*)")
+    skip = {"prompting", "prompt_builders"}
+    fencing = []
+    for path in sorted([*(root / "models").rglob("*.py"), *(root / "pipeline").rglob("*.py")]):
+        names = " ".join(m.group(1) for m in imports.finditer(path.read_text(encoding="utf-8")))
+        if path.stem not in skip and re.search(r"\bfence(_json)?\b", names):
+            fencing.append(path.stem)
+    expected = {"planner", "reporter", "answerer", "vector_rag", "static_graph_rag", "text_to_cypher"}
+    assert expected <= set(fencing)
+    missing = [m for m in fencing if not any(n.startswith(m + ".") for n in BUILDERS)]
+    assert missing == [], f"register a PromptBuilder for {missing} (docs/security.md §5)"
+    assert any(n.startswith("tgms.") for n in BUILDERS)  # the card the tgms system builds
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))
