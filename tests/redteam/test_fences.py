@@ -114,3 +114,9 @@ def test_no_fixture_escapes_its_fence(name: str, fixture: str) -> None:
     assert find_injection({"messages": messages}) is None
     if fixture in MARKERS:
         assert any(MARKERS[fixture] in html.unescape(f) for f in fenced_all), "the fixture never got in"
+
+
+def test_the_boundary_is_documented() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text(encoding="utf-8")
+    for needle in ("fence_json", "clean(", "PromptBuilder", "tests/redteam", "gullible", "\\u0064"):
+        assert needle in doc, needle
