@@ -17,6 +17,10 @@ from typing import Any
 from models.answer_format import answer_instructions, answer_schema, read_answer
 from models.client import Completion
 from models.errors import ModelOutputError
+from models.prompting import fence
+
+#: characters of the problems quoted in a retry
+PROBLEMS_LIMIT = 1500
 
 #: ``complete(role, messages, schema, max_tokens)``: the caller's logged completion function
 Complete = Callable[[str, list[dict[str, Any]], "dict[str, Any] | None", "int | None"], Completion]
@@ -34,6 +38,21 @@ def answer_messages(*, system: str, user: str, kind: str, with_claims: bool = Tr
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": user + "\n\n" + answer_instructions(kind, with_claims)},
+    ]
+
+
+def retry_messages(messages: list[dict[str, Any]], reply: str, problems: list[str]) -> list[dict[str, Any]]:
+    """The retry after a malformed reply: the first request, the reply, and its problems. The problems
+    are fenced: they quote the reply, which may quote stored data (docs/security.md)."""
+    return [
+        *messages,
+        {"role": "assistant", "content": reply},
+        {
+            "role": "user",
+            "content": "That reply cannot be used. Its problems:\n"
+            + fence("\n".join(f"- {p}" for p in problems), "problems", PROBLEMS_LIMIT)
+            + "\nReply again with only the JSON object, following the contract exactly.",
+        },
     ]
 
 
@@ -60,17 +79,7 @@ def ask_answer(
         return AnswerResult(read_answer(reply.text, kind), "llm")
     except ModelOutputError as err:
         problems = [str(p) for p in err.details.get("problems", [err.message])]
-    retry = [
-        *messages,
-        {"role": "assistant", "content": reply.text},
-        {
-            "role": "user",
-            "content": "That reply cannot be used: "
-            + "; ".join(problems)
-            + ". Reply again with only the JSON object, following the contract exactly.",
-        },
-    ]
-    reply = complete(role, retry, schema, max_tokens)
+    reply = complete(role, retry_messages(messages, reply.text, problems), schema, max_tokens)
     try:
         return AnswerResult(read_answer(reply.text, kind), "llm_retry")
     except ModelOutputError as err:

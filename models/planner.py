@@ -168,7 +168,10 @@ def task_suffix(task: PlanTask) -> str:
             "QUESTION",
             fence(task.question, "question"),
             (
-                f"Expected answer kind: {task.kind} ({VALUE_WORDS.get(task.kind, task.kind)})."
+                f"Expected answer kind: {task.kind} ({VALUE_WORDS[task.kind]})."
+                if task.kind in VALUE_WORDS
+                # a kind from outside the contract is task data like the rest: fenced, never instructions
+                else "Expected answer kind:\n" + fence(task.kind, "kind")
                 if task.kind is not None
                 else f"Choose the answer kind that fits the question: one of {', '.join(ANSWER_KINDS)}."
             ),
@@ -337,6 +340,29 @@ def repair_message(
     )
 
 
+def first_messages(task: PlanTask) -> list[dict[str, Any]]:
+    """The first request: the static prefix and the task's fenced suffix."""
+    return [{"role": "system", "content": static_prefix()}, {"role": "user", "content": task_suffix(task)}]
+
+
+def repair_messages(
+    base: list[dict[str, Any]],
+    reply: str,
+    problems: list[dict[str, Any]],
+    runtime: bool,
+    n: int,
+    of: int,
+    repeated: bool,
+) -> list[dict[str, Any]]:
+    """A repair request: the first request, the bad reply (the model's own words, cut) and the problems."""
+    echo = reply if len(reply) <= REPLY_ECHO_LIMIT else reply[:REPLY_ECHO_LIMIT] + " …[cut]"
+    return [
+        *base,
+        {"role": "assistant", "content": echo},
+        {"role": "user", "content": repair_message(problems, runtime, n, of, repeated)},
+    ]
+
+
 def plan_and_run(
     complete: Complete,
     task: PlanTask,
@@ -356,7 +382,7 @@ def plan_and_run(
     cfg = config or PlannerConfig()
     vcfg = cfg.verifier_config(frozenset(task.input_uids))
     schema = plan_schema(task.kind) if cfg.constrained else None
-    base = [{"role": "system", "content": static_prefix()}, {"role": "user", "content": task_suffix(task)}]
+    base = first_messages(task)
     messages = base
     outcome = outcome if outcome is not None else PlanOutcome(attempts=[])
     previous: str | None = None
@@ -370,12 +396,7 @@ def plan_and_run(
             return outcome
         if runtime and attempt.runtime_error and attempt.runtime_error.get("error") not in REPAIRABLE:
             return outcome  # nothing the model can change: the caller reports the failed trace
-        echo = reply if len(reply) <= REPLY_ECHO_LIMIT else reply[:REPLY_ECHO_LIMIT] + " …[cut]"
-        messages = [
-            *base,
-            {"role": "assistant", "content": echo},
-            {"role": "user", "content": repair_message(problems, runtime, n, tries, reply == previous)},
-        ]
+        messages = repair_messages(base, reply, problems, runtime, n, tries, reply == previous)
         previous = reply
     outcome.exhausted = True
     return outcome

@@ -13,8 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from engine.api import OpContext, Store, us_to_iso
+from models.prompting import clean
 
 UID_EXAMPLES = 3
+#: a stored name (uid, relation type, dataset) in the card, and how many relation types it lists
+NAME_LIMIT = 64
+MAX_REL_TYPES = 20
 
 
 def card_facts(store: Store, dataset: str | None = None) -> dict[str, Any]:
@@ -40,11 +44,18 @@ def _when(us: int | None) -> str:
 
 
 def card_text(facts: dict[str, Any]) -> str:
-    rels = ", ".join(name for name, _ in facts["rel_types"]) or "none"
-    uids = ", ".join(facts["uid_examples"]) or "none"
+    """The card's lines. Uids, relation types and the dataset name are stored strings: each is cleaned and
+    cut (:func:`models.prompting.clean`) and the relation types are capped, so the facts after them
+    always fit the fence the planner puts the card in (docs/security.md)."""
+    names = [name for name, _ in facts["rel_types"]]
+    rels = ", ".join(clean(n, NAME_LIMIT) for n in names[:MAX_REL_TYPES]) or "none"
+    if len(names) > MAX_REL_TYPES:
+        rels += f" and {len(names) - MAX_REL_TYPES} more"
+    uids = ", ".join(clean(u, NAME_LIMIT) for u in facts["uid_examples"]) or "none"
     return "\n".join(
         [
-            f"Dataset: {facts['dataset']}, a temporal graph of timestamped directed edges (events).",
+            f"Dataset: {clean(facts['dataset'], NAME_LIMIT)}, a temporal graph of timestamped directed "
+            "edges (events).",
             f"Node uids look like: {uids}.",
             f"Size: {facts['nodes']} nodes, {facts['edge_versions']} edges. Relation types: {rels}.",
             f"Valid time: from {_when(facts['vt_min'])} to {_when(facts['vt_max'])}.",

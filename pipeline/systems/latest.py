@@ -25,9 +25,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engine.api import ScanFilter, Store, us_to_iso
+from models.prompting import clean
 
 #: columns of :func:`latest_edges` (``props`` is canonical JSON text, ``"{}"`` when the version has none)
 LATEST_COLUMNS = ("src", "dst", "rel_type", "t", "t_end", "props")
+#: a relation type's characters in the description at most
+NAME_LIMIT = 64
 _UID_IN_TEXT = re.compile(r"\bn\d+\b")
 
 
@@ -44,14 +47,15 @@ class LatestState:
 
     def describe(self, with_times: bool = True) -> str:
         """One line saying what the data is (the baselines' dataset card); ``with_times=False`` leaves out
-        the time range (``static_graph_rag`` shows no time at all)."""
+        the time range (``static_graph_rag`` shows no time at all). Relation types are stored strings:
+        cleaned and cut here, and the callers fence the line (docs/security.md)."""
         n = self.edges.num_rows
         if n == 0:
             return "A temporal interaction graph with no edge events."
         t = self.edges["t"]
         nodes = len(set(self.edges["src"].to_pylist()) | set(self.edges["dst"].to_pylist()))
         counts = Counter(self.edges["rel_type"].to_pylist())
-        kinds = ", ".join(f"{k} ({v})" for k, v in sorted(counts.items()))
+        kinds = ", ".join(f"{clean(k, NAME_LIMIT)} ({v})" for k, v in sorted(counts.items()))
         lo, hi = pc.min(t).as_py(), pc.max(t).as_py()
         head = (
             f"A temporal interaction graph: {n} directed edge events between {nodes} nodes (uids like n1), "

@@ -18,13 +18,17 @@ from typing import Any
 
 from pydantic import Field
 
-from models.prompting import fence
+from models.prompting import clean, fence
 from pipeline.systems.answering import answer_from_context
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.latest import LatestState, read_latest, task_entities
 from pipeline.systems.prompt_size import preload
 
 Pair = tuple[str, str, str]  # (src, dst, rel_type)
+
+#: the edge list's fence, in characters: never cut in practice (250 pairs of short uids are ~6,000); the
+#: window check refuses a prompt that does not fit
+EDGES_LIMIT = 1_000_000
 
 SYSTEM_PROMPT = """You answer questions about a graph of interactions between nodes.
 You are given the edges around the nodes of interest (up to two hops away), one per line as
@@ -70,7 +74,29 @@ class PairGraph:
 
 
 def edge_lines(graph: PairGraph, pairs: list[Pair]) -> str:
-    return "\n".join(f"{s} → {d} {r} ×{graph.counts[(s, d, r)]}" for s, d, r in pairs)
+    """One line per pair; uids and relation types are stored strings, cleaned and cut (one pair, one line)."""
+    return "\n".join(f"{clean(s)} → {clean(d)} {clean(r)} ×{graph.counts[(s, d, r)]}" for s, d, r in pairs)
+
+
+def system_prompt(latest: LatestState) -> str:
+    """The static system message: the instructions, then the store's description (no times) fenced."""
+    return SYSTEM_PROMPT + "\n" + fence(latest.describe(with_times=False), "dataset")
+
+
+def answer_user(
+    seeds: list[str], missing: list[str], lines: str, shown: int, total: int, question: str
+) -> str:
+    """The user message: the nodes of interest, those not in the graph, the edge list and the question,
+    every stored string fenced (the seeds are uids: the task's, or the ones its question names)."""
+    user = "Nodes of interest:\n" + (
+        fence(", ".join(map(clean, seeds)), "nodes") if seeds else "(none named)"
+    )
+    user += "\n"
+    if missing:
+        user += "Not in the graph:\n" + fence(", ".join(map(clean, missing)), "missing") + "\n"
+    if total > shown:
+        user += f"Showing {shown} of {total} edges (those touching the nodes of interest first).\n"
+    return user + fence(lines or "(no edges)", "edges", EDGES_LIMIT) + "\n\n" + fence(question, "question")
 
 
 @system("static_graph_rag", config=StaticGraphRagConfig)
@@ -79,23 +105,14 @@ def static_graph_rag(config: StaticGraphRagConfig, env: SystemEnv) -> Runner:
     preload(config.tokenizer)
     latest = read_latest(env.store())
     graph = PairGraph(latest)
-    system_prompt = SYSTEM_PROMPT + "\n" + latest.describe(with_times=False)
+    sys_prompt = system_prompt(latest)
 
     def run(task: dict[str, Any], rec: RecordDraft) -> None:
         seeds = task_entities(task)
         pairs, total = graph.select(seeds, config.max_edges)
         lines = edge_lines(graph, pairs)
         missing = [u for u in seeds if u not in graph.incident]
-        user = "Nodes of interest: " + (", ".join(seeds) if seeds else "(none named)") + "\n"
-        if missing:
-            user += "Not in the graph: " + ", ".join(missing) + "\n"
-        if total > len(pairs):
-            user += f"Showing {len(pairs)} of {total} edges (those touching the nodes of interest first).\n"
-        user += (
-            fence(lines or "(no edges)", "edges", len(lines) + 32)
-            + "\n\n"
-            + fence(task["question"], "question")
-        )
+        user = answer_user(seeds, missing, lines, len(pairs), total, task["question"])
         context = {
             "seeds": seeds,
             "edges_total": total,
@@ -104,7 +121,7 @@ def static_graph_rag(config: StaticGraphRagConfig, env: SystemEnv) -> Runner:
             "max_edges": config.max_edges,
         }
         answer_from_context(
-            rec, env, system=system_prompt, user=user, kind=task["answer_kind"], tokenizer=config.tokenizer,
+            rec, env, system=sys_prompt, user=user, kind=task["answer_kind"], tokenizer=config.tokenizer,
             context=context,
         )  # fmt: skip
 

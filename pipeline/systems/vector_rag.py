@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import Field
 
 from engine.api import us_to_iso
-from models.prompting import fence
+from models.prompting import clean, escaped_data, fence
 from pipeline.systems.answering import answer_from_context
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.embeddings import cache_key, chunk_index, embed, top_k
@@ -32,6 +32,8 @@ from pipeline.systems.prompt_size import preload
 
 #: bump when the sentence format changes (it is part of the embedding cache key)
 SERIALIZATION_VERSION = "1"
+#: the largest fenced chunk, in characters (a normal chunk of 6 events is ~600)
+CHUNK_LIMIT = 16_000
 
 SYSTEM_PROMPT = """You answer questions about a temporal interaction graph.
 You are given retrieved event records, each "TIME (µs): SOURCE → TARGET, RELATION", in <data> blocks.
@@ -47,13 +49,31 @@ class VectorRagConfig(SystemConfig):
 
 
 def event_sentence(src: str, dst: str, rel: str, t: int, t_end: int, props: str) -> str:
-    """One event as a readable sentence with its time as ISO and as epoch µs."""
-    text = f"{us_to_iso(t)} ({t} µs): {src} → {dst}, {rel}"
+    """One event as a readable sentence with its time as ISO and as epoch µs. Uids, the relation type and
+    the properties are stored strings: each is cleaned and cut (one event stays one line, whatever it
+    holds); the chunk is fenced as a whole (docs/security.md)."""
+    text = f"{us_to_iso(t)} ({t} µs): {clean(src)} → {clean(dst)}, {clean(rel)}"
     if t_end != t + 1:  # not an instant: say when it stopped holding
         text += f", until {us_to_iso(t_end)} ({t_end} µs)"
     if props and props != "{}":
-        text += ", " + ", ".join(f"{k}={v}" for k, v in sorted(json.loads(props).items()))
+        text += ", " + ", ".join(f"{clean(k)}={clean(v)}" for k, v in sorted(json.loads(props).items()))
     return text
+
+
+def system_prompt(latest: LatestState) -> str:
+    """The static system message: the instructions, then the store's description fenced as data."""
+    return SYSTEM_PROMPT + "\n" + fence(latest.describe(), "dataset")
+
+
+def chunk_limit(texts: list[str]) -> int:
+    """A fence limit that never cuts a chunk of this store (capped at :data:`CHUNK_LIMIT`)."""
+    return min(CHUNK_LIMIT, max((len(escaped_data(t, CHUNK_LIMIT)) for t in texts), default=0) + 1)
+
+
+def answer_user(texts: list[str], chunk_ids: list[int], question: str, limit: int) -> str:
+    """The user message: the retrieved chunks (in chunk order), each fenced, then the fenced question."""
+    blocks = [fence(texts[i], f"chunk{i}", limit) for i in chunk_ids]
+    return "Retrieved event records:\n" + "\n".join(blocks) + "\n\n" + fence(question, "question")
 
 
 def chunk_texts(latest: LatestState, chunk_events: int) -> list[str]:
@@ -73,14 +93,13 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
     index = chunk_index(
         texts, env.work_dir / "vector_rag", cache_key(latest.digest, params), config.batch_size
     )
-    system_prompt = SYSTEM_PROMPT + "\n" + latest.describe()
-    limit = max((len(t) for t in texts), default=0) + 1  # a chunk is never cut inside its fence
+    sys_prompt = system_prompt(latest)
+    limit = chunk_limit(texts)  # a chunk is never cut inside its fence
 
     def run(task: dict[str, Any], rec: RecordDraft) -> None:
         hits = top_k(index.vectors, embed([task["question"]])[0], config.k)
         hits.sort()  # chunk order = time order: easier to read than score order
-        blocks = [fence(texts[i], f"chunk{i}", limit) for i, _ in hits]
-        user = "Retrieved event records:\n" + "\n".join(blocks) + "\n\n" + fence(task["question"], "question")
+        user = answer_user(texts, [i for i, _ in hits], task["question"], limit)
         context = {
             "chunk_ids": [i for i, _ in hits],
             "chunk_scores": [round(sc, 6) for _, sc in hits],
@@ -89,7 +108,7 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
             "index": {key: index.meta[key] for key in ("key", "n_chunks", "truncated_chunks", "cached")},
         }
         answer_from_context(
-            rec, env, system=system_prompt, user=user, kind=task["answer_kind"], tokenizer=config.tokenizer,
+            rec, env, system=sys_prompt, user=user, kind=task["answer_kind"], tokenizer=config.tokenizer,
             context=context,
         )  # fmt: skip
 

@@ -83,7 +83,8 @@ def test_the_prompt_shows_the_trace_summary_and_the_resolved_value(ctx) -> None:
     total = trace.payload("s1")["rows_total"]  # type: ignore[index]
     assert total > 100  # a list long enough to be cut in the summary
     prompt = reporter_prompt("How many </data> nodes can n9 reach?", trace)
-    assert "How many &lt;/data&gt; nodes" in prompt  # fenced data cannot close its fence
+    # fenced data cannot close its fence, even for a reader that decodes entities (docs/security.md)
+    assert "How many &lt;/\\u0064ata&gt; nodes" in prompt
     summary = prompt.split('<data name="trace">\n', 1)[1].split("\n</data>", 1)[0]
     steps = json.loads(summary)
     assert steps[0]["id"] == "s1" and steps[0]["op"] == "temporal_reachability" and steps[0]["status"] == "ok"

@@ -91,5 +91,5 @@ def test_without_input_uids_the_question_names_the_seeds(cm_small: SmallSuite, t
     rec, body = _run(cm_small, tmp_path, task, max_edges=100_000)
     assert rec.context is not None and rec.context["seeds"] == [seed]
     assert _shown(body) == brute_two_hop(cm_small.store_dir, [seed])
-    assert "Nodes of interest: " + seed in last_user_message(body)
+    assert 'Nodes of interest:\n<data name="nodes">\n' + seed + "\n</data>" in last_user_message(body)
     assert system_text(body).startswith("You answer")
