@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "ask": "ask",
     "local": "local",
     "bundle": "bundle",
+    "serve": "serve",
 }
 
 
