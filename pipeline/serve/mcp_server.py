@@ -17,6 +17,7 @@ turns on its DNS-rebinding protection). SIGINT and SIGTERM stop the server clean
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import sys
@@ -25,6 +26,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import mcp.types as types
 import uvicorn
@@ -87,13 +90,53 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
             return
 
 
+class _StdinLines:
+    """stdin's lines for the SDK's stdio transport, read on a daemon thread.
+
+    The SDK reads stdin on an anyio worker thread that a cancellation must wait for: a stop signal would
+    then hang until the client closes stdin. A daemon thread handing lines over a memory stream lets the
+    server stop at once; it reads the descriptor with ``os.read`` (no buffered file, whose lock a daemon
+    thread blocked in ``readline`` would hold while the interpreter shuts down, which aborts it)."""
+
+    def __init__(self, fd: int = 0) -> None:
+        self._fd = fd
+        self._send, self._recv = anyio.create_memory_object_stream[str](16)
+
+    def _lines(self) -> Iterator[bytes]:
+        pending = b""
+        while chunk := os.read(self._fd, 1 << 16):
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            yield from lines
+        if pending:
+            yield pending
+
+    def start(self) -> None:
+        token = anyio.lowlevel.current_token()
+
+        def pump() -> None:
+            with contextlib.suppress(Exception):  # the loop may be gone when stdin ends: nothing to tell
+                try:
+                    for raw in self._lines():
+                        anyio.from_thread.run(self._send.send, raw.decode("utf-8", "replace"), token=token)
+                finally:
+                    anyio.from_thread.run_sync(self._send.close, token=token)
+
+        threading.Thread(target=pump, name="tgms-stdin", daemon=True).start()
+
+    def __aiter__(self) -> Any:
+        return self._recv.__aiter__()
+
+
 async def serve_stdio(server: Server[Any]) -> None:
     """Serve one client over this process's stdin/stdout until stdin closes or a stop signal arrives."""
     from mcp.server.stdio import stdio_server
 
+    stdin = _StdinLines()
+    stdin.start()
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, tg.cancel_scope)
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
             await server.run(read, write, server.create_initialization_options())
         tg.cancel_scope.cancel()
 
