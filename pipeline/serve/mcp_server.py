@@ -45,8 +45,18 @@ INSTRUCTIONS = (
 )
 
 
+#: the tools that change the store (everything else only reads it, the same call giving the same result)
+WRITE_TOOLS = frozenset({"write_batch"})
+
+
 def _tool(definition: dict[str, Any]) -> types.Tool:
-    return types.Tool.model_validate(definition)
+    """The SDK's tool from a generated definition (schemas as they are), with MCP's behaviour hints so a
+    client can tell the reading tools from the writing one."""
+    writes = definition["name"] in WRITE_TOOLS
+    hints = types.ToolAnnotations(
+        read_only_hint=not writes, destructive_hint=False, idempotent_hint=not writes, open_world_hint=False
+    )
+    return types.Tool.model_validate({**definition, "annotations": hints})
 
 
 def _result(r: ToolResult) -> types.CallToolResult:

@@ -19,6 +19,7 @@ from engine.api import (
     OpContext,
     Store,
     ToolServer,
+    all_operators,
     build_store,
     call,
     mcp_tool_list,
@@ -209,3 +210,19 @@ def test_writes_are_exclusive_and_seen_by_later_calls(store: Path, tmp_path: Pat
 
 def json_of(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+def test_operator_payloads_match_their_output_schemas(tools: ToolServer) -> None:
+    """An MCP client validates structured content against the tool's outputSchema and rejects a result
+    that does not match: every operator's worked example, run on real data, must pass."""
+    schemas = {t["name"]: t["outputSchema"] for t in tools.tools() if "outputSchema" in t}
+    checked = []
+    for spec in all_operators():
+        r = tools.call(spec.name, spec.example["args"])
+        if r.is_error:  # the example names a uid this small store does not have
+            assert r.value["error"] == "E_NOT_FOUND", (spec.name, r.value)
+            continue
+        errors = list(Draft202012Validator(schemas[spec.name]).iter_errors(r.structured_content))
+        assert not errors, (spec.name, errors[0].message)
+        checked.append(spec.name)
+    assert len(checked) >= len(OPERATOR_ORDER) - 2, checked

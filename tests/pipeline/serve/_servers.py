@@ -75,6 +75,12 @@ def http_server(store: Path, *extra: str, timeout_s: float = 60) -> Iterator[Htt
             proc.wait()
 
 
+def schema_fields(tool: Any) -> dict[str, Any]:
+    """A listed tool's definition as `tgms schema` prints it (the server adds MCP's behaviour hints)."""
+    d = tool.model_dump(by_alias=True, exclude_none=True)
+    return {k: d[k] for k in ("name", "description", "inputSchema", "outputSchema") if k in d}
+
+
 def envelope(result: Any) -> dict[str, Any]:
     """The JSON text content of a tool result (the whole envelope, or the structured error)."""
     assert len(result.content) == 1 and result.content[0].type == "text", result

@@ -13,7 +13,7 @@ import pytest
 
 from engine.api import OpContext, Store, call
 from pipeline.cli.main import main
-from tests.pipeline.serve._servers import envelope, http_server, reach_args
+from tests.pipeline.serve._servers import envelope, http_server, reach_args, schema_fields
 
 #: sources with multi-hop reach in the test store's first week(s): every client asks its own
 SOURCES = ["n41", "n36", "n44", "n9", "n19", "n32", "n3", "n48"]
@@ -44,7 +44,7 @@ def test_http_lists_the_schema_tools_and_answers_like_the_engine(
     capsys.readouterr()
     assert main(["schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
-    tools = [t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools]
+    tools = [schema_fields(t) for t in listed.tools]
     assert tools[: len(schema)] == schema
     assert [t["name"] for t in tools[len(schema) :]] == ["verify_plan", "run_plan", "verify_answer"]
     assert not ok.is_error and envelope(ok) == direct(

@@ -14,7 +14,7 @@ from mcp import Client
 
 from engine.api import OPERATOR_ORDER
 from pipeline.cli.main import main
-from tests.pipeline.serve._servers import envelope, reach_args, stdio_params
+from tests.pipeline.serve._servers import envelope, reach_args, schema_fields, stdio_params
 
 EXTRA_TOOLS = ["verify_plan", "run_plan", "verify_answer"]
 
@@ -23,10 +23,6 @@ def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     capsys.readouterr()
     assert main(list(argv)) == 0
     return json.loads(capsys.readouterr().out)
-
-
-def _tool_dict(tool: Any) -> dict[str, Any]:
-    return tool.model_dump(by_alias=True, exclude_none=True)
 
 
 async def _session(store: Path) -> dict[str, Any]:
@@ -56,10 +52,11 @@ def test_tools_are_the_generated_schemas(session: dict[str, Any], capsys: pytest
     names = [t.name for t in session["tools"]]
     assert names == [*OPERATOR_ORDER, *EXTRA_TOOLS]  # read-only: no write tool
     schema = cli_json(capsys, "schema")
-    listed = [_tool_dict(t) for t in session["tools"][: len(OPERATOR_ORDER)]]
+    listed = [schema_fields(t) for t in session["tools"][: len(OPERATOR_ORDER)]]
     assert listed == schema  # name, description (the manual entry), inputSchema, outputSchema: equal
     for tool in session["tools"][len(OPERATOR_ORDER) :]:
         assert tool.description and tool.input_schema["type"] == "object", tool
+    assert all(t.annotations.read_only_hint for t in session["tools"])  # no write tool without the flag
 
 
 def test_reachability_equals_tgms_call(
