@@ -71,25 +71,22 @@ def _log_to_stderr() -> None:
 
 def run(args: argparse.Namespace) -> int:
     binding = import_binding()
-    sock = binding.bind(args.http) if args.http is not None else None  # a busy port fails before the store
     _log_to_stderr()
-    results = ResultStore(args.results or results_dir(args.store, write=True))
-    tools = ToolServer(
-        args.store,
-        allow_writes=args.allow_writes,
-        budget_s=args.budget_s,
-        workers=args.workers,
-        results=results,
+    tools = ToolServer(  # opens the store now: a missing or damaged store fails before anything listens
+        args.store, allow_writes=args.allow_writes, budget_s=args.budget_s, workers=args.workers
     )
-    mode = "read-write" if args.allow_writes else "read-only"
+    # where run_plan keeps results: chosen once the store is known to exist (the default may create it)
+    tools.results = ResultStore(args.results or results_dir(args.store, write=True))
+    sock = None
     try:
         server = binding.build_server(tools, version=importlib.metadata.version("tgms"))
-        n = len(tools.tools())
-        if sock is None:
-            binding.announce(f"MCP over stdio, store {args.store} ({mode}, {n} tools)")
+        what = f"({'read-write' if args.allow_writes else 'read-only'}, {len(tools.tools())} tools)"
+        if args.http is None:
+            binding.announce(f"MCP over stdio, store {args.store} {what}")
             binding.run(binding.serve_stdio, server)
         else:
-            binding.announce(f"MCP over streamable HTTP at {binding.url_of(sock)} ({mode}, {n} tools)")
+            sock = binding.bind(args.http)
+            binding.announce(f"MCP over streamable HTTP at {binding.url_of(sock)}, store {args.store} {what}")
             binding.run(binding.serve_http, server, sock)
         binding.announce("stopped")
     finally:
