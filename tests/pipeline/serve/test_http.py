@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from engine.api import OpContext, Store, call
+from engine.api import OpContext, Store, build_store, call
 from pipeline.cli.main import main
 from tests.pipeline.serve._servers import envelope, http_server, reach_args, schema_fields
 
@@ -107,3 +107,51 @@ def test_the_cost_guard_applies(cm_store: Path) -> None:
     err = envelope(result)
     assert result.is_error and err["error"] == "E_COST", err
     assert err["details"]["budget_s"] == 0
+
+
+DAY = 86_400 * 1_000_000
+
+
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, int]]:
+    """A synthetic store of 300k events over 60 days (built in seconds), big enough for a genuinely slow
+    operator call; and its valid-time extent as a window."""
+    root = tmp_path_factory.mktemp("mcp-big") / "syn"
+    with build_store("synthetic", root, events=300_000, nodes=3_000, seed=0) as store:
+        extent = OpContext(store).extent()
+    return root, {"t_a": extent["vt_min"], "t_b": extent["vt_max"] + 1}
+
+
+def test_a_slow_call_does_not_stall_a_fast_one(big_store: tuple[Path, dict[str, int]]) -> None:
+    """A real slow call (every 3-event temporal path within 2 days among 300k events: ~6 s here, admitted
+    by the default cost guard) is issued first; a fast call from a second client issued a second later
+    must come back long before it. A server that ran calls on its event loop would answer the fast call
+    only after the slow one."""
+    store, window = big_store
+    slow_args = {"motif": "M_path_3", "delta": 2 * DAY, "window": window}
+    fast_args = {"src": "s2252", "window": {"t_a": window["t_a"], "t_b": window["t_a"] + DAY}, "limit": 5}
+    times: dict[str, tuple[float, float, Any]] = {}
+
+    async def timed(url: str, key: str, delay_s: float, op: str, args: dict[str, Any]) -> None:
+        from mcp import Client
+
+        async with Client(url) as c:
+            await c.list_tools()
+            await anyio.sleep(delay_s)
+            t0 = time.perf_counter()
+            result = await c.call_tool(op, args)
+            times[key] = (t0, time.perf_counter(), result)
+
+    async def both(url: str) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(timed, url, "slow", 0.0, "count_temporal_motifs", slow_args)
+            tg.start_soon(timed, url, "fast", 1.0, "temporal_reachability", fast_args)
+
+    with http_server(store) as server:
+        anyio.run(both, server.url)
+    (s0, s1, slow), (f0, f1, fast) = times["slow"], times["fast"]
+    assert not slow.is_error and not fast.is_error, (envelope(slow), envelope(fast))
+    assert envelope(slow)["payload"]["count"] > 0 and envelope(fast)["payload"]["rows_total"] > 0
+    assert s1 - s0 > 2.5, f"the slow call took only {s1 - s0:.2f} s: it proves nothing"
+    assert s0 < f0 and f1 < s1, {"slow": (0, s1 - s0), "fast": (f0 - s0, f1 - s0)}
+    assert f1 - f0 < (s1 - s0) / 2
