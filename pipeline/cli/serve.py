@@ -61,9 +61,12 @@ def import_binding() -> ModuleType:
 
 def _log_to_stderr() -> None:
     """Audit lines of the tool layer (every write) on stderr, which no transport uses for protocol."""
+    logger = logging.getLogger("tgms.mcp")
+    if any(getattr(h, "_tgms_serve", False) for h in logger.handlers):
+        return  # once per process (the command may run more than once in one, e.g. in tests)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("tgms serve: %(message)s"))
-    logger = logging.getLogger("tgms.mcp")
+    handler._tgms_serve = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
