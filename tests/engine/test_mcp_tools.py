@@ -226,3 +226,22 @@ def test_operator_payloads_match_their_output_schemas(tools: ToolServer) -> None
         assert not errors, (spec.name, errors[0].message)
         checked.append(spec.name)
     assert len(checked) >= len(OPERATOR_ORDER) - 2, checked
+
+
+def test_both_backends_serve_the_same_answers(store: Path, tmp_path: Path, backend: str) -> None:
+    """The tool layer over a replay of the store on each backend: the same envelopes, and a write through
+    the exclusive write path (read-only sessions closed, the store reopened for writing) on each."""
+    replay(store / LOG_NAME, tmp_path / "r", backend).close()
+    reference = ToolServer(store, workers=2)
+    server = ToolServer(tmp_path / "r", allow_writes=True, workers=2, on_write=lambda _: None)
+    try:
+        for src in ("n41", "n9"):
+            assert server.call("temporal_reachability", reach(src)).value == (
+                reference.call("temporal_reachability", reach(src)).value
+            )
+        wrote = server.call("write_batch", {"ops": [{"op": "assert_node", "uid": "b0", "vt_s": T0}]})
+        assert not wrote.is_error and wrote.value["status"] == "committed", wrote.value
+        assert server.call("entity_history", {"uid": "b0"}).value["payload"]["rows_total"] == 1
+    finally:
+        server.close()
+        reference.close()
