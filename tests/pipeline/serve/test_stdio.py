@@ -94,3 +94,19 @@ def test_bad_calls_give_the_structured_error(session: dict[str, Any]) -> None:
 def test_a_stdio_session_is_quick(session: dict[str, Any]) -> None:
     # start-up, handshake, list and four calls: seconds, not tens (the SDK round trip is ~0.5 s here)
     assert session["wall_s"] < 20
+
+
+def test_a_legacy_handshake_client_is_served(cm_store: Path) -> None:
+    """Clients of the handshake era (``initialize`` first; most desktop and IDE clients today) get the same
+    tools and answers as the SDK's default (discovery) mode."""
+
+    async def legacy() -> tuple[list[str], Any, str]:
+        async with Client(stdio_params(cm_store), mode="legacy") as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            result = await client.call_tool("temporal_reachability", reach_args("n41", limit=5))
+            return names, result, client.protocol_version
+
+    names, result, version = anyio.run(legacy)
+    assert names == [*OPERATOR_ORDER, *EXTRA_TOOLS]
+    assert not result.is_error and envelope(result)["payload"]["rows_total"] > 5
+    assert version < "2026"  # a handshake-era protocol version was negotiated
