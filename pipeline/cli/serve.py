@@ -85,12 +85,12 @@ def run(args: argparse.Namespace) -> int:
         server = binding.build_server(tools, version=importlib.metadata.version("tgms"))
         what = f"({'read-write' if args.allow_writes else 'read-only'}, {len(tools.tools())} tools)"
         if args.http is None:
-            binding.announce(f"MCP over stdio, store {args.store} {what}")
-            binding.run(binding.serve_stdio, server)
+            ready = f"MCP over stdio, store {args.store} {what}"
+            binding.run(binding.serve_stdio, server, lambda: binding.announce(ready))
         else:
             sock = binding.bind(args.http)
-            binding.announce(f"MCP over streamable HTTP at {binding.url_of(sock)}, store {args.store} {what}")
-            binding.run(binding.serve_http, server, sock)
+            ready = f"MCP over streamable HTTP at {binding.url_of(sock)}, store {args.store} {what}"
+            binding.run(binding.serve_http, server, sock, lambda: binding.announce(ready))
         binding.announce("stopped")
     finally:
         if sock is not None:

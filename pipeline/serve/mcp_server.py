@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
@@ -93,8 +94,11 @@ def build_server(tools: ToolServer, *, version: str = "") -> Server[Any]:
 # -- transports ------------------------------------------------------------------------------------------
 
 
-async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+async def _stop_on_signal(
+    scope: anyio.CancelScope, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
         async for _ in signals:
             scope.cancel()
             return
@@ -138,14 +142,16 @@ class _StdinLines:
         return self._recv.__aiter__()
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client over this process's stdin/stdout until stdin closes or a stop signal arrives."""
+async def serve_stdio(server: Server[Any], ready: Callable[[], None]) -> None:
+    """Serve one client over this process's stdin/stdout until stdin closes or a stop signal arrives;
+    ``ready()`` once a stop signal would be handled (a signal before that would kill the process)."""
     from mcp.server.stdio import stdio_server
 
     stdin = _StdinLines()
     stdin.start()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_stop_on_signal, tg.cancel_scope)
+        await tg.start(_stop_on_signal, tg.cancel_scope)
+        ready()
         async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
             await server.run(read, write, server.create_initialization_options())
         tg.cancel_scope.cancel()
@@ -171,16 +177,29 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{host}:{port}{PATH}"
 
 
-async def serve_http(server: Server[Any], sock: socket.socket, *, grace_s: float = 5.0) -> None:
-    """Serve streamable HTTP on ``sock`` (many clients, one session each) until a stop signal arrives."""
+async def serve_http(
+    server: Server[Any], sock: socket.socket, ready: Callable[[], None], *, grace_s: float = 5.0
+) -> None:
+    """Serve streamable HTTP on ``sock`` (many clients, one session each) until a stop signal arrives;
+    ``ready()`` once requests are served and a stop signal would be handled."""
     app = server.streamable_http_app(streamable_http_path=PATH, host=HOST)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=grace_s, lifespan="on")
-    await _Uvicorn(config).serve(sockets=[sock])
+    await _Uvicorn(config, ready).serve(sockets=[sock])
 
 
 class _Uvicorn(uvicorn.Server):
     """uvicorn, stopped by SIGINT/SIGTERM without re-raising the signal afterwards: a stop signal is how a
-    server is meant to end, so the process exits 0 after the graceful shutdown (uvicorn re-raises it)."""
+    server is meant to end, so the process exits 0 after the graceful shutdown (uvicorn re-raises it).
+    ``ready()`` runs after start-up, inside the signal handlers' scope."""
+
+    def __init__(self, config: uvicorn.Config, ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._ready = ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if not self.should_exit:  # start-up failed (uvicorn then stops by itself)
+            self._ready()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:

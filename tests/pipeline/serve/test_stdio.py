@@ -4,6 +4,8 @@ what ``tgms call`` gives, and a bad call gives the structured error."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,8 @@ from mcp import Client
 
 from engine.api import OPERATOR_ORDER
 from pipeline.cli.main import main
-from tests.pipeline.serve._servers import envelope, reach_args, schema_fields, stdio_params
+from tests.conftest import REPO_ROOT
+from tests.pipeline.serve._servers import SERVE, envelope, reach_args, schema_fields, stdio_params
 
 EXTRA_TOOLS = ["verify_plan", "run_plan", "verify_answer"]
 
@@ -110,3 +113,28 @@ def test_a_legacy_handshake_client_is_served(cm_store: Path) -> None:
     assert names == [*OPERATOR_ORDER, *EXTRA_TOOLS]
     assert not result.is_error and envelope(result)["payload"]["rows_total"] > 5
     assert version < "2026"  # a handshake-era protocol version was negotiated
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_stops_cleanly_on_a_signal_while_stdin_is_open(cm_store: Path, sig: signal.Signals) -> None:
+    """Ctrl-C or SIGTERM stops a stdio server at once, exit 0, even while its client keeps stdin open."""
+    proc = subprocess.Popen(
+        [*SERVE, "--store", str(cm_store)],
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None and "MCP over stdio" in proc.stderr.readline()
+        t0 = time.perf_counter()
+        proc.send_signal(sig)
+        assert proc.wait(timeout=20) == 0
+        assert time.perf_counter() - t0 < 10
+        rest = proc.stderr.read()
+        assert "stopped" in rest and "Traceback" not in rest, rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
