@@ -126,6 +126,11 @@ class ToolServer:
             WRITE_BATCH: self._write_batch,
         }
 
+    @property
+    def workers(self) -> int:
+        """How many calls run at once (one store session each); more wait for a free session."""
+        return self.pool.size
+
     def tools(self) -> list[dict[str, Any]]:
         """The tool definitions ``[{name, description, inputSchema, outputSchema?}]`` (fresh copies)."""
         return json.loads(json.dumps(self._tools))

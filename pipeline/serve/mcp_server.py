@@ -72,7 +72,7 @@ def build_server(tools: ToolServer, *, version: str = "") -> Server[Any]:
     """The SDK server over ``tools``: ``tools/list`` and ``tools/call``, calls on worker threads."""
     listed = [_tool(t) for t in tools.tools()]
     # at most one worker thread per store session: calls beyond wait here, not on a blocked thread
-    limiter = anyio.CapacityLimiter(tools.pool.size)
+    limiter = anyio.CapacityLimiter(tools.workers)
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
