@@ -158,3 +158,22 @@ def test_a_slow_call_does_not_stall_a_fast_one(big_store: tuple[Path, dict[str, 
     assert s1 - s0 > 2.5, f"the slow call took only {s1 - s0:.2f} s: it proves nothing"
     assert s0 < f0 and f1 < s1, {"slow": (0, s1 - s0), "fast": (f0 - s0, f1 - s0)}
     assert f1 - f0 < (s1 - s0) / 2
+
+
+def test_http_is_local_only(cm_store: Path) -> None:
+    """127.0.0.1 only, and a request naming another host or origin (DNS rebinding from a web page) is
+    refused before it reaches a tool."""
+    import httpx
+
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    with http_server(cm_store) as server:
+        host = server.url.split("/")[2]
+        assert host.startswith("127.0.0.1:")
+        with httpx.Client(timeout=30) as http:
+            evil_host = http.post(server.url, json=ping, headers={**headers, "Host": "evil.example"})
+            evil_origin = http.post(
+                server.url, json=ping, headers={**headers, "Origin": "http://evil.example"}
+            )
+    assert evil_host.status_code == 421
+    assert evil_origin.status_code == 403
