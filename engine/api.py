@@ -32,7 +32,10 @@ plans               :func:`build_plan`, :class:`Plan`, :class:`Step`, :class:`Re
                     :func:`verify_plan`, :class:`VerifierConfig`, :data:`CHECKS`, :func:`execute`,
                     :class:`ExecConfig`, :class:`Trace`, :func:`trace_from_dict`, :class:`ResultStore`
 claims              :func:`parse_answer`, :func:`verify_claims`, :class:`VerifyConfig`, :func:`gate`,
-                    :class:`GateConfig`, :func:`coverage`, :func:`mechanical_answer`, :func:`typed_value`
+                    :class:`GateConfig`, :func:`coverage`, :func:`mechanical_answer`, :func:`typed_value`,
+                    :func:`trace_object` and :func:`answer_object` (an outside trace or answer, checked)
+MCP tool layer      :class:`ToolServer` (tool list + thread-safe ``call``), :class:`ToolResult`,
+                    :func:`mcp_tool_list` (the SDK binding is ``pipeline/serve``)
 errors              :class:`TGMSError` and its subclasses (one tree: see :mod:`engine.errors`)
 canonical form      :func:`canonical_json`, :func:`canonicalize`, :func:`digest`, :func:`sha256_hex`,
                     :func:`check_depth` and :data:`MAX_JSON_DEPTH` (the nesting bound of every JSON input)
@@ -68,9 +71,12 @@ from engine.errors import (
 )
 from engine.execute.executor import ExecConfig, Trace, execute, trace_from_dict
 from engine.execute.results import MemoryResults, ResultStore
+from engine.execute.trace_check import answer_object, trace_object
 from engine.ingest.build import DATASETS, build_store, ingest_data, load_data
 from engine.ingest.snap import load_dataset, source_path, source_sha256
 from engine.ingest.synthetic import generate as generate_synthetic
+from engine.mcp import ToolResult, ToolServer
+from engine.mcp import tool_list as mcp_tool_list
 from engine.operators import cost as _cost
 from engine.operators.base import parse_args
 from engine.operators.compute import LIST_FNS, allen_relation
@@ -166,6 +172,8 @@ __all__ = [
     "StoreCheck",
     "StoreWarning",
     "TGMSError",
+    "ToolResult",
+    "ToolServer",
     "Trace",
     "UpstreamError",
     "Verdict",
@@ -173,6 +181,7 @@ __all__ = [
     "VerifyConfig",
     "all_operators",
     "allen_relation",
+    "answer_object",
     "as_interval",
     "backend_class",
     "build_plan",
@@ -197,6 +206,7 @@ __all__ = [
     "load_all",
     "load_data",
     "load_dataset",
+    "mcp_tool_list",
     "mechanical_answer",
     "motif_exact_estimate",
     "motif_selection",
@@ -219,6 +229,7 @@ __all__ = [
     "source_sha256",
     "tool_definitions",
     "trace_from_dict",
+    "trace_object",
     "typed_value",
     "uid_of",
     "uids_in",

@@ -46,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "trace": "trace",
     "local": "local",
     "bundle": "bundle",
+    "serve": "serve",
 }
 
 

@@ -77,6 +77,18 @@ LOCAL_CASES: list[list[str]] = [
     ["local", "setup", "vllm", "--check", "--python", "/nonexistent/python"],
 ]
 
+#: ``tgms serve``: refused before the server listens or reads stdin (``{store}`` is a real store, ``{work}``
+#: a scratch directory)
+SERVE_CASES: list[list[str]] = [
+    ["serve"],
+    ["serve", "--store", "{work}/no-store-here"],
+    ["serve", "--store", "{store}", "--http", "70000"],
+    ["serve", "--store", "{store}", "--http", "x"],
+    ["serve", "--store", "{store}", "--workers", "0"],
+    ["serve", "--store", "{store}", "--budget-s", "nan"],
+    ["serve", "--store", "{store}", "--bogus"],
+]
+
 #: ``tgms ask`` / ``tgms systems``: refused before any model server starts or any request is sent (``{store}``
 #: and ``{suite}`` are filled in; a remote URL on a closed port is never reached)
 REMOTE = ["--model", "m", "--api-base", "http://127.0.0.1:9"]
@@ -559,6 +571,12 @@ class Generator:
             else:
                 # `tgms local`: refused before any server starts or any venv is provisioned
                 yield "local", LOCAL_CASES[(i // 8) % len(LOCAL_CASES)], False
+                serve = SERVE_CASES[(i // 8) % len(SERVE_CASES)]
+                yield (
+                    "serve",
+                    [a.replace("{store}", self.store).replace("{work}", str(self.work)) for a in serve],
+                    False,
+                )
                 # `tgms bundle`: refused before any store is built or replayed
                 yield (
                     "bundle",
