@@ -63,7 +63,10 @@ def _out(args: argparse.Namespace) -> Path | None:
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file renamed into place: all of it or nothing."""
     fd, tmp = tempfile.mkstemp(dir=path.absolute().parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0o022)  # mkstemp makes 0600; a page is a file to share, so the usual mode applies
+    os.umask(umask)
     try:
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)

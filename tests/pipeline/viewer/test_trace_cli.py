@@ -5,6 +5,7 @@ nothing written."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,12 @@ def verdicts_of(page: str) -> dict[str, str]:
 def test_plan_run_with_a_store_verifies_the_answer(traced: Traced, tmp_path: Path, capsys: Any) -> None:
     out = tmp_path / "page.html"
     argv = [str(traced.run), "--answer", str(traced.answer), "--store", str(traced.store), "--out", str(out)]
-    assert view(*argv) == 0
+    umask = os.umask(0o022)
+    try:
+        assert view(*argv) == 0
+    finally:
+        os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o644  # the usual mode, not the temporary file's 0600
     assert capsys.readouterr().out.strip() == str(out)
     page = out.read_text("utf-8")
     assert verdicts_of(page) == {
