@@ -32,7 +32,8 @@ plans               :func:`build_plan`, :class:`Plan`, :class:`Step`, :class:`Re
                     :func:`verify_plan`, :class:`VerifierConfig`, :data:`CHECKS`, :func:`execute`,
                     :class:`ExecConfig`, :class:`Trace`, :func:`trace_from_dict`, :class:`ResultStore`
 claims              :func:`parse_answer`, :func:`verify_claims`, :class:`VerifyConfig`, :func:`gate`,
-                    :class:`GateConfig`, :func:`coverage`, :func:`mechanical_answer`, :func:`typed_value`,
+                    :class:`GateConfig`, :func:`coverage`, :func:`check_answer`, :func:`require_trace_store`,
+                    :func:`mechanical_answer`, :func:`typed_value`,
                     :func:`trace_object` and :func:`answer_object` (an outside trace or answer, checked)
 MCP tool layer      :class:`ToolServer` (tool list + thread-safe ``call``), :class:`ToolResult`,
                     :func:`mcp_tool_list` (the SDK binding is ``pipeline/serve``)
@@ -50,6 +51,7 @@ from engine.canonical import MAX_JSON_DEPTH, canon_float, canonicalize, check_de
 from engine.canonical import dumps as canonical_json
 from engine.canonical import dumps_canonical as canonical_json_of_canonical
 from engine.claims.answer import Answer, Claim, parse_answer
+from engine.claims.check import check_answer, require_trace_store
 from engine.claims.evidence import as_interval, is_number, same_number, uid_of, uids_in
 from engine.claims.gate import GateConfig, coverage, gate
 from engine.claims.reporter import mechanical_answer, typed_value
@@ -191,6 +193,7 @@ __all__ = [
     "canonical_json",
     "canonical_json_of_canonical",
     "canonicalize",
+    "check_answer",
     "check_depth",
     "check_store",
     "committed_batches",
@@ -219,6 +222,7 @@ __all__ = [
     "profile",
     "read_log",
     "replay",
+    "require_trace_store",
     "resolve_ref",
     "run_call",
     "same_number",

@@ -22,9 +22,8 @@ from typing import Any
 
 from engine.canonical import check_depth
 from engine.claims.answer import parse_answer
-from engine.claims.gate import GateConfig, coverage, gate
+from engine.claims.check import check_answer, require_trace_store
 from engine.claims.reporter import mechanical_answer
-from engine.claims.verifier import VerifyConfig, verify_claims
 from engine.errors import (
     ConflictError,
     InvalidArgError,
@@ -210,19 +209,12 @@ class ToolServer:
         answer = parse_answer(answer_object(a.answer))
         trace = trace_from_dict(trace_object(a.trace, "trace"), self.results)
         with self.pool.reader() as s:
-            if trace.store_digest and not a.any_store:
-                here = self.pool.store_digest(s)
-                if here != trace.store_digest:
-                    raise InvalidArgError(
-                        "the trace was recorded on another store state; verify it against that store "
-                        "(or pass any_store)",
-                        trace_store=trace.store_digest,
-                        store=here,
-                    )
-            verdicts = verify_claims(answer, trace, s.ctx, VerifyConfig(taint=not a.no_taint))
-            gated = gate(answer, verdicts, GateConfig(gated_types=tuple(a.gated_types)))
-            cov = coverage(answer, s.ctx.nid_index())
-        return ToolResult({"verdicts": [v.to_dict() for v in verdicts], "gate": gated, "coverage": cov})
+            if not a.any_store:
+                require_trace_store(trace, self.pool.store_digest(s), "any_store")
+            checked = check_answer(
+                answer, trace, s.ctx, taint=not a.no_taint, gated_types=tuple(a.gated_types)
+            )
+        return ToolResult(checked)
 
     # -- writes ---------------------------------------------------------------------------------------
     def _write_batch(self, arguments: Any) -> ToolResult:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.api import InvalidArgError, OpContext, answer_object, trace_object
+from engine.api import OpContext, answer_object, trace_object
 from pipeline.cli._common import add_results, add_store, print_json, read_store, results_for_reading
 from pipeline.cli.inputs import read_json
 
@@ -44,14 +44,11 @@ def _trace_object(raw: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from engine.api import (
-        GateConfig,
         ResultStore,
-        VerifyConfig,
-        coverage,
-        gate,
+        check_answer,
         parse_answer,
+        require_trace_store,
         trace_from_dict,
-        verify_claims,
     )
 
     answer = parse_answer(_answer_object(read_json(args.answer, "answer")))
@@ -59,25 +56,9 @@ def run(args: argparse.Namespace) -> int:
     results = ResultStore(args.results) if args.results else results_for_reading(args.store)
     trace = trace_from_dict(trace_raw, results)
     with read_store(args) as store:
-        if trace.store_digest and not args.any_store:
-            here = store.digest()
-            if here != trace.store_digest:
-                raise InvalidArgError(
-                    "the trace was recorded on another store state; verify it against that store "
-                    "(or pass --any-store)",
-                    trace_store=trace.store_digest,
-                    store=here,
-                )
+        if not args.any_store:
+            require_trace_store(trace, store.digest(), "--any-store")
+        gated_types = tuple(t for t in args.gated_types.split(",") if t)
         ctx = OpContext(store)
-        verdicts = verify_claims(answer, trace, ctx, VerifyConfig(taint=not args.no_taint))
-        gated = gate(
-            answer, verdicts, GateConfig(gated_types=tuple(t for t in args.gated_types.split(",") if t))
-        )
-        print_json(
-            {
-                "verdicts": [v.to_dict() for v in verdicts],
-                "gate": gated,
-                "coverage": coverage(answer, ctx.nid_index()),
-            }
-        )
+        print_json(check_answer(answer, trace, ctx, taint=not args.no_taint, gated_types=gated_types))
     return 0
