@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine.api import Store, build_store
+from models.client import ChatClient
 from models.config import EndpointConfig
 from models.testing.scripted_server import ScriptedServer, last_user_message
-from tests.conftest import SHARED_DATA
+from models.testing.smoke_rule import smoke_reply
+from tests.conftest import collegemsg_head
 
 
 def echo(body: dict[str, Any]) -> str:
@@ -62,16 +64,32 @@ HEAD_T_A, HEAD_T_B = 1082040961000000, 1083198015000001
 @pytest.fixture(scope="session")
 def head_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     """A read-only store of the first :data:`HEAD_EVENTS` events of ``../shared/data/CollegeMsg.txt``."""
-    source = SHARED_DATA / "CollegeMsg.txt"
-    if not source.is_file():
-        pytest.skip(f"shared data not found: {source}")
     root = tmp_path_factory.mktemp("head_store")
-    head = root / "head.txt"
-    head.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:HEAD_EVENTS]))
-    build_store("collegemsg", root / "store", source=head).close()
+    build_store("collegemsg", root / "store", source=collegemsg_head(root, HEAD_EVENTS)).close()
     with Store.open(root / "store", read_only=True) as st:
         yield st
 
 
 def user(text: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": "You answer."}, {"role": "user", "content": text}]
+
+
+Rule = Callable[[dict[str, Any]], str]
+
+
+@pytest.fixture
+def scripted_client() -> Iterator[Callable[..., tuple[ScriptedServer, ChatClient]]]:
+    """``make(rule=smoke_reply, cache=None) -> (server, client)``: a scripted server answering by ``rule``
+    and a client of it (with a response cache at ``cache``); all are stopped after the test."""
+    opened: list[tuple[ScriptedServer, ChatClient]] = []
+
+    def make(rule: Rule = smoke_reply, cache: Path | None = None) -> tuple[ScriptedServer, ChatClient]:
+        server = ScriptedServer(rule).start()
+        client = ChatClient(config(server.url, cache_dir=cache))
+        opened.append((server, client))
+        return server, client
+
+    yield make
+    for server, client in opened:
+        client.close()
+        server.stop()

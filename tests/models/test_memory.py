@@ -14,17 +14,15 @@ from typing import Any
 import pytest
 
 from engine.api import OpContext, Store, build_store, call, replay
-from models.client import ChatClient
 from models.errors import ModelOutputError
 from models.memory import SUMMARY_PREFIX, Memory, current_tt, notes_block, summary_messages
 from models.memory_facts import week_facts, week_of, weeks_between
 from models.memory_store import NOTES_FILE
 from models.planner import PlanTask, plan_and_run, static_prefix
-from models.testing.scripted_server import ScriptedServer
-from models.testing.smoke_rule import MEMORY_PREFIX, memory_note, smoke_reply
+from models.testing.smoke_rule import MEMORY_PREFIX, memory_note
 from pipeline.systems.base import CallLog, RunSettings, SystemEnv, build_system, run_task
-from tests.conftest import SHARED_DATA
-from tests.models.conftest import HEAD_EVENTS, config
+from tests.conftest import collegemsg_head
+from tests.models.conftest import HEAD_EVENTS
 
 W16, W17, W18 = "2004-W16", "2004-W17", "2004-W18"
 W17_A = 1082332800000000  # 2004-04-19T00:00:00Z, Monday
@@ -34,13 +32,8 @@ W17_B = W17_A + 7 * 86_400_000_000
 @pytest.fixture(scope="module")
 def head_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The event log of a store of the first HEAD_EVENTS CollegeMsg events (built once)."""
-    source = SHARED_DATA / "CollegeMsg.txt"
-    if not source.is_file():
-        pytest.skip(f"shared data not found: {source}")
     root = tmp_path_factory.mktemp("memory_head")
-    head = root / "head.txt"
-    head.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:HEAD_EVENTS]))
-    build_store("collegemsg", root / "store", source=head).close()
+    build_store("collegemsg", root / "store", source=collegemsg_head(root, HEAD_EVENTS)).close()
     return root / "store" / "eventlog.jsonl"
 
 
@@ -53,22 +46,6 @@ def store(head_log: Path, tmp_path: Path) -> Iterator[Store]:
 
 
 Rule = Callable[[dict[str, Any]], str]
-
-
-@pytest.fixture
-def scripted(tmp_path: Path) -> Iterator[Callable[..., tuple[ScriptedServer, ChatClient]]]:
-    opened: list[tuple[ScriptedServer, ChatClient]] = []
-
-    def make(rule: Rule = smoke_reply, cache: Path | None = None) -> tuple[ScriptedServer, ChatClient]:
-        server = ScriptedServer(rule).start()
-        client = ChatClient(config(server.url, cache_dir=cache))
-        opened.append((server, client))
-        return server, client
-
-    yield make
-    for server, client in opened:
-        client.close()
-        server.stop()
 
 
 def user_of(body: dict[str, Any]) -> str:
@@ -122,8 +99,10 @@ def test_facts_are_the_operators_values_and_reproducible(store: Store) -> None:
             assert payload["rows"][0][key] == fact.value, fact.name
 
 
-def test_an_agreeing_summary_is_stored_with_its_tt_and_a_rebuild_sends_nothing(store, scripted, tmp_path):
-    server, client = scripted(cache=tmp_path / "cache")
+def test_an_agreeing_summary_is_stored_with_its_tt_and_a_rebuild_sends_nothing(
+    store, scripted_client, tmp_path
+):
+    server, client = scripted_client(cache=tmp_path / "cache")
     ctx = OpContext(store)
     memory = Memory(tmp_path / "mem", store_digest=store.digest())
     calls = CallLog(client, 256)
@@ -148,8 +127,8 @@ def test_an_agreeing_summary_is_stored_with_its_tt_and_a_rebuild_sends_nothing(s
     assert len(fresh.stored) == 3 and server.log.chat_count == 3 and calls.calls[-1].cached
 
 
-def test_a_summary_whose_numbers_disagree_is_refused(store, scripted, tmp_path) -> None:
-    _, client = scripted(wrong_events)
+def test_a_summary_whose_numbers_disagree_is_refused(store, scripted_client, tmp_path) -> None:
+    _, client = scripted_client(wrong_events)
     ctx = OpContext(store)
     memory = Memory(tmp_path / "mem")
     wf = week_facts(ctx, week_of(W17_A), current_tt(store))
@@ -174,8 +153,8 @@ def _event_in(ctx: OpContext, t_a: int, t_b: int) -> dict[str, Any]:
     return call(ctx, "list_events", {"window": window, "limit": 1})["payload"]["rows"][0]
 
 
-def test_a_correction_quarantines_the_overlapping_note_and_only_it(store, scripted, tmp_path) -> None:
-    _, client = scripted()
+def test_a_correction_quarantines_the_overlapping_note_and_only_it(store, scripted_client, tmp_path) -> None:
+    _, client = scripted_client()
     ctx = OpContext(store)
     memory = Memory(tmp_path / "mem")
     memory.build(CallLog(client, 256).complete, ctx, "scripted")
@@ -205,8 +184,8 @@ def test_a_correction_quarantines_the_overlapping_note_and_only_it(store, script
     assert fresh.id != notes[W17].id and fresh.created_tt == current_tt(store)
 
 
-def test_a_later_assertion_in_another_week_leaves_the_notes_alone(store, scripted, tmp_path) -> None:
-    _, client = scripted()
+def test_a_later_assertion_in_another_week_leaves_the_notes_alone(store, scripted_client, tmp_path) -> None:
+    _, client = scripted_client()
     ctx = OpContext(store)
     memory = Memory(tmp_path / "mem")
     memory.build(CallLog(client, 256).complete, ctx, "scripted")
@@ -219,8 +198,8 @@ def test_a_later_assertion_in_another_week_leaves_the_notes_alone(store, scripte
     assert memory.quarantine(ctx) == [w17]
 
 
-def test_quarantined_notes_never_reach_the_planner_prompt(store, scripted, tmp_path) -> None:
-    _, client = scripted()
+def test_quarantined_notes_never_reach_the_planner_prompt(store, scripted_client, tmp_path) -> None:
+    _, client = scripted_client()
     ctx = OpContext(store)
     memory = Memory(tmp_path / "mem")
     memory.build(CallLog(client, 256).complete, ctx, "scripted")
@@ -236,7 +215,7 @@ def test_quarantined_notes_never_reach_the_planner_prompt(store, scripted, tmp_p
         seen.append(body)
         return "no plan"
 
-    _, pclient = scripted(planner)
+    _, pclient = scripted_client(planner)
     task = PlanTask("t/1", "How many messages?", (), "count", "Dataset: test.", memory=block)
     plan_and_run(CallLog(pclient, 256).complete, task, ctx, lambda p: None, None)  # type: ignore[arg-type]
     assert seen and seen[0]["messages"][0]["content"] == static_prefix()  # the prefix is untouched
@@ -246,12 +225,14 @@ def test_quarantined_notes_never_reach_the_planner_prompt(store, scripted, tmp_p
     assert notes[W17].text.split(" there were")[0] not in user  # "In week 2004-W17 (...)": absent
 
 
-def test_retrieval_follows_the_question_window_not_the_oracle_plan(head_log, scripted, tmp_path) -> None:
+def test_retrieval_follows_the_question_window_not_the_oracle_plan(
+    head_log, scripted_client, tmp_path
+) -> None:
     """The tgms system with memory on: the task's question names W16 only, its oracle plan W18; the
     planner prompt carries W16's note and the record says so."""
     store_dir = tmp_path / "ro-store"
     replay(head_log, store_dir).close()  # the system opens it read-only
-    server, client = scripted()
+    server, client = scripted_client()
     env = SystemEnv(store_dir, client, RunSettings(model="scripted"), tmp_path / "work", dataset="collegemsg")
     try:
         system = build_system("tgms", env, {"memory": True, "memory_k": 2})

@@ -8,7 +8,7 @@ script "first reply wrong, second reply right" and the tests can read exactly wh
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -35,8 +35,7 @@ from models.planner import (
     static_prefix,
     task_suffix,
 )
-from models.testing.scripted_server import ScriptedServer
-from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
+from tests.models.conftest import HEAD_T_A, HEAD_T_B
 
 T_A, T_B = HEAD_T_A, HEAD_T_B  # the whole valid-time extent of the store
 DAY_A, DAY_B = 1082592000000000, 1082678400000000  # one day inside it
@@ -100,22 +99,6 @@ def by_turn(*replies: str) -> Callable[[dict[str, Any]], str]:
     return rule
 
 
-@pytest.fixture
-def scripted() -> Iterator[Callable[..., tuple[ScriptedServer, ChatClient]]]:
-    opened: list[tuple[ScriptedServer, ChatClient]] = []
-
-    def make(rule: Any) -> tuple[ScriptedServer, ChatClient]:
-        server = ScriptedServer(rule).start()
-        client = ChatClient(config(server.url))
-        opened.append((server, client))
-        return server, client
-
-    yield make
-    for server, client in opened:
-        client.close()
-        server.stop()
-
-
 def complete_with(client: ChatClient):
     def complete(role: str, messages: list[dict[str, Any]], schema: Any = None, max_tokens: Any = None):
         return client.complete(messages, schema=schema, max_tokens=max_tokens)
@@ -135,11 +118,11 @@ def run(client: ChatClient, ctx: OpContext, t: PlanTask, cfg: PlannerConfig | No
 # -- the prompt -----------------------------------------------------------------------------------------
 
 
-def test_static_prefix_is_byte_identical_across_tasks(scripted, ctx) -> None:
+def test_static_prefix_is_byte_identical_across_tasks(scripted_client, ctx) -> None:
     def rule(body: dict[str, Any]) -> str:  # each task's own uid as the source
         return json.dumps(reach_plan(src="n2" if '["n2"]' in body["messages"][1]["content"] else "n1"))
 
-    server, client = scripted(rule)
+    server, client = scripted_client(rule)
     a = task("How many nodes can n1 reach?", ("n1",))
     b = task("Count what n2 reaches, please.", ("n2",), kind="count")
     run(client, ctx, a)
@@ -183,11 +166,11 @@ def test_manual_lists_each_operators_declared_outputs_and_stays_small() -> None:
     assert estimate_tokens(static_prefix() + task_suffix(t)) < 3750
 
 
-def test_the_reply_may_come_in_think_blocks_and_code_fences(scripted, ctx) -> None:
+def test_the_reply_may_come_in_think_blocks_and_code_fences(scripted_client, ctx) -> None:
     reply = (
         "<think>use reachability</think>\nHere is the plan:\n```json\n" + json.dumps(reach_plan()) + "\n```"
     )
-    _, client = scripted(by_turn(reply))
+    _, client = scripted_client(by_turn(reply))
     out = run(client, ctx, task())
     assert [a.valid for a in out.attempts] == [True] and out.first_emission_valid is True
     assert out.trace is not None and out.trace.status == "ok"
@@ -197,10 +180,10 @@ def test_the_reply_may_come_in_think_blocks_and_code_fences(scripted, ctx) -> No
 # -- repairs ----------------------------------------------------------------------------------------------
 
 
-def test_repair_fixes_an_invented_output_field_with_the_legal_list(scripted, ctx) -> None:
+def test_repair_fixes_an_invented_output_field_with_the_legal_list(scripted_client, ctx) -> None:
     fixed = invented_ref_plan()
     fixed["steps"][1]["args"]["input"] = {"$ref": "s1.rows[*].uid"}
-    server, client = scripted(by_turn(json.dumps(invented_ref_plan()), json.dumps(fixed)))
+    server, client = scripted_client(by_turn(json.dumps(invented_ref_plan()), json.dumps(fixed)))
     out = run(client, ctx, task())
     first, second = out.attempts
     assert not first.valid and first.runtime_error is None
@@ -216,7 +199,7 @@ def test_repair_fixes_an_invented_output_field_with_the_legal_list(scripted, ctx
     assert first.sha256 is not None and first.sha256 != second.sha256
 
 
-def test_a_runtime_cost_refusal_is_fed_back_with_its_suggestions(scripted, ctx) -> None:
+def test_a_runtime_cost_refusal_is_fed_back_with_its_suggestions(scripted_client, ctx) -> None:
     def args(t_a: int, t_b: int) -> dict[str, Any]:
         return {"motif": "M_path_3", "delta": 3600000000, "window": {"t_a": t_a, "t_b": t_b}}
 
@@ -230,7 +213,7 @@ def test_a_runtime_cost_refusal_is_fed_back_with_its_suggestions(scripted, ctx) 
 
     wide, narrow = estimate(T_A, T_B), estimate(DAY_A, DAY_B)
     assert narrow < wide  # an executor budget between the two refuses the whole extent, admits one day
-    server, client = scripted(by_turn(motifs(T_A, T_B), motifs(DAY_A, DAY_B)))
+    server, client = scripted_client(by_turn(motifs(T_A, T_B), motifs(DAY_A, DAY_B)))
     out = run(client, ctx, task("How many paths?", ()), budget_s=(wide + narrow) / 2)
     first, second = out.attempts
     assert first.valid and first.runtime_error is not None  # passed the verifier, refused by the executor
@@ -242,8 +225,8 @@ def test_a_runtime_cost_refusal_is_fed_back_with_its_suggestions(scripted, ctx) 
     assert "suggestions" in repair and "narrow the window" in repair
 
 
-def test_an_unparseable_reply_is_repaired(scripted, ctx) -> None:
-    server, client = scripted(by_turn("I think about 40 nodes.", json.dumps(reach_plan())))
+def test_an_unparseable_reply_is_repaired(scripted_client, ctx) -> None:
+    server, client = scripted_client(by_turn("I think about 40 nodes.", json.dumps(reach_plan())))
     out = run(client, ctx, task())
     first, second = out.attempts
     assert (first.n, first.sha256, first.valid) == (1, None, False)
@@ -252,8 +235,8 @@ def test_an_unparseable_reply_is_repaired(scripted, ctx) -> None:
     assert "no JSON object" in server.log.chat_bodies[1]["messages"][3]["content"]
 
 
-def test_the_budget_runs_out_after_four_attempts(scripted, ctx) -> None:
-    server, client = scripted(by_turn(json.dumps(reach_plan("reach_count"))))
+def test_the_budget_runs_out_after_four_attempts(scripted_client, ctx) -> None:
+    server, client = scripted_client(by_turn(json.dumps(reach_plan("reach_count"))))
     out = run(client, ctx, task())
     assert out.exhausted and len(out.attempts) == 4 and server.log.chat_count == 4
     assert [a.n for a in out.attempts] == [1, 2, 3, 4] and not any(a.valid for a in out.attempts)
@@ -269,8 +252,8 @@ def test_the_budget_runs_out_after_four_attempts(scripted, ctx) -> None:
     assert ["same plan as before" in r for r in repairs] == [False, True, True]
 
 
-def test_a_literal_uid_outside_the_task_input_is_a_grounding_violation(scripted, ctx) -> None:
-    _, client = scripted(by_turn(json.dumps(reach_plan(src="n2")), json.dumps(reach_plan())))
+def test_a_literal_uid_outside_the_task_input_is_a_grounding_violation(scripted_client, ctx) -> None:
+    _, client = scripted_client(by_turn(json.dumps(reach_plan(src="n2")), json.dumps(reach_plan())))
     out = run(client, ctx, task())
     assert [v["code"] for v in out.attempts[0].violations] == ["grounding"]
     assert out.attempts[0].violations[0]["legal"] == ["n1"] and out.attempts[1].valid
@@ -279,8 +262,8 @@ def test_a_literal_uid_outside_the_task_input_is_a_grounding_violation(scripted,
 # -- ablation switches ------------------------------------------------------------------------------------
 
 
-def test_constrained_sends_the_plan_schema_as_the_response_format(scripted, ctx) -> None:
-    server, client = scripted(by_turn(json.dumps(reach_plan())))
+def test_constrained_sends_the_plan_schema_as_the_response_format(scripted_client, ctx) -> None:
+    server, client = scripted_client(by_turn(json.dumps(reach_plan())))
     run(client, ctx, task())
     run(client, ctx, task(), PlannerConfig(constrained=True))
     plain, constrained = server.log.chat_bodies
@@ -295,10 +278,10 @@ def test_constrained_sends_the_plan_schema_as_the_response_format(scripted, ctx)
     ]
 
 
-def test_without_contracts_an_invented_field_fails_at_run_time_instead(scripted, ctx) -> None:
+def test_without_contracts_an_invented_field_fails_at_run_time_instead(scripted_client, ctx) -> None:
     fixed = invented_ref_plan()
     fixed["steps"][1]["args"]["input"] = {"$ref": "s1.rows[*].uid"}
-    _, client = scripted(by_turn(json.dumps(invented_ref_plan()), json.dumps(fixed)))
+    _, client = scripted_client(by_turn(json.dumps(invented_ref_plan()), json.dumps(fixed)))
     out: PlanOutcome = run(client, ctx, task(), PlannerConfig(contracts=False))
     first, second = out.attempts
     assert first.valid and first.violations == []  # the verifier let it through
@@ -314,12 +297,12 @@ def test_verifier_config_follows_the_contracts_switch() -> None:
     assert on.task_uids == off.task_uids == frozenset({"n1"})
 
 
-def test_a_plan_without_answer_spec_is_repaired_not_run(scripted, ctx) -> None:
+def test_a_plan_without_answer_spec_is_repaired_not_run(scripted_client, ctx) -> None:
     # measured with SmolLM2 on vLLM: a copied worked plan without its answer_spec verified and ran, answering
     # nothing; it is a violation to repair
     plan = reach_plan()
     bare = {"steps": plan["steps"]}
-    server, client = scripted(by_turn(json.dumps(bare), json.dumps(plan)))
+    server, client = scripted_client(by_turn(json.dumps(bare), json.dumps(plan)))
     out = run(client, ctx, task())
     assert [a.valid for a in out.attempts] == [False, True] and out.first_emission_valid is False
     assert [v["code"] for v in out.attempts[0].violations] == ["answer_spec"]
