@@ -13,18 +13,17 @@ from html import escape
 from typing import Any
 
 from engine.api import OPEN_END, us_to_iso
+from models.prompting import sanitize
 
-# C0/C1 controls (tab and newline are harmless in escaped text) and the bidi embeddings, overrides and
-# isolates that can visually reorder what follows them
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: µs timestamps between 1973 and 2096 get their UTC time underneath (the stored value stays as it is)
 _TIME_LO, _TIME_HI = 10**14, 4 * 10**15
 
 
 def esc(value: Any) -> str:
     """``value`` as HTML text: metacharacters escaped, invisible controls shown as ``\\uXXXX``."""
-    text = _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", str(value))
-    return escape(text, quote=True)
+    # the prompt boundary's sanitizer: every control, format (bidi, zero-width), separator and lone
+    # surrogate character made visible; newline and tab are harmless in escaped text and stay
+    return escape(sanitize(str(value)), quote=True)
 
 
 def compact(value: Any) -> str:
