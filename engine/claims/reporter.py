@@ -18,6 +18,9 @@ relation        the Allen relation / an ``ordering`` claim with the operands of 
                 claim
 ==============  =====================================================================================
 
+An answer whose ``from`` measures something its kind cannot be read from (a count from a time point; the
+units of :mod:`engine.plan.units`) gets no claims, like a value of the wrong shape.
+
 A count read from an output field the operator declares a pattern count (``Traits.pattern_counts``:
 count_temporal_motifs' ``count``) also gets a ``temporal_pattern`` claim re-executing the call.
 """
@@ -31,6 +34,7 @@ from engine.execute.executor import Trace
 from engine.operators.registry import REGISTRY, load_all
 from engine.operators.traits import NO_TRAITS, AllenCall, Traits
 from engine.plan.refs import Ref, is_ref
+from engine.plan.units import answer_unit_problem, plan_units, ref_units
 
 
 def typed_value(kind: str, value: Any) -> Any:
@@ -100,6 +104,11 @@ def mechanical_answer(trace: Trace) -> dict[str, Any]:
         value = typed_value(kind, value)
     except ValueError as exc:
         return unusable(str(exc))
+    # the verifier's units (engine.plan.units): a count read off a time point is not a count, whatever
+    # its JSON type says
+    measured = answer_unit_problem(kind, ref_units(plan_units(trace.plan), Ref.parse(src)))
+    if measured is not None:
+        return unusable(measured)
     rec = trace.record(step)
     traits = _traits(rec.op) if rec is not None else NO_TRAITS
     if kind == "count":

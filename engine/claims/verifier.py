@@ -6,9 +6,11 @@ on is incomplete), ``unsupported`` (the evidence contradicts or does not contain
 step the claim does not cite, a pattern whose re-execution fails).
 
 - **count / value**: against the named trace field (``from``), or, without one, against the numbers and
-  values of the cited results;
+  values of the cited results; a count claim whose ``from`` measures something else than a count (a time
+  point, an identifier: the units of :mod:`engine.plan.units`, read off the trace's plan) is unsupported
+  even when the number matches;
 - **entity**: every uid must appear in the cited **results** (precision; completeness is the scorer's job)
-  and be a uid of the store;
+  and be a uid of the store; a ``from`` that measures something else than identifiers is unsupported;
 - **ordering**: ``a`` and ``b`` (refs into cited steps, or literal intervals that appear in the cited
   results) must stand in ``relation`` when the Allen relation is recomputed;
 - **temporal_pattern**: the operator call in the assertion is re-executed on the store and its field
@@ -43,6 +45,7 @@ from engine.operators.context import OpContext
 from engine.operators.envelope import run_call
 from engine.operators.registry import REGISTRY, load_all
 from engine.plan.refs import Ref, RefSyntaxError, resolve
+from engine.plan.units import answer_unit_problem, plan_units, ref_units
 
 VERDICTS = ("supported", "weakly_supported", "unsupported", "unverifiable")
 _CMP = {"==": None, "!=": None, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -90,6 +93,23 @@ class _Checker:
         self.cfg = cfg
         self.known = ctx.nid_index() if ctx is not None else None
         load_all()  # the operators' traits say which cited steps computed an Allen relation
+        self.units = plan_units(trace.plan)  # what each step's outputs measure (the verifier's units)
+
+    def measures(self, c: Claim, kind: str) -> None:
+        """A claim of ``kind`` must read a ``from`` that measures what the kind needs (a count claim
+        against a time point is refused even when the numbers agree)."""
+        if c.source is None:
+            return
+        try:
+            ref = Ref.parse(c.source)
+        except RefSyntaxError:
+            return  # read() reports it
+        tree = ref_units(self.units, ref)
+        if kind == "entity" and tree.item is not None:
+            kind = "entity_set"  # uids read off a list
+        problem = answer_unit_problem(kind, tree)
+        if problem is not None:
+            raise _Mismatch(f"{c.source} is {problem}, which a {c.type} claim cannot state")
 
     # -- evidence
     def cited(self, c: Claim) -> dict[str, dict[str, Any]]:
@@ -137,6 +157,8 @@ class _Checker:
 
     # -- per type
     def count_or_value(self, c: Claim, cited: dict[str, dict[str, Any]]) -> tuple[str, bool]:
+        if c.type == "count":
+            self.measures(c, "count")
         if c.source is not None:
             actual, tainted = self.read(c, c.source, cited)
             if c.type == "count" and isinstance(actual, list):
@@ -154,6 +176,7 @@ class _Checker:
             fabricated = [u for u in c.uids if u not in self.known]
             if fabricated:
                 raise _Mismatch(f"{fabricated} are not uids of the store")
+        self.measures(c, "entity")
         if c.source is not None:
             value, tainted = self.read(c, c.source, cited)
             pool = uids_in(value, self.known)

@@ -22,6 +22,7 @@ from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.metrics import METHODS, check_buckets, event_counts, exact, grid, n_buckets
 from engine.operators.registry import operator
 from engine.operators.traits import EventWindow, Traits, Vacancy
+from engine.operators.units import Measures, Unit
 
 
 class BurstParams(Model):
@@ -58,9 +59,9 @@ class BurstArgs(OpArgs):
 class BurstRow(Model):
     t_a: int
     t_b: int
-    value: int
+    value: Annotated[int, Measures(Unit.COUNT)]  # the bucket's event count
     score: int | float
-    baseline: int | float
+    baseline: int | float  # a mean or median of counts: a free value
 
 
 class BurstOut(PagedOutput):

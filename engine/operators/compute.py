@@ -35,6 +35,7 @@ from engine.operators.compute_fns import (
     allen_relation,
     evaluate,
 )
+from engine.operators.compute_units import compute_units
 from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.registry import operator
@@ -204,6 +205,12 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         reduces=When("fn", LIST_FNS),
         keeps_empty=keeps_empty,
         allen=AllenCall(When("fn", ("interval_relation",)), a="a", b="b", pair="input"),
+        units=compute_units,
+        units_doc="count → count; sum keeps a count, duration or ratio (a sum of time points or ids is "
+        "refused); mean of time points → time point, of counts → ratio; min, max, median keep the unit; "
+        "diff: time − time → duration, time − duration → time; ratio: count ÷ count → ratio, duration ÷ "
+        "count → duration; percent, pct_change → ratio; topk, filter, set ops, join, derive: rows keep "
+        "their fields' units, value is a count",
     ),
     args=ComputeArgs,
     output=ComputeOut,

@@ -9,6 +9,7 @@ Semantics, ordering and tie rules: ``docs/operators.md`` §15–§16.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import numpy as np
@@ -42,6 +43,19 @@ from engine.operators.history import EdgeVersionRows
 from engine.operators.lazy_rows import LazyRows
 from engine.operators.registry import operator
 from engine.operators.rows import EdgeVersionRow
+from engine.operators.traits import Traits
+from engine.operators.units import (
+    Unit,
+    UnitClash,
+    UnitEnv,
+    UnitResult,
+    UnitTree,
+    event_field_unit,
+    list_of,
+    obj,
+    reduce_unit,
+    scalar,
+)
 
 FAMILY = "events"  # the family is the module that registers it
 GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CALENDAR)
@@ -328,9 +342,54 @@ def _rank(values: list[Any], desc: bool) -> np.ndarray:
     return out
 
 
+#: each aggregate fn's unit (None: the unit of its field, reduced by fn)
+_AGG_UNITS: dict[str, Unit | None] = {
+    **dict.fromkeys(("count", "count_distinct", "max_in_window", "sessions"), Unit.COUNT),
+    **dict.fromkeys(("first_t", "last_t"), Unit.TIME),
+    **dict.fromkeys(("min_gap", "max_gap", "mean_gap"), Unit.DURATION),
+    **dict.fromkeys(("sum", "mean", "min", "max", "median"), None),
+}
+
+
+def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
+    """The units of aggregate_events' flat rows: key fields by the event vocabulary, each aggregate by its
+    fn (a sum or mean of a field reduces the field's unit: a sum of times is refused)."""
+    del env  # the rows' units follow from the literal group keys and aggregates
+    fields: dict[str, UnitTree] = {}
+    clashes: list[tuple[str, UnitClash]] = []
+    keys = args.get("group_by") or []
+    for k in keys if isinstance(keys, list) else []:
+        if isinstance(k, str):
+            for f in key_fields(k):
+                fields[f] = scalar(event_field_unit(f))
+    aggs = args.get("aggregates") or [{"fn": "count"}]
+    for i, g in enumerate(aggs if isinstance(aggs, list) else []):
+        if not isinstance(g, dict) or g.get("fn") not in _AGG_UNITS:
+            continue
+        fn, fld = g["fn"], g.get("field")
+        name = g.get("as") or (fn if not isinstance(fld, str) else f"{fn}_{fld}".replace(".", "_"))
+        unit = _AGG_UNITS[fn]
+        if unit is None and isinstance(fld, str):
+            try:
+                unit = reduce_unit(fn, event_field_unit(fld))
+            except UnitClash as clash:
+                clashes.append((f"aggregates.{i}.field", clash))
+        fields[str(name)] = scalar(unit)
+    row = UnitTree(fields=tuple(fields.items()))
+    tree = obj(rows=list_of(row), rows_total=scalar(Unit.COUNT), n_events=scalar(Unit.COUNT))
+    return UnitResult(tree, clashes)
+
+
 @operator(
     name="aggregate_events",
     family=FAMILY,
+    traits=Traits(
+        units=aggregate_units,
+        units_doc="rows: key fields src, dst, node, a, b are ids, calendar keys and prop_<name> free values; "
+        "count, count_distinct, max_in_window, sessions are counts, first_t, last_t time points, "
+        "min_gap, max_gap, mean_gap durations; sum, min, max, median keep the field's unit (t: a time "
+        "point), mean of a time is a time; a sum of times is refused",
+    ),
     args=AggregateEventsArgs,
     output=AggregateEventsOut,
     cost=_aggregate_cost,

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import numpy as np
@@ -35,7 +36,8 @@ from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.edge_arrays import EdgeArrays
 from engine.operators.registry import operator
-from engine.operators.traits import EventWindow, When
+from engine.operators.traits import EventWindow, Traits, When
+from engine.operators.units import Unit, UnitEnv, UnitResult, list_of, obj, scalar
 
 METRICS = (
     "node_count",
@@ -402,9 +404,24 @@ def _metric_cost(p: StoreProfile, a: MetricArgs) -> CostEstimate:
     return est
 
 
+def metric_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
+    """A bucket's value is a count, except the two ratio metrics."""
+    del env
+    metric = args.get("metric")
+    unit = Unit.RATIO if metric in ("mean_out_degree", "reciprocity") else Unit.COUNT
+    if metric not in METRICS:
+        unit = Unit.VALUE
+    row = obj(t_a=scalar(Unit.TIME), t_b=scalar(Unit.TIME), value=scalar(unit))
+    return UnitResult(obj(rows=list_of(row), rows_total=scalar(Unit.COUNT), n_buckets=scalar(Unit.COUNT)))
+
+
 @operator(
     name="graph_metric_timeseries",
     family="metrics",
+    traits=Traits(
+        units=metric_units,
+        units_doc="rows[*].value is a count, except mean_out_degree and reciprocity (ratios)",
+    ),
     args=MetricArgs,
     output=MetricOut,
     cost=_metric_cost,

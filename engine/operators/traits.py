@@ -32,6 +32,9 @@ Two kinds, both small immutable values:
                                 ``temporal_pattern`` that the claim verifier re-executes
   ``allen``                     :class:`AllenCall`: calls that compute the Allen relation of two
                                 operands, and the argument names of the operands
+  ``units``, ``units_doc``      output units that depend on the arguments (compute, aggregate_events,
+                                graph_metric_timeseries): ``(args, UnitEnv) -> UnitResult``, and the
+                                manual's sentence about them (:mod:`engine.operators.units`)
   ============================  =========================================================================
 
 What an output list holds (uid strings, objects with a ``uid``, anything else) is read from the output
@@ -48,6 +51,8 @@ from functools import cache
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel
+
+from engine.operators.units import UnitRule
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,11 @@ class Traits:
     keeps_empty: EmptyRule | None = None
     pattern_counts: tuple[str, ...] = ()
     allen: AllenCall | None = None
+    #: output units that depend on the call's arguments (engine.operators.units); None: the output
+    #: model's declared units
+    units: UnitRule | None = None
+    #: how the manual states those units (one sentence)
+    units_doc: str = ""
 
     def reduces_list(self, args: Mapping[str, Any]) -> bool:
         return self.reduces is not None and self.reduces.holds(args)

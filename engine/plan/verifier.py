@@ -19,6 +19,9 @@ group                     codes
                           reported only where the emptiness reaches the answer (:mod:`engine.plan.vacuity`)
 ``grounding``             grounding (a literal uid that is not in the task input)
 ``cost``                  cost (a step's estimate exceeds the call budget), plan_cost (the plan's)
+``units``                 unit (a step combines units that do not combine, or a ref measures something
+                          else than its argument takes), answer_unit (``answer_spec.kind`` does not fit
+                          what ``from`` measures)                     (:mod:`engine.plan.units`)
 ========================  ==================================================================================
 
 Steps whose arguments contain refs are priced at run time by the executor (their values are unknown here).
@@ -54,9 +57,10 @@ from engine.plan.contracts import (
 from engine.plan.extent import data_findings
 from engine.plan.model import Parsed, Step, Violation, parse_plan
 from engine.plan.refs import Ref, is_ref
+from engine.plan.units import check_units
 from engine.plan.vacuity import reaching_answer
 
-CHECKS = ("structure", "output_contracts", "args", "temporal", "vacuous", "grounding", "cost")
+CHECKS = ("structure", "output_contracts", "args", "temporal", "vacuous", "grounding", "cost", "units")
 DEFAULT_PLAN_BUDGET_S = 60.0
 ENTITY_KINDS = {"entity": value_shape, "entity_set": element_shape}
 KIND_TYPES: dict[str, frozenset[str]] = {
@@ -258,6 +262,10 @@ class _Check:
         self.operators()
         if self.on("output_contracts"):
             self.refs()
+        if self.on("units"):
+            # an answer whose shape is already wrong (answer_kind, answer_field) needs no unit finding too
+            shaped = any(v.code in ("answer_kind", "answer_field") for v in self.out)
+            self.out += [v for v in check_units(self.p, self.specs)[1] if not (shaped and v.code == "answer_unit")]
         task = self.task_uids()
         data = self.data_findings()
         for s in self.p.steps:

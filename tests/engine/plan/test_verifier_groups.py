@@ -2,7 +2,7 @@
 
 - every ablation group switched off (``VerifierConfig.without``) removes exactly its own violations;
 - without a store context the data checks (temporal, vacuous, cost, grounding against the question) are
-  skipped, and the contract checks still run;
+  skipped, and the contract and units checks still run;
 - when ``task_uids`` is None the task input is the known uids mentioned in the plan's question;
 - a ``$ref`` anywhere in the args is left out of literal argument checking (no false arg_* violations).
 """
@@ -29,6 +29,7 @@ GROUP_OF = {
     "vacuous_arg": "vacuous",
     "grounding": "grounding",
     "cost": "cost",
+    "unit": "units",
 }
 MANY = plan(
     reach(src="c"),  # grounding (c is not in the task) + cost
@@ -38,10 +39,11 @@ MANY = plan(
          window={"t_a": 1100, "t_b": 1800}),  # vacuous_arg + cost
     reach("s5", limit=0),  # arg_value (not priced)
     step("s6", "no_such_op"),  # unknown_op
+    step("s7", "compute", ("s1",), fn="sum", field="earliest_arrival", input=ref("s1.rows")),  # unit
 )  # fmt: skip
 FULL = Counter(
     {"grounding": 1, "cost": 3, "output_field": 1, "temporal_extent": 1, "vacuous_arg": 1, "arg_value": 1,
-     "unknown_op": 1}
+     "unknown_op": 1, "unit": 1}
 )  # fmt: skip
 
 
@@ -67,7 +69,7 @@ def test_switching_a_group_off_removes_only_its_violations(plan_ctx: OpContext, 
 def test_without_several_groups(plan_ctx: OpContext) -> None:
     config = VerifierConfig.without("grounding", "cost", "output_contracts", task_uids=TASK, budget_s=1e-9)
     assert codes(MANY, plan_ctx, config) == Counter(
-        {"temporal_extent": 1, "vacuous_arg": 1, "arg_value": 1, "unknown_op": 1}
+        {"temporal_extent": 1, "vacuous_arg": 1, "arg_value": 1, "unknown_op": 1, "unit": 1}
     )
     assert (
         codes(MANY, plan_ctx, VerifierConfig(checks=frozenset(), task_uids=TASK, budget_s=1e-9)) == Counter()
@@ -107,7 +109,7 @@ def test_without_rejects_an_unknown_group() -> None:
 def test_without_ctx_the_data_checks_are_skipped() -> None:
     report = verify(MANY, None, VerifierConfig(budget_s=1e-9))
     assert Counter(v.code for v in report.violations) == Counter(
-        {"output_field": 1, "arg_value": 1, "unknown_op": 1}
+        {"output_field": 1, "arg_value": 1, "unknown_op": 1, "unit": 1}  # units need no data
     )
     assert report.estimates_s == {} and report.task_uids == []
 
@@ -115,7 +117,7 @@ def test_without_ctx_the_data_checks_are_skipped() -> None:
 def test_without_ctx_explicit_task_uids_are_still_grounded() -> None:
     report = verify(MANY, None, VerifierConfig(task_uids=TASK, budget_s=1e-9))
     assert Counter(v.code for v in report.violations) == Counter(
-        {"output_field": 1, "arg_value": 1, "unknown_op": 1, "grounding": 1}
+        {"output_field": 1, "arg_value": 1, "unknown_op": 1, "grounding": 1, "unit": 1}
     )
     assert report.task_uids == ["a"]
 
