@@ -105,7 +105,8 @@ def template_plans(dataset: str, seed: int = 0, source: Path | None = None) -> l
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.plan_corpus", description=__doc__.splitlines()[0])
     p.add_argument("--datasets", default="collegemsg,synthetic", help="suites to draft (comma-separated)")
-    p.add_argument("--bitcoin", type=Path, default=ROOT.parent / "shared" / "data" / "soc-sign-bitcoinotc.csv")
+    data = ROOT.parent / "shared" / "data"
+    p.add_argument("--bitcoin", type=Path, default=data / "soc-sign-bitcoinotc.csv", help="bitcoin-otc file")
     args = p.parse_args(argv)
     sources: dict[str, list[tuple[str, Plan]]] = {
         "analyst": list(analyst_plans()),

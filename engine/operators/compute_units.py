@@ -97,7 +97,7 @@ def _result(unit: Unit | None, rows: UnitTree | None = None) -> UnitTree:
 
 
 def _pairwise(fn: str, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
-    (la, a), (lb, b) = _operand(args, env, "a"), _operand(args, env, "b")
+    (_, a), (lb, b) = _operand(args, env, "a"), _operand(args, env, "b")
     blame = ".".join(map(str, lb))
     try:
         if fn in _PAIRWISE_OP:
@@ -140,7 +140,7 @@ def _selector(fn: str, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
 def _set_op(fn: str, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     field = args.get("field")
     name = field if isinstance(field, str) else None
-    (la, a), (lb, b) = _operand(args, env, "a"), _operand(args, env, "b")
+    (_, a), (lb, b) = _operand(args, env, "a"), _operand(args, env, "b")
     ea = _field_unit(a.item or UNKNOWN, name)
     eb = _field_unit(b.item or UNKNOWN, name)
     clashes = _same_units(fn, ".".join(map(str, lb)), ea, eb)
@@ -159,7 +159,7 @@ def _keys(on: Any) -> list[tuple[str, str]]:
 
 
 def _join(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
-    (la, a), (lb, b) = _operand(args, env, "a"), _operand(args, env, "b")
+    a, b = _operand(args, env, "a")[1], _operand(args, env, "b")[1]
     ia, ib = a.item or UNKNOWN, b.item or UNKNOWN
     keys = _keys(args.get("on"))
     clashes = [c for ka, kb in keys for c in _same_units("join", "on", ia.member(ka), ib.member(kb))]

@@ -20,10 +20,10 @@ z-score. Integer nids inside; uids never appear in these payloads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 import numpy as np

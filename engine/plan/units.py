@@ -100,9 +100,10 @@ class _UnitPass:
         env = UnitEnv(at=lambda loc: at.get(loc, UNKNOWN), is_ref=lambda loc: loc in at)
         result = rule(s.args, env)
         for where, clash in result.clashes:
+            call = " ".join(x for x in (spec.name, str(s.args.get("fn") or "")) if x)
             self.add(
                 "unit",
-                f"step {s.id}: {spec.name} {s.args.get('fn', '')}: {where}: {clash.message}".replace("  ", " "),
+                f"step {s.id}: {call}: {where}: {clash.message}",
                 s.id,
                 f"args.{where}",
                 clash.legal(),
@@ -249,7 +250,9 @@ def answer_unit_problem(kind: str, tree: UnitTree) -> str | None:
 # -- entry points ---------------------------------------------------------------------------------------
 
 
-def check_units(parsed: Parsed, specs: Mapping[str, OperatorSpec]) -> tuple[dict[str, UnitTree], list[Violation]]:
+def check_units(
+    parsed: Parsed, specs: Mapping[str, OperatorSpec]
+) -> tuple[dict[str, UnitTree], list[Violation]]:
     """Each step's output units, and every unit violation of the plan."""
     p = _UnitPass(parsed.steps, specs)
     p.run()

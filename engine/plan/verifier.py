@@ -265,7 +265,8 @@ class _Check:
         if self.on("units"):
             # an answer whose shape is already wrong (answer_kind, answer_field) needs no unit finding too
             shaped = any(v.code in ("answer_kind", "answer_field") for v in self.out)
-            self.out += [v for v in check_units(self.p, self.specs)[1] if not (shaped and v.code == "answer_unit")]
+            found = check_units(self.p, self.specs)[1]
+            self.out += [v for v in found if not (shaped and v.code == "answer_unit")]
         task = self.task_uids()
         data = self.data_findings()
         for s in self.p.steps:
