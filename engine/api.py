@@ -21,7 +21,7 @@ log and replay      :func:`replay`, :func:`check_store` (``tgms check``), :func:
 call an operator    :func:`call` (envelope dict), :func:`run_call` (with timings), :class:`OpContext`,
                     :func:`get_operator`, :func:`all_operators`, :func:`load_all`, :data:`REGISTRY`
 generated docs      :func:`operator_schemas`, :func:`tool_definitions`, :func:`planner_manual`,
-                    :func:`schema_json`
+                    :func:`schema_json`, :func:`units_legend` (the units' naming conventions)
 vocabulary          :data:`METRICS`, :data:`MOTIF_NAMES`, :data:`ALLEN_RELATIONS`, :data:`LIST_FNS`,
                     :data:`DEFAULT_LIMIT`
 oracles             :data:`ORACLES`, :class:`OracleStore`, :func:`oracle_page` (the brute-force paths)
@@ -104,6 +104,7 @@ from engine.operators.registry import (
 )
 from engine.operators.schemas import dumps_json as schema_json
 from engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
+from engine.operators.units import units_legend
 from engine.plan.model import ANSWER_KINDS, Plan, Step, build_plan
 from engine.plan.refs import Ref, RefSyntaxError, set_at
 from engine.plan.refs import resolve as resolve_ref
@@ -219,6 +220,7 @@ __all__ = [
     "parse_args",
     "parse_batch",
     "planner_manual",
+    "units_legend",
     "profile",
     "read_log",
     "replay",

@@ -13,6 +13,9 @@ operator, and never writes any of them by hand:
 - the DECLARED OUTPUT FIELDS a ``$ref`` may name, lists with the keys of their elements
   (``rows[{uid,earliest_arrival}]``); the page bookkeeping (``truncated``, ``cursor``, ``<list>_truncated``)
   is stated once for all operators instead of per operator;
+- the units (issue 24): the naming conventions once in the header (:func:`engine.api.units_legend`), and
+  the rule of an operator whose output units depend on its arguments (compute, aggregate_events,
+  graph_metric_timeseries);
 - the example's note when it has one (resolve_entities and compute explain how a later step takes their
   result through a ``$ref``).
 
@@ -29,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.api import DEFAULT_LIMIT, OperatorSpec, all_operators, operator_schemas
+from engine.api import DEFAULT_LIMIT, OperatorSpec, all_operators, operator_schemas, units_legend
 
 #: arguments every operator accepts (stated once in the header)
 COMMON_ARGS = ("as_of_tt", "limit", "cursor")
@@ -254,6 +257,8 @@ def operator_block(
     if takes:
         lines.append(f"  fn takes: {takes}")
     lines.append(f"  out: {output_line(spec, schemas['output'], aliases)}")
+    if spec.traits.units_doc and spec.name != "compute":  # the header states compute's rules
+        lines.append(f"  units: {spec.traits.units_doc}")
     note = (spec.example or {}).get("note")
     if note and "$ref" in note:
         lines.append(f"  note: {note}")
@@ -274,6 +279,7 @@ def operator_manual() -> str:
         "even when the page is cut at limit).",
         "out lists the ONLY fields a $ref may name; L[{k1,k2}] is a list of objects with those keys.",
         *(f"{name} = {keys}" for name, keys in aliases.items()),
+        *units_legend(compact=True),
     ]
     seen: dict[str, str] = {}
     types: dict[str, str] = {}

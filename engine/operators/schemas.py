@@ -29,6 +29,7 @@ from pydantic_core import PydanticUndefined
 
 from engine.operators.base import OpArgs, PagedOutput
 from engine.operators.registry import OperatorSpec, all_operators
+from engine.operators.units import Unit, UnitTree, model_tree, units_legend
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO_ROOT / "tests" / "engine" / "operators" / "snapshots" / "tool_definitions.json"
@@ -194,7 +195,24 @@ def _arg_lines(model: type[BaseModel], skip: Sequence[str] = ()) -> list[str]:
 
 def _output_lines(spec: OperatorSpec) -> list[str]:
     props = model_schema(spec.output, "serialization", sort=False)["properties"]
-    return [f"- `{name}`: {render_type(props[name], deep=False)}" for name in spec.declared_outputs]
+    tree = model_tree(spec.output)
+    return [
+        f"- `{name}`: {render_type(props[name], deep=False)}{_unit_note(tree.member(name))}"
+        for name in spec.declared_outputs
+    ]
+
+
+def _unit_note(tree: UnitTree) -> str:
+    """` (count)`, or for a list ` (each: uid id, earliest_arrival time)`; free values are left out."""
+    if tree.unit is not None:
+        return "" if tree.unit is Unit.VALUE else f" ({tree.unit})"
+    item = tree.item
+    if item is None:
+        return ""
+    if item.unit is not None:
+        return "" if item.unit is Unit.VALUE else f" (each: {item.unit})"
+    shown = [f"{k} {v.unit}" for k, v in item.fields or () if v.unit not in (None, Unit.VALUE)]
+    return f" (each: {', '.join(shown)})" if shown else ""
 
 
 def manual_section(spec: OperatorSpec) -> str:
@@ -205,6 +223,8 @@ def manual_section(spec: OperatorSpec) -> str:
         parts += ["", details]
     parts += ["", "Arguments:", *(_arg_lines(spec.args, skip=tuple(OpArgs.model_fields)) or ["- (none)"])]
     parts += ["", "Declared outputs:", *_output_lines(spec)]
+    if spec.traits.units_doc:
+        parts.append(f"Units: {spec.traits.units_doc}.")
     example = spec.example
     parts += ["", "Example: " + json.dumps({"op": spec.name, "args": example["args"]}, ensure_ascii=False)]
     if example.get("outputs"):
@@ -226,6 +246,8 @@ def planner_manual() -> str:
         "List outputs L come with L_total; a page is cut at `limit`, and "
         + ", ".join(f"`{f}`" for f in PagedOutput.model_fields)
         + " report whether anything was left out.",
+        "",
+        *units_legend(),
     ]
     return "\n".join(head) + "\n\n" + "\n\n".join(manual_section(s) for s in specs) + "\n"
 

@@ -145,6 +145,40 @@ def event_field_unit(name: str) -> Unit:
     return EVENT_FIELD_UNITS.get(name, Unit.VALUE)
 
 
+def units_legend(compact: bool = False) -> list[str]:
+    """The naming conventions and combination rules as manual lines, generated from :data:`FIELD_UNITS`
+    and :data:`ARG_UNITS`; ``compact``: one short block for a small model's prompt."""
+
+    def names(table: dict[str, Unit], unit: Unit, sep: str = ", ") -> str:
+        return sep.join(n for n, u in table.items() if u is unit)
+
+    rules = (
+        "time − time = duration; time ± duration = time; count ÷ count = ratio; duration ÷ count = "
+        "duration; mean of times = time; min, max, median keep the unit; a sum of times or ids is refused"
+    )
+    kinds = (
+        "count from a count (or a list); interval from [s, e] or a row with vt_s, vt_e (or t_a, t_b); "
+        "entity from an id; value from any number (a time point included); boolean from a boolean"
+    )
+    if compact:
+        return [
+            f"UNITS. times (µs): {names(FIELD_UNITS, Unit.TIME, ' ')}; counts: L_total "
+            f"{names(FIELD_UNITS, Unit.COUNT, ' ')}; ids: {names(FIELD_UNITS, Unit.ID, ' ')}. Arguments "
+            f"{names(ARG_UNITS, Unit.TIME, ' ')} take times; {names(ARG_UNITS, Unit.DURATION, ' ')} "
+            f"durations. {rules}. answer_spec: {kinds}.",
+        ]
+    return [
+        "Units (the verifier refuses a plan whose units clash): output fields named "
+        f"{names(FIELD_UNITS, Unit.TIME)} are time points (µs); {names(FIELD_UNITS, Unit.COUNT)} and every "
+        f"L_total are counts; {names(FIELD_UNITS, Unit.ID)} are identifiers; score is a score; anything "
+        "else is a free value.",
+        f"Arguments {names(ARG_UNITS, Unit.TIME)} take time points; {names(ARG_UNITS, Unit.DURATION)} take "
+        f"durations (µs); {names(ARG_UNITS, Unit.ID)} take identifiers.",
+        rules[0].upper() + rules[1:] + ".",
+        f"Answer kinds: {kinds}.",
+    ]
+
+
 # -- unit trees ----------------------------------------------------------------------------------------------
 
 

@@ -154,7 +154,7 @@ def test_a_full_memory_section_keeps_the_planner_prompt_in_budget() -> None:
     assert "truncated" not in block and len(block) < NOTES_LIMIT
     question = "How many messages did n9 send between 2004-04-19T00:00:00Z (1082332800000000 µs) and ..."
     task = PlanTask("t/1", question, ("n9",), "count", "Dataset: collegemsg.", memory=block)
-    assert estimate_tokens(static_prefix() + task_suffix(task)) < 3750 + 800
+    assert estimate_tokens(static_prefix() + task_suffix(task)) < 4250 + 800  # + the units legend (~450)
 
 
 def test_the_docs_describe_the_memory_contract() -> None:
