@@ -204,8 +204,8 @@ def _output_lines(spec: OperatorSpec) -> list[str]:
 
 def _unit_note(tree: UnitTree) -> str:
     """` (count)`, or for a list ` (each: uid id, earliest_arrival time)`; free values are left out."""
-    if tree.unit is not None:
-        return "" if tree.unit is Unit.VALUE else f" ({tree.unit})"
+    if tree.unit is not None:  # a bool's type already says it
+        return "" if tree.unit in (Unit.VALUE, Unit.BOOLEAN) else f" ({tree.unit})"
     item = tree.item
     if item is None:
         return ""
