@@ -219,8 +219,8 @@ def test_a_literal_list_of_counts_sums_to_a_count_and_mixed_time_units_are_refus
                 compute("s3", ("s1", "s2"), fn="sum", input=[ref("s1.rows_total"), ref("s2.rows_total")]),
                 answer={"kind": "count", "from": "s3.value"})  # fmt: skip
     ok(good)
-    bad = plan(reach(), compute("s2", ("s1",), fn="max",
-                                input=[ref("s1.rows_total"), ref("s1.rows[0].earliest_arrival")]))  # fmt: skip
+    mixed = [ref("s1.rows_total"), ref("s1.rows[0].earliest_arrival")]
+    bad = plan(reach(), compute("s2", ("s1",), fn="max", input=mixed))
     assert one_unit(bad).field == "args.input"
 
 
