@@ -10,7 +10,9 @@ Sources:
 
 ``python -m tests.plan_corpus [--datasets collegemsg,synthetic,bitcoin-otc]`` prints a table: plans per
 source and how many the units check refuses (a false refusal: every one of these plans is correct), and
-lists the refusals. The tests (``tests/engine/plan/test_units_corpus.py``) assert the count is 0.
+lists the refusals. The tests (``tests/engine/plan/test_units_corpus.py``) assert the count is 0. It also
+counts the **wrong** plans local models wrote (``tests/engine/plan/fixtures/model_plans.jsonl``) that the
+units check refuses.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 ANALYST = ROOT / "tests" / "analyst" / "questions.yaml"
 #: docs/examples files that show a plan the verifier refuses on purpose
-INVALID_EXAMPLES = frozenset({"lesson1_invalid.json"})
+INVALID_EXAMPLES = frozenset({"lesson1_invalid.json", "units_invalid.json"})
 UNITS_ONLY = VerifierConfig(checks=frozenset({"units"}))
 Plan = dict[str, Any]
 
@@ -68,6 +70,15 @@ def docs_plans() -> Iterator[tuple[str, Plan]]:
                 continue
             if _is_plan(raw):
                 yield f"docs/{page.name}#{i}", raw
+
+
+MODEL_PLANS = ROOT / "tests" / "engine" / "plan" / "fixtures" / "model_plans.jsonl"
+
+
+def model_plans() -> list[dict[str, Any]]:
+    """The collected wrong model plans, each ``{id, source, gold, expect, plan}``."""
+    lines = MODEL_PLANS.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 @contextmanager
@@ -124,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {len(plans)} | {len({pid for pid, _ in bad})} |")
     for name, pid, v in refusals:
         print(f"- {name} {pid}: {v['code']} {v['message']}")
+    wrong = model_plans()
+    caught = [w["id"] for w in wrong if unit_violations(w["plan"])]
+    print(f"\nwrong model plans refused by units: {len(caught)} of {len(wrong)} ({', '.join(caught)})")
     return 1 if refusals else 0
 
 

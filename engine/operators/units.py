@@ -158,7 +158,7 @@ def units_legend(compact: bool = False) -> list[str]:
     )
     kinds = (
         "count from a count (or a list); interval from [s, e] or a row with vt_s, vt_e (or t_a, t_b); "
-        "entity from an id; value from any number (a time point included); boolean from a boolean"
+        "entity from an id; value from anything (a time point included); boolean from a boolean"
     )
     if compact:
         return [

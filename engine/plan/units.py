@@ -11,8 +11,8 @@ and the refs it reads give. Violations, each with ``legal = {found, wanted, use}
   argument takes (``t_valid`` from a count; ``where`` on ``t`` against a count);
 - ``answer_unit``: ``answer_spec.kind`` does not fit the unit of ``from``: a count from a count (or a
   list, whose length it is), an interval from an interval (or an object with ``vt_s``/``vt_e`` or
-  ``t_a``/``t_b``, or a list of time points), an entity from an identifier, a value from a number (a time
-  point included), a boolean from a boolean.
+  ``t_a``/``t_b``, or a list of time points), an entity from an identifier, a boolean from a boolean; a
+  value from anything (a time point included: some questions ask for a time).
 
 An unknown unit (a literal, an open object such as ``props``) is never refused. :func:`ref_units` is what
 the claim verifier and the mechanical reporter use to read the same units off a trace's plan.
@@ -26,7 +26,6 @@ from typing import Any
 from engine.operators.registry import REGISTRY, OperatorSpec, load_all
 from engine.operators.units import (
     ARG_UNITS,
-    NUMERIC,
     SPOKEN,
     UNKNOWN,
     Unit,
@@ -204,10 +203,6 @@ def _is_entities(t: UnitTree) -> bool:
     return t.item is not None and t.item.names_entity
 
 
-def _is_number(t: UnitTree) -> bool:
-    return t.unit in NUMERIC
-
-
 def _is_boolean(t: UnitTree) -> bool:
     return t.unit is Unit.BOOLEAN
 
@@ -217,7 +212,6 @@ _KIND_WANTS = {
     "interval": ("an interval (or a row with vt_s and vt_e, or t_a and t_b)", _is_interval),
     "entity": ("an identifier (or an object with a uid)", _is_entity),
     "entity_set": ("a list of identifiers (or of objects with a uid)", _is_entities),
-    "value": ("a number (a time point included)", _is_number),
     "boolean": ("a boolean", _is_boolean),
 }
 
@@ -229,7 +223,6 @@ def answer_unit_problem(kind: str, tree: UnitTree) -> str | None:
         "count": (Unit.COUNT,),
         "interval": (Unit.INTERVAL,),
         "entity": (Unit.ID,),
-        "value": tuple(NUMERIC),
         "boolean": (Unit.BOOLEAN,),
     }
     unit = tree.unit

@@ -75,8 +75,7 @@ CASES: dict[str, tuple[Plan, Any, list[str], list[str]]] = {
         ),
         5 * S, ["supported"], ["value"],
     ),
-    # a value is a number, a time point included (a uid is an entity: tests/engine/plan/test_units.py)
-    "value_time": (_reach("s1.rows[2].earliest_arrival", "value"), REACHED[2][1], ["supported"], ["value"]),
+    "value_uid": (_reach("s1.rows[2].uid", "value"), "n3", ["supported"], ["value"]),
     "boolean": (_reach("s1.truncated", "boolean", limit=2), True, ["supported"], ["value"]),
     "rows": (_reach("s1.rows", "rows"), [{"earliest_arrival": t, "uid": u} for u, t in REACHED],
              ["supported"], ["value"]),
