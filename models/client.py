@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from models.cache import ResponseCache, request_key
-from models.config import EndpointConfig
+from models.config import EndpointConfig, Sampling
 from models.errors import (
     BadReplyError,
     EndpointConnectError,
@@ -93,21 +93,22 @@ class ChatClient:
         messages: list[dict[str, Any]],
         schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        sampling: Sampling | None = None,
     ) -> dict[str, Any]:
         """The JSON body sent for these messages (exposed so callers can hash or log it)."""
         body: dict[str, Any] = {
             "model": self.config.model,
             "messages": messages,
-            **self._sampling(max_tokens),
+            **self._sampling(max_tokens, sampling),
         }
         if schema is not None:
             body["response_format"] = response_format_for(self.config.flavour, schema)
         return body
 
-    def _sampling(self, max_tokens: int | None) -> dict[str, Any]:
+    def _sampling(self, max_tokens: int | None, sampling: Sampling | None = None) -> dict[str, Any]:
         return {
-            "temperature": self.config.temperature,
-            "seed": self.config.seed,
+            "temperature": sampling.temperature if sampling is not None else self.config.temperature,
+            "seed": sampling.seed if sampling is not None else self.config.seed,
             "max_tokens": max_tokens if max_tokens is not None else self.config.max_tokens,
         }
 
@@ -116,14 +117,18 @@ class ChatClient:
         messages: list[dict[str, Any]],
         schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        sampling: Sampling | None = None,
     ) -> Completion:
         """One chat completion: from the cache, or from a live replica with retries.
 
-        Raises :class:`~models.errors.InfraError` (never a wrong answer) or
+        ``sampling`` overrides the endpoint's temperature and seed for this request (and is part of its
+        cache key). Raises :class:`~models.errors.InfraError` (never a wrong answer) or
         :class:`~models.errors.ResponseError`.
         """
-        body = self.request_body(messages, schema, max_tokens)
-        key = request_key(body["model"], messages, self._sampling(max_tokens), body.get("response_format"))
+        body = self.request_body(messages, schema, max_tokens, sampling)
+        key = request_key(
+            body["model"], messages, self._sampling(max_tokens, sampling), body.get("response_format")
+        )
         if self.cache is not None:
             hit = self._from_cache(key)
             if hit is not None:

@@ -13,6 +13,27 @@ Flavour = Literal["vllm", "llamacpp", "openai"]
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """Sampling for one request that overrides the endpoint's ``temperature`` and ``seed`` (the planner's
+    seeded retry of a repair whose reply repeated, :mod:`models.plan_repair`). Part of the request's cache
+    key, so a sampled request is answered from the cache on a rerun like any other."""
+
+    temperature: float
+    seed: int
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
+            raise InvalidArgError(
+                "sampling needs 0 <= temperature <= 2 and 0 <= seed < 2**31",
+                temperature=self.temperature,
+                seed=self.seed,
+            )
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"temperature": self.temperature, "seed": self.seed}
+
+
+@dataclass(frozen=True)
 class EndpointConfig:
     """Everything the client needs to talk to one model; frozen so one config is shared by threads.
 

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.api import InvalidArgError, Store, TGMSError
 from models.client import ChatClient, Completion
+from models.config import Sampling
 from models.errors import InfraError
 from pipeline.scoring.typed import score
 from pipeline.systems.record import LLMCall, TaskRecord, sha256_json, sha256_text
@@ -125,8 +126,12 @@ class CallLog:
         messages: list[dict[str, Any]],
         schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        *,
+        sampling: Sampling | None = None,
     ) -> Completion:
-        c = self.client.complete(messages, schema=schema, max_tokens=max_tokens or self.max_tokens)
+        c = self.client.complete(
+            messages, schema=schema, max_tokens=max_tokens or self.max_tokens, sampling=sampling
+        )
         self.calls.append(
             LLMCall(
                 role=role,
@@ -138,6 +143,7 @@ class CallLog:
                 latency_s=c.latency_s,
                 cached=c.cached,
                 attempts=c.attempts,
+                sampling=sampling.to_dict() if sampling is not None else None,
             )
         )
         return c
