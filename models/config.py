@@ -48,6 +48,9 @@ class EndpointConfig:
     seed: int = 0
     timeout_s: float = 120.0
     max_retries: int = 4  # attempts after the first
+    #: re-send a request whose reply timed out. False for a one-request-at-a-time local server: it is still
+    #: working on the request (a slow prefill), so a re-send would queue the same work behind it twice
+    retry_read_timeouts: bool = True
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 20.0
     retry_after_cap_s: float = 60.0  # a server's Retry-After is honoured up to this

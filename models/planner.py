@@ -353,8 +353,9 @@ def plan_and_run(
     for n in range(1, tries + 1):
         # the keyword only when sampling: a completion function without it serves every greedy request
         extra = {"sampling": sampling} if sampling is not None else {}
-        reply = complete("planner", messages, schema, cfg.max_tokens, **extra).text
-        plan, parse_problem = _read(reply, task)
+        completion = complete("planner", messages, schema, cfg.max_tokens, **extra)
+        reply = completion.text
+        plan, parse_problem = _read(reply, task, completion.finish_reason)
         sha = plan_sha256(plan) if plan is not None else None
         earlier = by_reply.get(reply) or (by_plan.get(sha) if sha is not None else None)
         if earlier is not None:  # the same plan again: the same problems, nothing to verify or run twice
@@ -387,11 +388,27 @@ def plan_and_run(
     return outcome
 
 
-def _read(reply: str, task: PlanTask) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """The reply's plan, or the problem that says why it holds none."""
+def _read(
+    reply: str, task: PlanTask, finish_reason: str | None = None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The reply's plan, or the problem that says why it holds none: an empty reply, a reply cut off at
+    ``max_tokens`` (a model that loops inside a list until the limit), or one with no JSON object."""
     try:
         return read_plan(reply, task), None
     except ModelOutputError as err:
+        if finish_reason == "length":
+            return None, {
+                "code": "max_tokens",
+                "message": "the reply reached the token limit before the plan was complete; write a shorter "
+                "plan (fewer steps, no repeated list items) as one JSON object {steps, answer_spec}",
+                "legal": None,
+            }
+        if not reply.strip():
+            return None, {
+                "code": "empty_reply",
+                "message": "the reply was empty; reply with one JSON object {steps, answer_spec}",
+                "legal": None,
+            }
         return None, {
             "code": "unparseable",
             "message": err.message + "; reply with one JSON object {steps, answer_spec}",

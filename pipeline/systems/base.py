@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from engine.api import InvalidArgError, Store, TGMSError
 from models.client import ChatClient, Completion
 from models.config import Sampling
-from models.errors import InfraError
+from models.errors import ContextLengthError, InfraError
 from pipeline.scoring.typed import score
 from pipeline.systems.record import LLMCall, TaskRecord, sha256_json, sha256_text
 
@@ -264,6 +264,9 @@ def run_draft(system: BuiltSystem, task: dict[str, Any]) -> RecordDraft:
             system.runner(task, draft)
         except InfraError as err:
             rec.status = "infra_error"
+            rec.errors.append(err.to_dict())
+        except ContextLengthError as err:  # the server measured the prompt over its window: an honest refusal
+            rec.status = "refused"
             rec.errors.append(err.to_dict())
         except TGMSError as err:
             rec.status = "model_error" if rec.answer is None else rec.status
