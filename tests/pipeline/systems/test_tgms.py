@@ -11,23 +11,20 @@ scored wrong; a planner that never produces a usable plan ends as model_error wi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine.api import ExecConfig, OpContext, Store, build_plan, execute
-from models.client import ChatClient
 from models.planner import static_prefix
 from models.prompting import escape
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.testing.scripted_server import ScriptedServer
-from pipeline.systems.base import RunSettings, SystemEnv, build_system, run_task
+from pipeline.systems.base import run_task
 from pipeline.systems.record import TaskRecord
 from pipeline.systems.tgms import TgmsConfig
-from tests.models.conftest import config
-from tests.pipeline.systems.conftest import SmallSuite
 
 Rule = Callable[[dict[str, Any]], str]
 
@@ -64,35 +61,6 @@ def scripted_rule(
         return reporter(task)
 
     return rule
-
-
-@pytest.fixture(scope="module")
-def dev(cm_small: SmallSuite) -> list[dict[str, Any]]:
-    return cm_small.suite["splits"]["dev"]
-
-
-@pytest.fixture
-def make_system(cm_small: SmallSuite, tmp_path: Path) -> Iterator[Callable[..., tuple[Any, ScriptedServer]]]:
-    opened: list[tuple[ScriptedServer, ChatClient, SystemEnv]] = []
-
-    def make(rule: Rule, **cfg: Any) -> tuple[Any, ScriptedServer]:
-        server = ScriptedServer(rule).start()
-        client = ChatClient(config(server.url))
-        env = SystemEnv(
-            cm_small.store_dir,
-            client,
-            RunSettings(model="scripted"),
-            tmp_path / f"work{len(opened)}",
-            dataset="collegemsg",
-        )
-        opened.append((server, client, env))
-        return build_system("tgms", env, cfg), server
-
-    yield make
-    for server, client, env in opened:
-        env.close()
-        client.close()
-        server.stop()
 
 
 def oracle_digest(store_dir: Path, task: dict[str, Any]) -> str:
