@@ -10,20 +10,35 @@ to the mechanical answer; a baseline abstains).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from models.answer_format import answer_instructions, answer_schema, read_answer
 from models.client import Completion
+from models.config import Sampling
 from models.errors import ModelOutputError
 from models.prompting import fence
 
 #: characters of the problems quoted in a retry
 PROBLEMS_LIMIT = 1500
 
-#: ``complete(role, messages, schema, max_tokens)``: the caller's logged completion function
-Complete = Callable[[str, list[dict[str, Any]], "dict[str, Any] | None", "int | None"], Completion]
+
+class Complete(Protocol):
+    """``complete(role, messages, schema, max_tokens)``: the caller's logged completion function.
+
+    ``sampling`` (keyword) overrides the endpoint's temperature and seed for one request; only the
+    planner's seeded retry of a repeated repair passes it, so a function without it serves every other role.
+    """
+
+    def __call__(
+        self,
+        role: str,
+        messages: list[dict[str, Any]],
+        schema: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        *,
+        sampling: Sampling | None = None,
+    ) -> Completion: ...
 
 
 @dataclass

@@ -7,12 +7,20 @@ cache first (a hit sends no request). Connection errors, timeouts, 429 and 5xx a
 exponential backoff, jittered deterministically from the request hash (the same request waits the same
 times on every run), honouring a server's Retry-After; a retry goes to another live replica when there is
 one, and a replica that refuses connections is marked down in the pool. A 4xx other than 429 is the
-request's fault and raises :class:`~models.errors.ResponseError` at once.
+request's fault and raises :class:`~models.errors.ResponseError` at once (a 400 that says the prompt
+exceeds the context window as :class:`~models.errors.ContextLengthError`).
+
+A timeout while connecting is always retried (the server never saw the request). A timeout while waiting
+for the reply is retried only when ``retry_read_timeouts`` is on: a one-request-at-a-time local server is
+still computing the reply (measured: a 300 s timeout expired during one slow prefill, and the re-sent
+request made the server do the whole prefill twice), so its endpoint turns it off and the timeout is
+raised at once, with ``details.retried = False``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -21,9 +29,10 @@ from typing import Any
 import httpx
 
 from models.cache import ResponseCache, request_key
-from models.config import EndpointConfig
+from models.config import EndpointConfig, Sampling
 from models.errors import (
     BadReplyError,
+    ContextLengthError,
     EndpointConnectError,
     EndpointTimeoutError,
     InfraError,
@@ -93,21 +102,22 @@ class ChatClient:
         messages: list[dict[str, Any]],
         schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        sampling: Sampling | None = None,
     ) -> dict[str, Any]:
         """The JSON body sent for these messages (exposed so callers can hash or log it)."""
         body: dict[str, Any] = {
             "model": self.config.model,
             "messages": messages,
-            **self._sampling(max_tokens),
+            **self._sampling(max_tokens, sampling),
         }
         if schema is not None:
             body["response_format"] = response_format_for(self.config.flavour, schema)
         return body
 
-    def _sampling(self, max_tokens: int | None) -> dict[str, Any]:
+    def _sampling(self, max_tokens: int | None, sampling: Sampling | None = None) -> dict[str, Any]:
         return {
-            "temperature": self.config.temperature,
-            "seed": self.config.seed,
+            "temperature": sampling.temperature if sampling is not None else self.config.temperature,
+            "seed": sampling.seed if sampling is not None else self.config.seed,
             "max_tokens": max_tokens if max_tokens is not None else self.config.max_tokens,
         }
 
@@ -116,14 +126,18 @@ class ChatClient:
         messages: list[dict[str, Any]],
         schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        sampling: Sampling | None = None,
     ) -> Completion:
         """One chat completion: from the cache, or from a live replica with retries.
 
-        Raises :class:`~models.errors.InfraError` (never a wrong answer) or
+        ``sampling`` overrides the endpoint's temperature and seed for this request (and is part of its
+        cache key). Raises :class:`~models.errors.InfraError` (never a wrong answer) or
         :class:`~models.errors.ResponseError`.
         """
-        body = self.request_body(messages, schema, max_tokens)
-        key = request_key(body["model"], messages, self._sampling(max_tokens), body.get("response_format"))
+        body = self.request_body(messages, schema, max_tokens, sampling)
+        key = request_key(
+            body["model"], messages, self._sampling(max_tokens, sampling), body.get("response_format")
+        )
         if self.cache is not None:
             hit = self._from_cache(key)
             if hit is not None:
@@ -162,6 +176,10 @@ class ChatClient:
                     avoid = frozenset({url})
                 if err.code == "E_INFRA_NO_REPLICA" or attempt > self.config.max_retries:
                     break
+                if err.details.get("phase") == "read" and not self.config.retry_read_timeouts:
+                    # the server may still be working on it: never queue the same request twice
+                    err.details["retried"] = False
+                    raise err
                 self._sleep(self._delay(err, key, attempt))
         last = errors[-1]
         if last.code == "E_INFRA_NO_REPLICA":
@@ -190,7 +208,11 @@ class ChatClient:
         try:
             resp = self._http.post(url + "/v1/chat/completions", json=body)
         except httpx.TimeoutException as exc:
-            raise EndpointTimeoutError(f"no reply within {self.config.timeout_s} s", **where) from exc
+            # a connect (or pool) timeout never reached the server; a read/write timeout may be in its work
+            phase = "connect" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else "read"
+            raise EndpointTimeoutError(
+                f"no reply within {self.config.timeout_s} s", phase=phase, **where
+            ) from exc
         except httpx.TransportError as exc:
             raise EndpointConnectError(f"cannot reach the endpoint: {exc}", **where) from exc
         latency = time.perf_counter() - start
@@ -208,10 +230,25 @@ class ChatClient:
                 **where,
             )
         if status >= 400:
+            if status in (400, 413) and _CONTEXT.search(resp.text):
+                raise ContextLengthError(
+                    f"the prompt does not fit the model's context window (HTTP {status})",
+                    status=status,
+                    body=resp.text[:2000],
+                    **where,
+                )
             raise ResponseError(
                 f"request rejected (HTTP {status})", status=status, body=resp.text[:2000], **where
             )
         return _parse(resp, where, latency, attempt)
+
+
+#: how servers word a prompt over the window: vLLM ("maximum context length is 8192 tokens"), llama.cpp's
+#: server ("exceed_context_size_error", "exceeds the available context size"), llama-cpp-python
+#: ("Requested tokens (9000) exceed context window of 8192"), OpenAI ("context_length_exceeded")
+_CONTEXT = re.compile(
+    r"context[ _]length|context window|context[ _]size|maximum context|n_ctx", re.IGNORECASE
+)
 
 
 def _retry_after(resp: httpx.Response) -> float | None:

@@ -13,6 +13,27 @@ Flavour = Literal["vllm", "llamacpp", "openai"]
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """Sampling for one request that overrides the endpoint's ``temperature`` and ``seed`` (the planner's
+    seeded retry of a repair whose reply repeated, :mod:`models.plan_repair`). Part of the request's cache
+    key, so a sampled request is answered from the cache on a rerun like any other."""
+
+    temperature: float
+    seed: int
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.temperature <= 2.0 or not 0 <= self.seed < 2**31:
+            raise InvalidArgError(
+                "sampling needs 0 <= temperature <= 2 and 0 <= seed < 2**31",
+                temperature=self.temperature,
+                seed=self.seed,
+            )
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"temperature": self.temperature, "seed": self.seed}
+
+
+@dataclass(frozen=True)
 class EndpointConfig:
     """Everything the client needs to talk to one model; frozen so one config is shared by threads.
 
@@ -27,6 +48,9 @@ class EndpointConfig:
     seed: int = 0
     timeout_s: float = 120.0
     max_retries: int = 4  # attempts after the first
+    #: re-send a request whose reply timed out. False for a one-request-at-a-time local server: it is still
+    #: working on the request (a slow prefill), so a re-send would queue the same work behind it twice
+    retry_read_timeouts: bool = True
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 20.0
     retry_after_cap_s: float = 60.0  # a server's Retry-After is honoured up to this

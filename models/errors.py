@@ -20,7 +20,9 @@ this module's registry.
     │   ├── RetriesExhaustedError    E_INFRA_RETRIES    every attempt failed with one of the above
     │   ├── NoLiveReplicaError       E_INFRA_NO_REPLICA every replica of the pool is down
     │   └── LocalServerError         E_INFRA_LOCAL_SERVER a local model server could not be set up or started
+    │       └── ModelFileError       E_INFRA_MODEL_FILE a model file is missing, or not the configured one
     ├── ResponseError                E_RESPONSE         a 4xx (not 429): the request itself is at fault
+    │   └── ContextLengthError       E_RESPONSE_CONTEXT the prompt exceeds the model's context window
     └── ModelOutputError             E_MODEL_OUTPUT     the model answered, but not in the form asked for
                                                         (no JSON, wrong schema): the model's failure, scored
 
@@ -99,10 +101,28 @@ class LocalServerError(InfraError):
     code = "E_INFRA_LOCAL_SERVER"
 
 
+class ModelFileError(LocalServerError):
+    """A local model file is missing, could not be fetched or assembled, or is not the configured one.
+
+    Raised before any server starts (:mod:`models.local.weights`). ``details.reason``: ``missing``,
+    ``size_mismatch``, ``sha256_mismatch`` (with ``sha256`` and ``expected_sha256``), ``hub``,
+    ``download``, ``bad_part``, ``missing_package``, ``bad_config``.
+    """
+
+    code = "E_INFRA_MODEL_FILE"
+
+
 class ResponseError(ModelError):
     """HTTP 4xx other than 429: the request is at fault and retrying it would not help."""
 
     code = "E_RESPONSE"
+
+
+class ContextLengthError(ResponseError):
+    """The server refused the prompt as longer than its context window (an HTTP 400 saying so): the task is
+    recorded ``refused``, like a prompt the system measured as too long before asking."""
+
+    code = "E_RESPONSE_CONTEXT"
 
 
 class ModelOutputError(ModelError):

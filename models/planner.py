@@ -12,9 +12,13 @@ plan is completed with the task's ``plan_id`` and ``question`` (the model is not
 the static verifier runs with the task's uids as the grounding set. A plan with violations, a reply with
 no JSON, or a plan whose execution fails with a repairable error (``E_COST`` with its suggestions,
 ``E_NOT_FOUND``, ``E_INVALID_ARG``, ``E_UPSTREAM``, ``E_LIMIT``, or an ``answer_spec.from`` that names
-nothing in the result) is sent back as one follow-up turn: the bad reply as the assistant message, the
-structured problems with their legal alternatives as the user message. Only the latest bad reply is kept,
-so the prompt stays bounded however many repairs there are. Every attempt is logged.
+nothing in the result) is repaired (:mod:`models.plan_repair`): the bad plan is quoted as data beside the
+structured problems with their legal alternatives, in one user turn after the task's (never replayed as
+the model's own turn), and the failing steps and fields are named with the rest kept. Only the latest bad
+plan is quoted, so the prompt stays bounded however many repairs there are. A reply that repeats an
+earlier attempt (same canonical plan, or the same bytes) is not verified or run again (its problems are
+the earlier attempt's): the same repair is re-sent with seeded sampling. Every attempt is logged, with
+``repeated`` and its ``sampling``.
 
 Ablation switches (:class:`PlannerConfig`): ``contracts=False`` disables the verifier's declared-output
 check (an invented field then fails at run time instead), ``constrained=True`` sends :func:`plan_schema`
@@ -43,17 +47,15 @@ from engine.api import (
 )
 from models.answer_format import VALUE_WORDS
 from models.answerer import Complete
+from models.config import Sampling
 from models.errors import ModelOutputError
 from models.manual import operator_manual
+from models.plan_repair import REPEAT_TEMPERATURE, repair_messages, repeat_seed
 from models.prompting import extract_json, fence, fence_json
 
 MAX_STEPS = 12
 #: runtime error codes the model can act on (the rest, e.g. a backend failure, end the loop)
 REPAIRABLE = ("E_COST", "E_NOT_FOUND", "E_INVALID_ARG", "E_UPSTREAM", "E_LIMIT", "E_SCHEMA", "E_GROUNDING")
-#: caps that keep a repair turn bounded
-REPLY_ECHO_LIMIT = 1500
-LEGAL_LIMIT = 400
-VIOLATIONS_LIMIT = 1500
 
 RULES = """\
 You write query plans for a temporal graph engine; the engine runs them. Reply with ONE JSON object only:
@@ -221,6 +223,8 @@ class PlannerConfig:
     contracts: bool = True  # the verifier's declared-output-field check (off: the no-contracts ablation)
     constrained: bool = False  # send plan_schema as the response format
     max_tokens: int | None = None
+    #: temperature of the seeded retry after a repeated reply (models.plan_repair)
+    repeat_temperature: float = REPEAT_TEMPERATURE
 
     def verifier_config(self, task_uids: frozenset[str]) -> VerifierConfig:
         if self.contracts:
@@ -237,6 +241,11 @@ class PlanAttempt:
     valid: bool  # passed the static verifier
     violations: list[dict[str, Any]] = field(default_factory=list)
     runtime_error: dict[str, Any] | None = None
+    #: the reply repeated an earlier attempt (same canonical plan, or byte-identical): not verified or run
+    #: again; its problems are the earlier attempt's
+    repeated: bool = False
+    #: ``{temperature, seed}`` when this attempt's request was sampled (the retry after a repeat)
+    sampling: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -245,6 +254,8 @@ class PlanAttempt:
             "valid": self.valid,
             "violations": self.violations,
             "runtime_error": self.runtime_error,
+            "repeated": self.repeated,
+            "sampling": self.sampling,
         }
 
 
@@ -259,6 +270,11 @@ class PlanOutcome:
     @property
     def first_emission_valid(self) -> bool | None:
         return self.attempts[0].valid if self.attempts else None
+
+    @property
+    def repeat_replies(self) -> int:
+        """Replies that repeated an earlier attempt (the issue-25 goal is 0 left unanswered by sampling)."""
+        return sum(1 for a in self.attempts if a.repeated)
 
 
 RunPlan = Callable[[dict[str, Any]], Trace]
@@ -302,65 +318,9 @@ def runtime_problem(trace: Trace) -> dict[str, Any] | None:
     return None
 
 
-def _legal(value: Any) -> str:
-    text = value if isinstance(value, str) else _compact(value)
-    return text if len(text) <= LEGAL_LIMIT else text[:LEGAL_LIMIT] + " …"
-
-
-def describe(violations: list[dict[str, Any]]) -> str:
-    """One line per problem (code, where, message) with what would be legal instead."""
-    lines = []
-    for v in violations:
-        where = " ".join(str(x) for x in (v.get("step"), v.get("field")) if x)
-        lines.append(
-            f"- [{v.get('code') or v.get('error')}] {where}: {v.get('message', '')}".replace(" :", ":")
-        )
-        if v.get("legal") is not None:
-            lines.append(f"  legal: {_legal(v['legal'])}")
-        details = v.get("details") or {}
-        for key in ("suggestions", "legal", "allowed"):
-            if details.get(key):
-                lines.append(f"  {key}: {_legal(details[key])}")
-    return "\n".join(lines)
-
-
-def repair_message(
-    violations: list[dict[str, Any]], runtime: bool, n: int = 1, of: int = 1, repeated: bool = False
-) -> str:
-    """The repair turn after attempt ``n`` of ``of``. ``repeated``: the reply was the previous bad reply
-    unchanged. Saying so (and numbering the attempt) also keeps the prompt from being the previous
-    prompt again: at temperature 0, and with the response cache, an identical prompt can only get the
-    identical bad reply back, and the repair budget would be spent on copies."""
-    what = "Running the plan failed" if runtime else "The plan was rejected by the verifier"
-    again = " You sent the same plan as before: change it." if repeated else ""
-    return (
-        f"Attempt {n} of {of}. {what}.{again} Problems, each with what is legal instead:\n"
-        + fence(describe(violations), "problems", VIOLATIONS_LIMIT)
-        + "\nFix every problem and reply with the whole corrected plan JSON object only."
-    )
-
-
 def first_messages(task: PlanTask) -> list[dict[str, Any]]:
     """The first request: the static prefix and the task's fenced suffix."""
     return [{"role": "system", "content": static_prefix()}, {"role": "user", "content": task_suffix(task)}]
-
-
-def repair_messages(
-    base: list[dict[str, Any]],
-    reply: str,
-    problems: list[dict[str, Any]],
-    runtime: bool,
-    n: int,
-    of: int,
-    repeated: bool,
-) -> list[dict[str, Any]]:
-    """A repair request: the first request, the bad reply (the model's own words, cut) and the problems."""
-    echo = reply if len(reply) <= REPLY_ECHO_LIMIT else reply[:REPLY_ECHO_LIMIT] + " …[cut]"
-    return [
-        *base,
-        {"role": "assistant", "content": echo},
-        {"role": "user", "content": repair_message(problems, runtime, n, of, repeated)},
-    ]
 
 
 def plan_and_run(
@@ -374,7 +334,8 @@ def plan_and_run(
     """Plan, verify, run, and repair up to ``config.repair_budget`` times (see the module docstring).
 
     Attempts are appended to ``outcome`` as they happen (pass one in to keep them when the client raises
-    part way, e.g. an endpoint that fails after two attempts).
+    part way, e.g. an endpoint that fails after two attempts). A repeated reply spends one attempt of the
+    budget like any other: the budget bounds the requests a task makes.
 
     Raises only what the client raises (InfraError, ResponseError): a model that never produces a usable
     plan ends with ``outcome.exhausted`` and every attempt logged.
@@ -385,43 +346,91 @@ def plan_and_run(
     base = first_messages(task)
     messages = base
     outcome = outcome if outcome is not None else PlanOutcome(attempts=[])
-    previous: str | None = None
+    by_plan: dict[str, tuple[PlanAttempt, list[dict[str, Any]], bool]] = {}
+    by_reply: dict[str, tuple[PlanAttempt, list[dict[str, Any]], bool]] = {}
+    sampling: Sampling | None = None
     tries = cfg.repair_budget + 1
     for n in range(1, tries + 1):
-        reply = complete("planner", messages, schema, cfg.max_tokens).text
-        attempt, problems, runtime = _attempt(n, reply, task, ctx, vcfg, run_plan, outcome)
+        # the keyword only when sampling: a completion function without it serves every greedy request
+        extra = {"sampling": sampling} if sampling is not None else {}
+        completion = complete("planner", messages, schema, cfg.max_tokens, **extra)
+        reply = completion.text
+        plan, parse_problem = _read(reply, task, completion.finish_reason)
+        sha = plan_sha256(plan) if plan is not None else None
+        earlier = by_reply.get(reply) or (by_plan.get(sha) if sha is not None else None)
+        if earlier is not None:  # the same plan again: the same problems, nothing to verify or run twice
+            first, problems, runtime = earlier
+            attempt = PlanAttempt(
+                n, sha, first.valid, list(first.violations), first.runtime_error, repeated=True
+            )
+        else:
+            attempt, problems, runtime = _attempt(
+                n, plan, parse_problem, sha, ctx, vcfg, run_plan, outcome, task
+            )
+            by_reply[reply] = (attempt, problems, runtime)
+            if sha is not None:
+                by_plan[sha] = (attempt, problems, runtime)
+        attempt.sampling = sampling.to_dict() if sampling is not None else None
         outcome.attempts.append(attempt)
         if not problems:
             outcome.repaired = n > 1
             return outcome
         if runtime and attempt.runtime_error and attempt.runtime_error.get("error") not in REPAIRABLE:
             return outcome  # nothing the model can change: the caller reports the failed trace
-        messages = repair_messages(base, reply, problems, runtime, n, tries, reply == previous)
-        previous = reply
+        if attempt.repeated:
+            # the same repair again (``messages`` unchanged), sampled: at temperature 0 the same prompt can
+            # only get the same reply; the seed keeps the sampled request one fixed, cacheable request
+            sampling = Sampling(cfg.repeat_temperature, repeat_seed(task.task_id, n + 1))
+        else:
+            sampling = None
+            messages = repair_messages(base, reply, plan, problems, runtime, n, tries)
     outcome.exhausted = True
     return outcome
 
 
-def _attempt(
-    n: int,
-    reply: str,
-    task: PlanTask,
-    ctx: OpContext,
-    vcfg: VerifierConfig,
-    run_plan: RunPlan,
-    outcome: PlanOutcome,
-) -> tuple[PlanAttempt, list[dict[str, Any]], bool]:
-    """One attempt: (its log entry, the problems to send back, whether they came from a run)."""
+def _read(
+    reply: str, task: PlanTask, finish_reason: str | None = None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The reply's plan, or the problem that says why it holds none: an empty reply, a reply cut off at
+    ``max_tokens`` (a model that loops inside a list until the limit), or one with no JSON object."""
     try:
-        plan = read_plan(reply, task)
+        return read_plan(reply, task), None
     except ModelOutputError as err:
-        problem = {
+        if finish_reason == "length":
+            return None, {
+                "code": "max_tokens",
+                "message": "the reply reached the token limit before the plan was complete; write a shorter "
+                "plan (fewer steps, no repeated list items) as one JSON object {steps, answer_spec}",
+                "legal": None,
+            }
+        if not reply.strip():
+            return None, {
+                "code": "empty_reply",
+                "message": "the reply was empty; reply with one JSON object {steps, answer_spec}",
+                "legal": None,
+            }
+        return None, {
             "code": "unparseable",
             "message": err.message + "; reply with one JSON object {steps, answer_spec}",
             "legal": err.details.get("problems"),
         }
+
+
+def _attempt(
+    n: int,
+    plan: dict[str, Any] | None,
+    parse_problem: dict[str, Any] | None,
+    sha: str | None,
+    ctx: OpContext,
+    vcfg: VerifierConfig,
+    run_plan: RunPlan,
+    outcome: PlanOutcome,
+    task: PlanTask,
+) -> tuple[PlanAttempt, list[dict[str, Any]], bool]:
+    """One new attempt: (its log entry, the problems to send back, whether they came from a run)."""
+    if plan is None:
+        problem = parse_problem or {"code": "unparseable", "message": "the reply holds no plan"}
         return PlanAttempt(n, None, False, [problem]), [problem], False
-    sha = plan_sha256(plan)
     try:
         report = verify_plan(plan, ctx, vcfg)
         violations = [v.to_dict() for v in report.violations]

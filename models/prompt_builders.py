@@ -29,7 +29,8 @@ from models.answerer import answer_messages, retry_messages
 from models.memory import notes_block, summary_messages
 from models.memory_facts import Fact, WeekFacts, week_of
 from models.memory_store import Note
-from models.planner import PlanTask, first_messages, repair_messages
+from models.plan_repair import repair_messages
+from models.planner import PlanTask, first_messages
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.reporter import reporter_prompt
 
@@ -149,11 +150,37 @@ register(
         slots="an answer kind from outside the contract",
     )
 )
+
+
+def _bad_plan(s: str) -> dict[str, Any]:
+    """A plan the model wrote that echoes ``s`` in its step ids, operator, arguments and answer_spec."""
+    return {
+        "plan_id": "t/fixture",
+        "question": s,
+        "steps": [{"id": s, "op": s, "args": {"uid": s, s: [s]}, "depends_on": [s]}],
+        "answer_spec": {"kind": "count", "from": f"{s}.rows_total"},
+    }
+
+
+def _step_problems(s: str) -> list[dict[str, Any]]:
+    """Problems naming a step and a field the model wrote (``s``), as the verifier reports them."""
+    return [{"code": "output_field", "step": s, "field": f"args.{s}", "message": s, "legal": [s, "rows"]}]
+
+
 register(
     PromptBuilder(
-        "planner.repair",
-        lambda s: repair_messages(first_messages(_plan_task(s)), "{}", _problems(s), True, 1, 4, False),
-        slots="violations and runtime errors echoing stored values (the bad reply is the model's own)",
+        "plan_repair.unreadable_reply",
+        lambda s: repair_messages(first_messages(_plan_task(s)), s, None, _problems(s), True, 1, 4),
+        slots="the bad reply (quoted as data), violations and runtime errors echoing stored values",
+    )
+)
+register(
+    PromptBuilder(
+        "plan_repair.plan",
+        lambda s: repair_messages(
+            first_messages(_plan_task(s)), "{}", _bad_plan(s), _step_problems(s), False, 2, 4
+        ),
+        slots="the bad plan (quoted as data), its step ids and fields named as repair targets",
     )
 )
 register(

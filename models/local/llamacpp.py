@@ -97,10 +97,15 @@ def llamacpp_spec(
     python: str | None = None,
     ready_timeout_s: float = 120.0,
     omp_wait_policy: str | None = "PASSIVE",
+    chat_format: str | None = None,
+    model_alias: str = MODEL_NAME,
 ) -> ServerSpec:
     """The llama.cpp server for SmolLM2 (or another GGUF), run by ``python`` (default: this interpreter).
 
     ``omp_wait_policy=None`` leaves OpenMP's wait policy to the environment (see the module docstring).
+    ``chat_format`` names llama.cpp's chat template (``chatml`` for Qwen2.5; None: the GGUF's own);
+    ``model_alias`` is the model name clients send. Pass a ``model_path`` that
+    :func:`models.local.weights.resolve_model_file` verified: this function does not hash the file.
     """
     if python is None:
         check_installed()  # another interpreter is checked by its own start (fails fast with the log)
@@ -126,15 +131,16 @@ def llamacpp_spec(
             "--n_threads_batch",
             str(threads),
             "--model_alias",
-            MODEL_NAME,
+            model_alias,
             "--interrupt_requests",
             "False",
+            *(["--chat_format", chat_format] if chat_format else []),
         ]
 
     return ServerSpec(
         name="llamacpp",
         command=command,
-        model=MODEL_NAME,
+        model=model_alias,
         flavour="llamacpp",
         concurrency=1,
         ready_timeout_s=ready_timeout_s,

@@ -151,6 +151,8 @@ class LocalServer:
             "flavour": self.spec.flavour,
             "concurrency": self.spec.concurrency,
             "timeout_s": self.spec.client_timeout_s,
+            # a serial server is still working on a request whose reply timed out: never re-send it
+            "retry_read_timeouts": self.spec.concurrency > 1,
         }
         return EndpointConfig(**{**values, **overrides})
 

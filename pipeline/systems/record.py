@@ -54,6 +54,8 @@ class LLMCall(_Strict):
     latency_s: float
     cached: bool
     attempts: int
+    #: per-request sampling ``{temperature, seed}`` when it overrode the run's (a repeated repair)
+    sampling: dict[str, Any] | None = None
 
 
 class Attempt(_Strict):
@@ -64,6 +66,10 @@ class Attempt(_Strict):
     valid: bool  # passed the static verifier (plan) / ran and returned rows (query)
     violations: list[dict[str, Any]] = Field(default_factory=list)  # structured, as given to the repair
     runtime_error: dict[str, Any] | None = None  # executor / database error, when it ran
+    #: the reply repeated an earlier attempt (same canonical plan, or byte-identical reply)
+    repeated: bool = False
+    #: the request was sent with seeded sampling ``{temperature, seed}`` (the retry after a repeat)
+    sampling: dict[str, Any] | None = None
 
 
 class Tokens(_Strict):
@@ -93,6 +99,8 @@ class TaskRecord(_Strict):
     llm_calls: list[LLMCall] = Field(default_factory=list)
     attempts: list[Attempt] = Field(default_factory=list)
     first_emission_valid: bool | None = None  # tgms / text_to_cypher: was attempt 1 valid
+    #: tgms: repair replies that repeated an earlier attempt (each retried with seeded sampling)
+    repeat_replies: int | None = None
     trace_digest: str | None = None
     trace_status: str | None = None
     claim_verdicts: list[dict[str, Any]] = Field(default_factory=list)

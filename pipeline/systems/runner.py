@@ -90,6 +90,7 @@ def summarize(records: Iterable[dict[str, Any] | TaskRecord]) -> dict[str, Any]:
     answered = [r for r in scored if r.get("status") == "answered"]
     correct = sum(1 for r in scored if r["correct"])
     firsts = [r["first_emission_valid"] for r in rows if r.get("first_emission_valid") is not None]
+    repeats = [r["repeat_replies"] for r in rows if r.get("repeat_replies") is not None]
     status: dict[str, int] = {}
     for r in rows:
         status[r.get("status", "?")] = status.get(r.get("status", "?"), 0) + 1
@@ -106,6 +107,7 @@ def summarize(records: Iterable[dict[str, Any] | TaskRecord]) -> dict[str, Any]:
         "coverage": round(len(answered) / len(scored), 4) if scored else None,
         "conditional_accuracy": round(correct / len(answered), 4) if answered else None,
         "first_emission_validity": round(sum(firsts) / len(firsts), 4) if firsts else None,
+        "repeat_replies": sum(repeats) if repeats else None,
         "status": dict(sorted(status.items())),
         "prompt_tokens_per_task": per_task("prompt"),
         "completion_tokens_per_task": per_task("completion"),

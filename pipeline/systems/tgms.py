@@ -15,10 +15,11 @@ recorded), ``constrained=True`` sends the plan schema as the structured-output f
 (off by default) builds the store's weekly memory notes when the system is built and puts the notes of each
 question's weeks in its planner prompt (:mod:`pipeline.systems.tgms_memory`, docs/memory.md).
 
-The record: every plan attempt (``attempts``, ``first_emission_valid``), the trace digest and status, the
-reporter's source, the claim verdicts and the gate's decision; ``answer`` is what was emitted (None when the
-gate abstained) and ``extras["reporter_answer"]`` the reporter's answer before gating. A model that never
-produced a usable plan ends the task as ``model_error`` (raised to :func:`~pipeline.systems.base.run_task`).
+The record: every plan attempt (``attempts``, ``first_emission_valid``, ``repeat_replies``), the trace
+digest and status, the reporter's source, the claim verdicts and the gate's decision; ``answer`` is what
+was emitted (None when the gate abstained) and ``extras["reporter_answer"]`` the reporter's answer before
+gating. A model that never produced a usable plan ends the task as ``model_error`` (raised to
+:func:`~pipeline.systems.base.run_task`).
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
 def _record_plan(rec: Any, outcome: PlanOutcome) -> None:
     rec.attempts = [Attempt(**a.to_dict()) for a in outcome.attempts]
     rec.first_emission_valid = outcome.first_emission_valid
+    rec.repeat_replies = outcome.repeat_replies if outcome.attempts else None
     if outcome.trace is not None:
         rec.trace_digest = outcome.trace.digest
         rec.trace_status = outcome.trace.status

@@ -156,6 +156,23 @@ def _problem(p: Any) -> str:
     return text
 
 
+def _reply(a: dict[str, Any]) -> str:
+    """How the attempt's reply came about: greedy, or sampled after a repeat; and whether it repeated."""
+    parts = []
+    if a.get("repeated"):
+        parts.append(badge("repeat", "st-error", "the same plan (or reply) as an earlier attempt"))
+    sampling = a.get("sampling")
+    if isinstance(sampling, dict):
+        parts.append(
+            badge(
+                f"sampled T={sampling.get('temperature')} seed={sampling.get('seed')}",  # badge escapes
+                "muted",
+                "asked again with seeded sampling after a repeated reply",
+            )
+        )
+    return " ".join(parts) or '<span class="muted">greedy</span>'
+
+
 def _attempts(view: TraceView) -> str:
     rows = []
     for a in (view.record or {}).get("attempts") or []:
@@ -164,12 +181,18 @@ def _attempts(view: TraceView) -> str:
             problems.append(a["runtime_error"])
         items = "".join(f"<li>{_problem(p)}</li>" for p in problems)
         verdict = badge("valid", "st-ok") if a.get("valid") else badge("invalid", "st-error")
-        rows.append([esc(a.get("n")), verdict, f"<ul>{items}</ul>" if items else ""])
+        rows.append([esc(a.get("n")), verdict, _reply(a), f"<ul>{items}</ul>" if items else ""])
     if not rows:
         return ""
+    repeats = (view.record or {}).get("repeat_replies")
     head = "<h3>Plan attempts</h3>"
+    if repeats:
+        replies = "reply" if repeats == 1 else "replies"
+        head += f'<p class="muted">{esc(repeats)} repair {replies} repeated an earlier attempt.</p>'
     return head + table(
-        ["attempt", "verifier", "violations / runtime error"], rows, widths=["9%", "11%", "80%"]
+        ["attempt", "verifier", "reply", "violations / runtime error"],
+        rows,
+        widths=["8%", "10%", "17%", "65%"],
     )
 
 

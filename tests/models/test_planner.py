@@ -1,8 +1,10 @@
 """The planner's prompt and repair loop against the scripted server (a test double) and a real small store.
 
-Each scripted rule answers by the turn it sees: the first request of a task carries two messages (the
-static prefix and the task), a repair carries four (plus the bad reply and the problems), so a rule can
-script "first reply wrong, second reply right" and the tests can read exactly what the repair turn said.
+Each scripted rule answers by the request it sees (:func:`by_turn`): the first request of a task carries
+two messages (the static prefix and the task), and so does a repair (the task's user message with the
+repair section after it: the bad plan quoted as data, the problems, the targets), so a rule can script
+"first reply wrong, second reply right" and the tests can read exactly what the repair said. The repeat
+detection and the seeded fallback are tested in ``test_plan_repair.py``.
 """
 
 from __future__ import annotations
@@ -100,8 +102,10 @@ def by_turn(*replies: str) -> Callable[[dict[str, Any]], str]:
 
 
 def complete_with(client: ChatClient):
-    def complete(role: str, messages: list[dict[str, Any]], schema: Any = None, max_tokens: Any = None):
-        return client.complete(messages, schema=schema, max_tokens=max_tokens)
+    def complete(
+        role: str, messages: list[dict[str, Any]], schema: Any = None, max_tokens: Any = None, sampling=None
+    ):
+        return client.complete(messages, schema=schema, max_tokens=max_tokens, sampling=sampling)
 
     return complete
 
@@ -193,10 +197,15 @@ def test_repair_fixes_an_invented_output_field_with_the_legal_list(scripted_clie
     assert second.valid and second.runtime_error is None and out.first_emission_valid is False
     assert out.repaired and not out.exhausted and out.trace is not None and out.trace.status == "ok"
     repair = server.log.chat_bodies[1]["messages"]
-    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
-    assert repair[2]["content"] == json.dumps(invented_ref_plan())  # the bad reply, as the assistant turn
-    assert "output_field" in repair[3]["content"] and "s1.reached[*].uid" in repair[3]["content"]
-    assert 'legal: ["truncated","cursor","rows","rows_total"]' in repair[3]["content"]
+    # no assistant turn: the bad plan is quoted as data in the one user turn, after the task's own message
+    assert [m["role"] for m in repair] == ["system", "user"]
+    first_request = server.log.chat_bodies[0]["messages"]
+    assert repair[0] == first_request[0] and repair[1]["content"].startswith(first_request[1]["content"])
+    section = repair[1]["content"][len(first_request[1]["content"]) :]
+    assert '<data name="previous_plan">' in section and '"s1.reached[*].uid"' in section
+    assert "output_field" in section and "s2 args.input" in section
+    assert 'legal: ["truncated","cursor","rows","rows_total"]' in section
+    assert '{"change":["s2.args.input"],"keep":["s1"]}' in section  # only s2 changes, s1 is kept
     assert first.sha256 is not None and first.sha256 != second.sha256
 
 
@@ -221,8 +230,8 @@ def test_a_runtime_cost_refusal_is_fed_back_with_its_suggestions(scripted_client
     assert first.runtime_error["error"] == "E_COST" and first.runtime_error["step"] == "s1"
     assert second.valid and second.runtime_error is None
     assert out.trace is not None and out.trace.status == "ok" and out.first_emission_valid is True
-    repair = server.log.chat_bodies[1]["messages"][3]["content"]
-    assert "Running the plan failed" in repair and "E_COST" in repair
+    repair = server.log.chat_bodies[1]["messages"][-1]["content"]
+    assert "running it failed" in repair and "E_COST" in repair
     assert "suggestions" in repair and "narrow the window" in repair
 
 
@@ -233,24 +242,24 @@ def test_an_unparseable_reply_is_repaired(scripted_client, ctx) -> None:
     assert (first.n, first.sha256, first.valid) == (1, None, False)
     assert first.violations[0]["code"] == "unparseable"
     assert second.valid and out.trace is not None
-    assert "no JSON object" in server.log.chat_bodies[1]["messages"][3]["content"]
+    repair = server.log.chat_bodies[1]["messages"][-1]["content"]
+    assert "no JSON object" in repair and '<data name="previous_reply">\nI think about 40 nodes.' in repair
 
 
 def test_the_budget_runs_out_after_four_attempts(scripted_client, ctx) -> None:
-    server, client = scripted_client(by_turn(json.dumps(reach_plan("reach_count"))))
+    bad = [json.dumps(reach_plan(f)) for f in ("reach_count", "n_reached", "reached", "total")]
+    server, client = scripted_client(by_turn(*bad))
     out = run(client, ctx, task())
     assert out.exhausted and len(out.attempts) == 4 and server.log.chat_count == 4
     assert [a.n for a in out.attempts] == [1, 2, 3, 4] and not any(a.valid for a in out.attempts)
     assert all(v["code"] == "answer_field" for a in out.attempts for v in a.violations)
-    # only the latest bad reply is kept: the prompt does not grow with the repairs
-    assert {len(b["messages"]) for b in server.log.chat_bodies[1:]} == {4}
-    # the same bad reply again is named as such, and no repair prompt repeats an earlier one (at temperature 0
-    # an identical prompt could only get the identical reply back)
+    assert out.repeat_replies == 0 and not any(a.repeated or a.sampling for a in out.attempts)
+    # only the latest bad plan is quoted: the prompt does not grow with the repairs
     repairs = [b["messages"][-1]["content"] for b in server.log.chat_bodies[1:]]
-    assert len(set(repairs)) == 3 and all(
-        r.startswith(f"Attempt {n} of 4.") for n, r in enumerate(repairs, 1)
-    )
-    assert ["same plan as before" in r for r in repairs] == [False, True, True]
+    assert {len(b["messages"]) for b in server.log.chat_bodies} == {2}
+    assert [r.count('<data name="previous_plan">') for r in repairs] == [1, 1, 1]
+    assert all(f"s1.{f}" in r for f, r in zip(("reach_count", "n_reached", "reached"), repairs, strict=True))
+    assert all(f"REPAIR. Your attempt {n} of 4" in r for n, r in enumerate(repairs, 1))
 
 
 def test_a_literal_uid_outside_the_task_input_is_a_grounding_violation(scripted_client, ctx) -> None:

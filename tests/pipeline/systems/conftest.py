@@ -8,7 +8,7 @@ skipped to keep the build to a few seconds — the suite tests run it). The stor
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,14 @@ from typing import Any
 import pytest
 
 from engine.api import build_store
+from models.client import ChatClient
+from models.testing.scripted_server import ScriptedServer
+from pipeline.systems.base import RunSettings, SystemEnv, build_system
 from pipeline.tasks.build import build_suite
 from tests.conftest import collegemsg_head
+from tests.models.conftest import config
+
+Rule = Callable[[dict[str, Any]], Any]
 
 EVENTS = 12_000
 
@@ -43,3 +49,33 @@ def cm_small(tmp_path_factory: pytest.TempPathFactory) -> SmallSuite:
     store_dir = root / "store"
     build_store("collegemsg", store_dir, source=head).close()
     return SmallSuite(store_dir, build_suite(store_dir, "collegemsg", 0, crosscheck=False))
+
+
+@pytest.fixture(scope="module")
+def dev(cm_small: SmallSuite) -> list[dict[str, Any]]:
+    return cm_small.suite["splits"]["dev"]
+
+
+@pytest.fixture
+def make_system(cm_small: SmallSuite, tmp_path: Path) -> Iterator[Callable[..., tuple[Any, ScriptedServer]]]:
+    """``make(rule, **tgms_config) -> (system, server)``: the tgms system over a scripted server."""
+    opened: list[tuple[ScriptedServer, ChatClient, SystemEnv]] = []
+
+    def make(rule: Rule, **cfg: Any) -> tuple[Any, ScriptedServer]:
+        server = ScriptedServer(rule).start()
+        client = ChatClient(config(server.url))
+        env = SystemEnv(
+            cm_small.store_dir,
+            client,
+            RunSettings(model="scripted"),
+            tmp_path / f"work{len(opened)}",
+            dataset="collegemsg",
+        )
+        opened.append((server, client, env))
+        return build_system("tgms", env, cfg), server
+
+    yield make
+    for server, client, env in opened:
+        env.close()
+        client.close()
+        server.stop()

@@ -14,7 +14,7 @@ import pytest
 from models.testing.scripted_server import ScriptedServer
 from pipeline.cli.main import main
 from tests.pipeline.systems.conftest import SmallSuite
-from tests.pipeline.systems.test_tgms import scripted_rule
+from tests.pipeline.systems.test_tgms import repeating_planner, scripted_rule
 
 
 @pytest.fixture
@@ -84,3 +84,18 @@ def test_ask_refuses_bad_input_before_starting_anything(
     assert '"E_NOT_FOUND"' in capsys.readouterr().err
     assert main(["ask", "q", "--store", str(cm_small.store_dir), "--model", "remote"]) == 2
     assert "--api-base" in capsys.readouterr().err
+
+
+def test_the_html_page_shows_every_attempt_with_its_violations_and_the_sampled_retry(
+    cm_small: SmallSuite, task: dict[str, Any], tmp_path: Path, capsys: Any
+) -> None:
+    page = tmp_path / "trace.html"
+    with ScriptedServer(scripted_rule(cm_small.dev, planner=repeating_planner())) as server:
+        assert main(ask(task["question"], cm_small.store_dir, server, "--html", str(page))) == 0
+    html = page.read_text("utf-8")
+    start = html.index("<h3>Plan attempts</h3>")
+    section = html[start : html.index("</table>", start)]
+    assert section.count("<tr") == 4  # the header and three attempts
+    assert "1 repair reply repeated an earlier attempt" in section
+    assert section.count("answer_field") == 2 and ".nope" in section  # both bad attempts' violations
+    assert ">repeat<" in section and "sampled T=0.7 seed=" in section and "greedy" in section

@@ -11,23 +11,20 @@ scored wrong; a planner that never produces a usable plan ends as model_error wi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine.api import ExecConfig, OpContext, Store, build_plan, execute
-from models.client import ChatClient
 from models.planner import static_prefix
 from models.prompting import escape
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.testing.scripted_server import ScriptedServer
-from pipeline.systems.base import RunSettings, SystemEnv, build_system, run_task
+from pipeline.systems.base import run_task
 from pipeline.systems.record import TaskRecord
 from pipeline.systems.tgms import TgmsConfig
-from tests.models.conftest import config
-from tests.pipeline.systems.conftest import SmallSuite
 
 Rule = Callable[[dict[str, Any]], str]
 
@@ -64,35 +61,6 @@ def scripted_rule(
         return reporter(task)
 
     return rule
-
-
-@pytest.fixture(scope="module")
-def dev(cm_small: SmallSuite) -> list[dict[str, Any]]:
-    return cm_small.suite["splits"]["dev"]
-
-
-@pytest.fixture
-def make_system(cm_small: SmallSuite, tmp_path: Path) -> Iterator[Callable[..., tuple[Any, ScriptedServer]]]:
-    opened: list[tuple[ScriptedServer, ChatClient, SystemEnv]] = []
-
-    def make(rule: Rule, **cfg: Any) -> tuple[Any, ScriptedServer]:
-        server = ScriptedServer(rule).start()
-        client = ChatClient(config(server.url))
-        env = SystemEnv(
-            cm_small.store_dir,
-            client,
-            RunSettings(model="scripted"),
-            tmp_path / f"work{len(opened)}",
-            dataset="collegemsg",
-        )
-        opened.append((server, client, env))
-        return build_system("tgms", env, cfg), server
-
-    yield make
-    for server, client, env in opened:
-        env.close()
-        client.close()
-        server.stop()
 
 
 def oracle_digest(store_dir: Path, task: dict[str, Any]) -> str:
@@ -162,6 +130,8 @@ def test_a_planner_that_never_plans_ends_as_model_error_with_four_attempts(make_
     assert [a.n for a in rec.attempts] == [1, 2, 3, 4] and rec.first_emission_valid is False
     assert all(a.sha256 is None and not a.valid for a in rec.attempts)
     assert rec.errors and rec.errors[0]["error"] == "E_MODEL_OUTPUT" and server.log.chat_count == 4
+    # the same words three more times: each a repeat, each retried with seeded sampling
+    assert rec.repeat_replies == 3 and [a.repeated for a in rec.attempts] == [False, True, True, True]
     assert rec.trace_digest is None and rec.reporter is None
 
 
@@ -201,3 +171,44 @@ def test_an_endpoint_failure_mid_repair_is_unscored_and_keeps_its_attempts(make_
     assert rec.status == "infra_error" and rec.correct is None
     assert [a.valid for a in rec.attempts] == [False, False]
     assert rec.errors[0]["error"] == "E_INFRA_RETRIES"
+
+
+def repeating_planner(bad_times: int = 2) -> Callable[[dict[str, Any]], str]:
+    """The oracle plan with an invented answer field ``bad_times`` times in a row, then the oracle plan."""
+    sent: list[int] = [0]
+
+    def planner(task: dict[str, Any]) -> str:
+        sent[0] += 1
+        if sent[0] > bad_times:
+            return oracle_reply(task)
+        plan = task["oracle_plan"]
+        last = plan["steps"][-1]["id"]
+        return json.dumps(
+            {"steps": plan["steps"], "answer_spec": {**plan["answer_spec"], "from": f"{last}.nope"}}
+        )
+
+    return planner
+
+
+def test_a_repeated_plan_is_sampled_and_the_repeat_is_recorded(make_system, dev) -> None:
+    from pipeline.campaign.outcomes import outcome_of
+    from pipeline.scoring.metrics import summarize as metrics
+    from pipeline.systems.runner import summarize
+
+    task = count_task(dev)
+    system, server = make_system(scripted_rule(dev, planner=repeating_planner()))
+    rec = run_task(system, task)
+    assert rec.status == "answered" and rec.correct is True
+    assert [(a.valid, a.repeated) for a in rec.attempts] == [(False, False), (False, True), (True, False)]
+    assert rec.repeat_replies == 1 and rec.first_emission_valid is False
+    sampled = rec.attempts[2].sampling
+    assert sampled is not None and sampled["temperature"] > 0
+    planner_calls = [c for c in rec.llm_calls if c.role == "planner"]
+    assert [c.sampling for c in planner_calls] == [None, None, sampled]
+    assert server.log.chat_bodies[2]["seed"] == sampled["seed"]
+    line = TaskRecord.model_validate_json(rec.to_json()).model_dump(mode="json")
+    assert line["repeat_replies"] == 1 and line["attempts"][1]["repeated"] is True
+    assert summarize([line])["repeat_replies"] == 1
+    outcome = outcome_of({**line, "correct": True})
+    assert outcome is not None and (outcome.repeat_replies, outcome.repair_replies) == (1, 2)
+    assert metrics([outcome])["repeat_rate"] == {"value": 0.5, "num": 1, "den": 2}

@@ -1,0 +1,142 @@
+"""A repair that can change the answer (issue 25, item 1), against the scripted server (a test double).
+
+Measured with Qwen2.5-Coder-1.5B and SmolLM2 at temperature 0: every repair reply was byte-identical to the
+bad reply before it. These tests pin the fix: no assistant turn replays the bad reply, the repair names the
+failing step and field with the legal alternatives, and a reply that repeats an earlier attempt is asked
+again with seeded sampling (a fixed seed per task and attempt, so the response cache keeps reruns free and
+deterministic).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.api import OpContext, Store
+from models.client import ChatClient
+from models.config import Sampling
+from models.plan_repair import repeat_seed, targets
+from models.planner import PlannerConfig, plan_and_run
+from tests.models.conftest import config
+from tests.models.test_planner import by_turn, complete_with, invented_ref_plan, reach_plan, runner, task
+
+
+@pytest.fixture(scope="module")
+def ctx(head_store: Store) -> OpContext:
+    return OpContext(head_store)
+
+
+def fixed_plan() -> dict[str, Any]:
+    plan = invented_ref_plan()
+    plan["steps"][1]["args"]["input"] = {"$ref": "s1.rows[*].uid"}
+    return plan
+
+
+BAD, GOOD = json.dumps(invented_ref_plan()), json.dumps(fixed_plan())
+
+
+def run(client: ChatClient, ctx: OpContext, cfg: PlannerConfig | None = None, runs: list[Any] | None = None):
+    plan_runner = runner(ctx)
+
+    def counted(plan: dict[str, Any]) -> Any:
+        if runs is not None:
+            runs.append(plan)
+        return plan_runner(plan)
+
+    return plan_and_run(complete_with(client), task(), ctx, counted, cfg)
+
+
+def test_a_repeated_bad_plan_is_asked_again_with_seeded_sampling(scripted_client, ctx) -> None:
+    # the same bad plan twice (the second time re-indented: the same plan, other bytes), then a good one
+    server, client = scripted_client(by_turn(BAD, json.dumps(invented_ref_plan(), indent=2), GOOD))
+    out = run(client, ctx)
+    first, second, third = out.attempts
+    assert (first.valid, second.valid, third.valid) == (False, False, True)
+    assert (first.repeated, second.repeated, third.repeated) == (False, True, False)
+    assert second.sha256 == first.sha256 and third.sha256 != first.sha256
+    assert second.violations == first.violations  # the repeat's problems are the earlier attempt's
+    assert out.repeat_replies == 1 and out.repaired and out.trace is not None and out.trace.status == "ok"
+    bodies = server.log.chat_bodies
+    assert [b["temperature"] for b in bodies[:2]] == [0.0, 0.0] and [b["seed"] for b in bodies[:2]] == [0, 0]
+    # the retry of the repeated repair: the same repair, sampled with the task's seed for attempt 3
+    assert bodies[2]["temperature"] > 0 and bodies[2]["seed"] == repeat_seed("t/1", 3) != 0
+    assert bodies[2]["messages"] == bodies[1]["messages"]
+    assert third.sampling == {"temperature": bodies[2]["temperature"], "seed": bodies[2]["seed"]}
+    assert first.sampling is None and second.sampling is None
+    for body in bodies:  # the bad reply is never replayed as the model's own turn
+        assert all(m["role"] != "assistant" for m in body["messages"])
+    repair = bodies[1]["messages"][-1]["content"]
+    assert 'legal: ["truncated","cursor","rows","rows_total"]' in repair and "s2 args.input" in repair
+    assert '"keep":["s1"]' in repair
+
+
+def test_a_byte_identical_unreadable_reply_is_a_repeat(scripted_client, ctx) -> None:
+    server, client = scripted_client(by_turn("about 40", "about 40", json.dumps(reach_plan())))
+    out = run(client, ctx)
+    assert [a.repeated for a in out.attempts] == [False, True, False] and out.repeat_replies == 1
+    assert [a.sha256 for a in out.attempts[:2]] == [None, None] and out.attempts[2].valid
+    assert server.log.chat_bodies[2]["temperature"] > 0
+
+
+def test_each_repeat_gets_a_new_seed_and_the_budget_still_bounds_the_requests(scripted_client, ctx) -> None:
+    server, client = scripted_client(by_turn(BAD))  # the model never changes its plan
+    runs: list[Any] = []
+    out = run(client, ctx, runs=runs)
+    assert out.exhausted and server.log.chat_count == 4 and out.repeat_replies == 3
+    seeds = [b["seed"] for b in server.log.chat_bodies]
+    assert seeds[:2] == [0, 0] and seeds[2:] == [repeat_seed("t/1", 3), repeat_seed("t/1", 4)]
+    assert len(set(seeds[2:])) == 2
+    assert runs == []  # never valid, never run
+
+
+def test_a_repeated_plan_that_failed_at_run_time_is_not_run_again(scripted_client, ctx) -> None:
+    runs: list[Any] = []
+    # passes the verifier without contracts, fails at run time on the invented field, three times
+    _, client = scripted_client(by_turn(BAD, BAD, BAD, GOOD))
+    out = run(client, ctx, PlannerConfig(contracts=False), runs=runs)
+    assert [a.repeated for a in out.attempts] == [False, True, True, False]
+    assert [a.runtime_error is not None for a in out.attempts] == [True, True, True, False]
+    assert len(runs) == 2  # the bad plan once, the good one once: no double work on a repeat
+    assert out.trace is not None and out.trace.status == "ok"
+
+
+def test_sampled_repairs_are_deterministic_through_the_response_cache(scripted_client, ctx, tmp_path) -> None:
+    cache = tmp_path / "responses"
+    server, client = scripted_client(by_turn(BAD, BAD, GOOD), cache=cache)
+    out = run(client, ctx)
+    again = ChatClient(config(server.url, cache_dir=Path(cache)))
+    try:
+        rerun = run(again, ctx)
+    finally:
+        again.close()
+    assert server.log.chat_count == 3  # the rerun, sampled request included, came from the cache
+    assert [a.to_dict() for a in rerun.attempts] == [a.to_dict() for a in out.attempts]
+
+
+def test_the_sampling_override_reaches_the_request_and_its_cache_key(scripted_client) -> None:
+    _, client = scripted_client(lambda body: f"t={body['temperature']} s={body['seed']}")
+    messages = [{"role": "user", "content": "hi"}]
+    greedy = client.complete(messages)
+    sampled = client.complete(messages, sampling=Sampling(0.7, 42))
+    assert (greedy.text, sampled.text) == ("t=0.0 s=0", "t=0.7 s=42")
+    assert greedy.request_hash != sampled.request_hash
+
+
+def test_targets_name_failing_fields_and_keep_the_rest() -> None:
+    plan = {"steps": [{"id": "s1"}, {"id": "s2"}, {"id": "s3"}], "answer_spec": {}}
+    problems = [
+        {"code": "output_field", "step": "s2", "field": "args.input"},
+        {"code": "answer_field", "step": "s3", "field": "answer_spec.from"},
+    ]
+    assert targets(problems, plan) == {"change": ["s2.args.input", "answer_spec.from"], "keep": ["s1", "s3"]}
+    # a problem of the whole plan names no target: nothing is promised to be kept
+    assert targets([{"code": "schema", "message": "steps is not a list"}], plan) == {"change": [], "keep": []}
+
+
+def test_repeat_seeds_are_fixed_31_bit_and_differ_by_task_and_attempt() -> None:
+    seeds = {repeat_seed(t, n) for t in ("a", "b") for n in (2, 3, 4)}
+    assert len(seeds) == 6 and all(0 <= s < 2**31 for s in seeds)
+    assert repeat_seed("a", 2) == repeat_seed("a", 2)
