@@ -21,8 +21,9 @@ the earlier attempt's): the same repair is re-sent with seeded sampling. Every a
 ``repeated`` and its ``sampling``.
 
 Ablation switches (:class:`PlannerConfig`): ``contracts=False`` disables the verifier's declared-output
-check (an invented field then fails at run time instead), ``constrained=True`` sends :func:`plan_schema`
-as the structured-output response format.
+check (an invented field then fails at run time instead), ``units=False`` its units check (issue 24: a
+plan summing time points then runs), ``constrained=True`` sends :func:`plan_schema` as the
+structured-output response format.
 """
 
 from __future__ import annotations
@@ -221,15 +222,15 @@ def plan_schema(kind: str | None) -> dict[str, Any]:
 class PlannerConfig:
     repair_budget: int = 3  # repairs after the first attempt
     contracts: bool = True  # the verifier's declared-output-field check (off: the no-contracts ablation)
+    units: bool = True  # the verifier's units check (off: the no-units ablation)
     constrained: bool = False  # send plan_schema as the response format
     max_tokens: int | None = None
     #: temperature of the seeded retry after a repeated reply (models.plan_repair)
     repeat_temperature: float = REPEAT_TEMPERATURE
 
     def verifier_config(self, task_uids: frozenset[str]) -> VerifierConfig:
-        if self.contracts:
-            return VerifierConfig(task_uids=task_uids)
-        return VerifierConfig.without("output_contracts", task_uids=task_uids)
+        off = [g for g, on in (("output_contracts", self.contracts), ("units", self.units)) if not on]
+        return VerifierConfig.without(*off, task_uids=task_uids)
 
 
 @dataclass

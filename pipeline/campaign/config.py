@@ -56,12 +56,12 @@ class AblationConf(_Strict):
     description: str = ""
     """What the ablation removes, in one line (shown in the report)."""
     switches: dict[str, bool] = Field(default_factory=dict)
-    """tgms config switches set by this ablation: contracts, taint, gating, constrained, memory."""
+    """tgms config switches set by this ablation: contracts, units, taint, gating, constrained, memory."""
 
     @field_validator("switches")
     @classmethod
     def _known_switches(cls, v: dict[str, bool]) -> dict[str, bool]:
-        allowed = {"contracts", "taint", "gating", "constrained", "memory"}
+        allowed = {"contracts", "units", "taint", "gating", "constrained", "memory"}
         unknown = sorted(set(v) - allowed)
         if unknown:
             raise ValueError(f"unknown ablation switches {unknown}; allowed: {sorted(allowed)}")

@@ -9,7 +9,7 @@ rates its claims against the trace; the gate drops unsupported claims and abstai
 backs the typed answer.
 
 Ablations (:class:`TgmsConfig`, the paper's switches): ``contracts=False`` turns off the verifier's
-declared-output check, ``taint=False`` turns off truncation taint in the executor and the claim verifier,
+declared-output check, ``units=False`` its units check (issue 24), ``taint=False`` turns off truncation taint in the executor and the claim verifier,
 ``gating=False`` emits the reporter's answer as is (the verdicts and the gate's decision are still
 recorded), ``constrained=True`` sends the plan schema as the structured-output format, ``memory=True``
 (off by default) builds the store's weekly memory notes when the system is built and puts the notes of each
@@ -54,6 +54,7 @@ from pipeline.systems.tgms_memory import TaskMemory
 
 class TgmsConfig(SystemConfig):
     contracts: bool = True  # the verifier's declared-output-field check
+    units: bool = True  # the verifier's units check (a sum of time points, a count from a time)
     taint: bool = True  # truncation taint (executor and claim verifier)
     gating: bool = True  # drop unsupported claims / abstain
     constrained: bool = False  # plan JSON schema as the response format
@@ -70,6 +71,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
     planner = PlannerConfig(
         repair_budget=env.settings.repair_budget,
         contracts=config.contracts,
+        units=config.units,
         constrained=config.constrained,
     )
     store_digest = env.store().digest()

@@ -317,3 +317,15 @@ def test_a_plan_without_answer_spec_is_repaired_not_run(scripted_client, ctx) ->
     assert [a.valid for a in out.attempts] == [False, True] and out.first_emission_valid is False
     assert [v["code"] for v in out.attempts[0].violations] == ["answer_spec"]
     assert "answer_spec" in server.log.chat_bodies[1]["messages"][-1]["content"]
+
+
+def test_the_units_switch_turns_off_only_the_units_check() -> None:
+    """The no_units ablation (conf/ablation/no_units.yaml): the planner's verifier skips the units group."""
+    from models.planner import PlannerConfig
+
+    on = PlannerConfig().verifier_config(frozenset({"n9"}))
+    off = PlannerConfig(units=False).verifier_config(frozenset({"n9"}))
+    assert "units" in on.checks and "units" not in off.checks
+    assert off.checks == on.checks - {"units"} and off.task_uids == frozenset({"n9"})
+    both = PlannerConfig(units=False, contracts=False).verifier_config(frozenset())
+    assert both.checks == on.checks - {"units", "output_contracts"}
