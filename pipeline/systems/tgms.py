@@ -9,11 +9,12 @@ rates its claims against the trace; the gate drops unsupported claims and abstai
 backs the typed answer.
 
 Ablations (:class:`TgmsConfig`, the paper's switches): ``contracts=False`` turns off the verifier's
-declared-output check, ``units=False`` its units check (issue 24), ``taint=False`` turns off truncation
-taint in the executor and the claim verifier, ``gating=False`` emits the reporter's answer as is (the
-verdicts and the gate's decision are still recorded), ``constrained=True`` sends the plan schema as the
-structured-output format, ``memory=True`` (off by default) builds the store's weekly memory notes when the system is built and puts the notes of each
-question's weeks in its planner prompt (:mod:`pipeline.systems.tgms_memory`, docs/memory.md).
+declared-output check, ``units=False`` its units check (issue 24), ``taint=False`` turns off truncation taint
+in the executor and the claim verifier, ``gating=False`` emits the reporter's answer as is (the verdicts and
+the gate's decision are still recorded), ``constrained=True`` sends the plan schema as the structured-output
+format, ``memory=True`` (off by default) builds the store's weekly memory notes when the system is built and
+puts the notes of each question's weeks in its planner prompt (:mod:`pipeline.systems.tgms_memory`,
+docs/memory.md).
 
 The record: every plan attempt (``attempts``, ``first_emission_valid``, ``repeat_replies``), the trace
 digest and status, the reporter's source, the claim verdicts and the gate's decision; ``answer`` is what
