@@ -22,8 +22,12 @@ the earlier attempt's): the same repair is re-sent with seeded sampling. Every a
 
 Ablation switches (:class:`PlannerConfig`): ``contracts=False`` disables the verifier's declared-output
 check (an invented field then fails at run time instead), ``units=False`` its units check (issue 24: a
-plan summing time points then runs), ``constrained=True`` sends :func:`plan_schema` as the
-structured-output response format.
+plan summing time points then runs), ``schema`` picks the structured-output response format:
+``"generic"`` sends :func:`plan_schema` (the outline, args free), ``"per_operator"`` sends
+:func:`models.plan_schema.per_operator_schema` (a union over operators, each with its own args, so a
+constrained decoder cannot invent keys; ``schema_ops`` narrows the union), ``"none"`` (the default) sends
+none. ``constrained=True`` is the older spelling of ``schema="generic"`` (the ``constrained_decoding``
+ablation).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 
 from engine.api import (
     ANSWER_KINDS,
+    InvalidArgError,
     OpContext,
     TGMSError,
     Trace,
@@ -52,9 +57,9 @@ from models.config import Sampling
 from models.errors import ModelOutputError
 from models.manual import operator_manual
 from models.plan_repair import REPEAT_TEMPERATURE, repair_messages, repeat_seed
+from models.plan_schema import MAX_STEPS, SCHEMAS, STEP_ID_PATTERN, per_operator_schema
 from models.prompting import extract_json, fence, fence_json
 
-MAX_STEPS = 12
 #: runtime error codes the model can act on (the rest, e.g. a backend failure, end the loop)
 REPAIRABLE = ("E_COST", "E_NOT_FOUND", "E_INVALID_ARG", "E_UPSTREAM", "E_LIMIT", "E_SCHEMA", "E_GROUNDING")
 
@@ -189,8 +194,7 @@ def plan_schema(kind: str | None) -> dict[str, Any]:
     if kind is not None and kind not in ANSWER_KINDS:
         raise ModelOutputError(f"unknown answer kind {kind!r}", allowed=list(ANSWER_KINDS))
     kinds = [kind] if kind is not None else list(ANSWER_KINDS)
-    # step ids as a pattern: SmolLM2 under a grammar without it named steps after node uids ("n431")
-    step_id = {"type": "string", "pattern": "^s[0-9]{1,2}$"}
+    step_id = {"type": "string", "pattern": STEP_ID_PATTERN}
     step = {
         "type": "object",
         "properties": {
@@ -223,10 +227,30 @@ class PlannerConfig:
     repair_budget: int = 3  # repairs after the first attempt
     contracts: bool = True  # the verifier's declared-output-field check (off: the no-contracts ablation)
     units: bool = True  # the verifier's units check (off: the no-units ablation)
-    constrained: bool = False  # send plan_schema as the response format
+    constrained: bool = False  # the older spelling of schema="generic" (kept for the existing ablation)
+    #: the response format: "none", "generic" (plan_schema) or "per_operator" (models.plan_schema)
+    schema: str = "none"
+    #: per_operator only: the operators the union offers (None: all of them; retrieval narrows it)
+    schema_ops: tuple[str, ...] | None = None
     max_tokens: int | None = None
     #: temperature of the seeded retry after a repeated reply (models.plan_repair)
     repeat_temperature: float = REPEAT_TEMPERATURE
+
+    def __post_init__(self) -> None:
+        if self.schema not in SCHEMAS:
+            raise InvalidArgError(f"unknown plan schema {self.schema!r}", allowed=list(SCHEMAS))
+
+    @property
+    def schema_choice(self) -> str:
+        """The schema sent: ``schema``, or "generic" when only ``constrained`` asks for one."""
+        return "generic" if self.schema == "none" and self.constrained else self.schema
+
+    def response_schema(self, kind: str | None) -> dict[str, Any] | None:
+        """The JSON schema the planner sends as the response format for a task of this answer kind."""
+        choice = self.schema_choice
+        if choice == "per_operator":
+            return per_operator_schema(kind, self.schema_ops)
+        return plan_schema(kind) if choice == "generic" else None
 
     def verifier_config(self, task_uids: frozenset[str]) -> VerifierConfig:
         off = [g for g, on in (("output_contracts", self.contracts), ("units", self.units)) if not on]
@@ -343,7 +367,7 @@ def plan_and_run(
     """
     cfg = config or PlannerConfig()
     vcfg = cfg.verifier_config(frozenset(task.input_uids))
-    schema = plan_schema(task.kind) if cfg.constrained else None
+    schema = cfg.response_schema(task.kind)
     base = first_messages(task)
     messages = base
     outcome = outcome if outcome is not None else PlanOutcome(attempts=[])

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engine.api import DATASETS, InvalidArgError
+from models.plan_schema import SCHEMAS as PLAN_SCHEMAS
 
 
 class _Strict(BaseModel):
@@ -55,16 +56,22 @@ class AblationConf(_Strict):
 
     description: str = ""
     """What the ablation removes, in one line (shown in the report)."""
-    switches: dict[str, bool] = Field(default_factory=dict)
-    """tgms config switches set by this ablation: contracts, units, taint, gating, constrained, memory."""
+    switches: dict[str, bool | str] = Field(default_factory=dict)
+    """tgms config switches set by this ablation: contracts, units, taint, gating, constrained, memory
+    (booleans) and plan_schema (none, generic or per_operator)."""
 
     @field_validator("switches")
     @classmethod
-    def _known_switches(cls, v: dict[str, bool]) -> dict[str, bool]:
-        allowed = {"contracts", "units", "taint", "gating", "constrained", "memory"}
+    def _known_switches(cls, v: dict[str, bool | str]) -> dict[str, bool | str]:
+        allowed = {"contracts", "units", "taint", "gating", "constrained", "memory", "plan_schema"}
         unknown = sorted(set(v) - allowed)
         if unknown:
             raise ValueError(f"unknown ablation switches {unknown}; allowed: {sorted(allowed)}")
+        for name, value in v.items():
+            if name == "plan_schema" and value not in PLAN_SCHEMAS:
+                raise ValueError(f"plan_schema {value!r}: one of {', '.join(PLAN_SCHEMAS)}")
+            if name != "plan_schema" and not isinstance(value, bool):
+                raise ValueError(f"ablation switch {name} takes true or false, not {value!r}")
         return v
 
 

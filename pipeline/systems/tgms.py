@@ -11,10 +11,12 @@ backs the typed answer.
 Ablations (:class:`TgmsConfig`, the paper's switches): ``contracts=False`` turns off the verifier's
 declared-output check, ``units=False`` its units check (issue 24), ``taint=False`` turns off truncation taint
 in the executor and the claim verifier, ``gating=False`` emits the reporter's answer as is (the verdicts and
-the gate's decision are still recorded), ``constrained=True`` sends the plan schema as the structured-output
-format, ``memory=True`` (off by default) builds the store's weekly memory notes when the system is built and
-puts the notes of each question's weeks in its planner prompt (:mod:`pipeline.systems.tgms_memory`,
-docs/memory.md).
+the gate's decision are still recorded), ``plan_schema`` picks the structured-output format of the planner
+(``"generic"``: the plan outline with free args; ``"per_operator"``: a union over operators, each with its
+own args, so a constrained model cannot invent keys; ``"none"``, the default: free generation;
+``constrained=True`` is the older spelling of ``"generic"``), ``memory=True`` (off by default) builds the
+store's weekly memory notes when the system is built and puts the notes of each question's weeks in its
+planner prompt (:mod:`pipeline.systems.tgms_memory`, docs/memory.md).
 
 The record: every plan attempt (``attempts``, ``first_emission_valid``, ``repeat_replies``), the trace
 digest and status, the reporter's source, the claim verdicts and the gate's decision; ``answer`` is what
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -58,7 +60,10 @@ class TgmsConfig(SystemConfig):
     units: bool = True  # the verifier's units check (a sum of time points, a count from a time)
     taint: bool = True  # truncation taint (executor and claim verifier)
     gating: bool = True  # drop unsupported claims / abstain
-    constrained: bool = False  # plan JSON schema as the response format
+    constrained: bool = False  # the generic plan schema as the response format (= plan_schema "generic")
+    #: the planner's response format (models.planner.PlannerConfig.schema); not in conf/system/tgms.yaml,
+    #: so existing campaigns keep their ids
+    plan_schema: Literal["none", "generic", "per_operator"] = "none"
     memory: bool = False  # evolution memory: weekly notes of the question's window in the planner prompt
     memory_k: int = Field(3, ge=1, le=10)  # notes per prompt at most
 
@@ -74,6 +79,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
         contracts=config.contracts,
         units=config.units,
         constrained=config.constrained,
+        schema=config.plan_schema,
     )
     store_digest = env.store().digest()
     memory = TaskMemory(env, store_digest, config.memory_k) if config.memory else None

@@ -36,7 +36,14 @@ def test_the_issue_groups_exist() -> None:
     for group, names in {
         "suite": {"collegemsg", "bitcoin_otc", "email_eu", "synthetic"},
         "system": {"tgms", "vector_rag", "static_graph_rag", "text_to_cypher"},
-        "ablation": {"none", "no_output_contracts", "no_taint", "no_gating", "constrained_decoding"},
+        "ablation": {
+            "none",
+            "no_output_contracts",
+            "no_taint",
+            "no_gating",
+            "constrained_decoding",
+            "constrained_per_operator",
+        },
         "cluster": {"local", "ray", "slurm"},
         "experiment": {"frozen_test", "scale_study", "mutations", "ops_bench", "smoke", "main"},
     }.items():
@@ -74,6 +81,14 @@ def test_lists_sweep_inside_one_run_and_scalars_are_lists() -> None:
     assert system_config(config, cells[1])["taint"] is False
 
 
+def test_the_per_operator_schema_ablation_reaches_the_tgms_knobs() -> None:
+    config = load("systems=tgms", "ablations=[constrained_decoding,constrained_per_operator]")
+    knobs = [system_config(config, c) for c in cells_of(config)]
+    assert [(k.get("constrained"), k.get("plan_schema")) for k in knobs] == [
+        (True, None), (False, "per_operator"),
+    ]  # fmt: skip
+
+
 def test_baselines_run_only_without_ablation() -> None:
     config = load("systems=[tgms,vector_rag]", "ablations=[none,no_gating]")
     assert sorted((c.system, c.ablation) for c in cells_of(config)) == [
@@ -96,6 +111,8 @@ def test_campaign_id_ignores_where_it_runs() -> None:
         (["seeds=[0,0]"], "seeds"),
         (["+model.temprature=0.5"], "model.temprature"),
         (["+catalog.ablations.no_taint.switches.tainted=false"], "switches"),
+        (["catalog.ablations.constrained_per_operator.switches.plan_schema=per_op"], "switches"),
+        (["catalog.ablations.no_taint.switches.taint=per_operator"], "switches"),
         (["experiment.split=train"], "experiment.split"),
         (["catalog.suites.collegemsg.dataset=nowhere"], "dataset"),
     ],
