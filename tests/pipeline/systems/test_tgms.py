@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from engine.api import ExecConfig, OpContext, Store, build_plan, execute
+from models.plan_schema import per_operator_schema
 from models.planner import static_prefix
 from models.prompting import escape
 from models.reporter import SYSTEM as REPORTER_SYSTEM
@@ -154,6 +155,32 @@ def test_constrained_and_config_switches(make_system, dev) -> None:
     assert planner_body["response_format"]["json_schema"]["schema"]["properties"]["steps"]["maxItems"] == 12
     with pytest.raises(Exception) as err:
         make_system(scripted_rule(dev), gatting=False)
+    assert getattr(err.value, "code", None) == "E_INVALID_ARG"
+
+
+def test_the_per_operator_schema_accepts_every_oracle_plan_and_reaches_the_planner(
+    make_system, cm_small
+) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    tasks = [t for split in ("dev", "test") for t in cm_small.suite["splits"][split]]
+    assert len({t["template"] for t in tasks}) >= 15
+    refused = {}
+    for t in tasks:  # the part the model writes: a constrained model must be able to write every oracle plan
+        schema = per_operator_schema(t["answer_kind"])
+        error = jsonschema.exceptions.best_match(
+            jsonschema.Draft202012Validator(schema).iter_errors(json.loads(oracle_reply(t)))
+        )
+        if error is not None:
+            refused[t["id"]] = error.message
+    assert refused == {}
+    task = count_task(cm_small.dev)
+    system, server = make_system(scripted_rule(cm_small.dev), plan_schema="per_operator")
+    assert system.config == TgmsConfig(plan_schema="per_operator")
+    assert run_task(system, task).correct is True
+    sent = server.log.chat_bodies[0]["response_format"]["json_schema"]["schema"]
+    assert sent == per_operator_schema("count")
+    with pytest.raises(Exception) as err:
+        make_system(scripted_rule(cm_small.dev), plan_schema="per_op")
     assert getattr(err.value, "code", None) == "E_INVALID_ARG"
 
 
