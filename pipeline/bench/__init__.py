@@ -15,6 +15,7 @@ BENCHES: dict[str, str] = {
     "traversal": "traversal_bench",
     "calibrate": "calibrate",
     "campaign": "campaign_bench",
+    "planner": "planner_bench",
 }
 
 __all__ = ["BENCHES"]

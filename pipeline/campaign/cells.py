@@ -14,7 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from engine.api import InvalidArgError
 from pipeline.campaign.config import CampaignConfig
+from pipeline.tasks.slices import apply_slice, pick_listed
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -66,9 +68,17 @@ def system_config(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
     return knobs
 
 
-def select_tasks(suite: dict[str, Any], split: str, per_family: int | None, limit: int | None) -> list[dict]:
+def select_tasks(
+    suite: dict[str, Any],
+    split: str,
+    per_family: int | None,
+    limit: int | None,
+    slice_: str | None = None,
+    task_ids: list[str] | None = None,
+) -> list[dict]:
     """The tasks of ``split`` (``all``: dev then test), a stratified slice of at most ``per_family`` per
-    family, then at most ``limit``; the result is in task-id order.
+    family, then the named slice ``slice_`` (``stratified-N``, :mod:`pipeline.tasks.slices`) or exactly the
+    listed ``task_ids``, then at most ``limit``; the result is in task-id order.
 
     The slice takes a family's templates in turn (the first task of each template by id, then the
     second, ...), so two tasks of a family are two different questions where the family has them, and the
@@ -90,6 +100,13 @@ def select_tasks(suite: dict[str, Any], split: str, per_family: int | None, limi
                 taken[fam] = taken.get(fam, 0) + 1
                 kept.append(t)
         tasks = sorted(kept, key=lambda t: t["id"])
+    if task_ids is not None:
+        try:
+            tasks = pick_listed(tasks, task_ids)
+        except KeyError as exc:
+            raise InvalidArgError(f"experiment.task_list: {exc.args[0]}", split=split) from None
+    elif slice_ is not None:
+        tasks = apply_slice(tasks, slice_)
     return tasks[:limit] if limit is not None else tasks
 
 
@@ -100,5 +117,9 @@ def campaign_id(config: CampaignConfig) -> str:
     raw.pop("run", None)
     raw.pop("tracking", None)
     raw.pop("cluster", None)
+    # options added after campaigns were run: left out while unset, so those campaigns keep their ids
+    for key in ("slice", "task_list"):
+        if raw["experiment"].get(key) is None:
+            raw["experiment"].pop(key, None)
     text = json.dumps(raw, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -205,6 +205,12 @@ class ExperimentConf(_Strict):
     """The suite split the cells run."""
     per_family: int | None = Field(None, ge=1)
     """A stratified slice: at most this many tasks per family (first by task id), None for all."""
+    slice: str | None = Field(None, pattern=r"^stratified-[1-9][0-9]*$")
+    """A named slice of the split, after ``per_family``: ``stratified-N`` takes N tasks with the families
+    (the probes among them) and their templates taking turns (pipeline.tasks.slices); None for all."""
+    task_list: str | None = None
+    """A file of task ids (one per line, ``#`` comments) to run instead of a slice: exactly those tasks of
+    the split, an id the split lacks is an error."""
     limit: int | None = Field(None, ge=1)
     """At most this many tasks per suite after slicing, None for all."""
     evaluate: bool = True

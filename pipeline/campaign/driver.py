@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, TGMSError, replay
+from engine.api import InvalidArgError, NotFoundError, TGMSError, replay
 from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
 from pipeline.campaign.cells import Cell, campaign_id, cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
@@ -107,12 +107,22 @@ def evaluate(
     from pipeline.campaign.ray_runtime import ray_session
     from pipeline.campaign.records import latest_records
 
+    listed = None
+    if config.experiment.task_list is not None:
+        from pipeline.tasks.slices import read_task_list
+
+        path = Path(config.experiment.task_list)
+        if not path.is_file():
+            raise NotFoundError(f"experiment.task_list: no file at {path}", path=str(path))
+        listed = read_task_list(path.read_text(encoding="utf-8"))
     tasks = {
         name: select_tasks(
             json.loads((path / SUITE).read_text(encoding="utf-8")),
             config.experiment.split,
             config.experiment.per_family,
             config.experiment.limit,
+            config.experiment.slice,
+            listed,
         )
         for name, (path, _) in bundles.items()
     }

@@ -1,7 +1,8 @@
 """Live progress of a campaign: tasks done per cell, accuracy so far, rate and ETA.
 
 The driver feeds every finished record to :meth:`Progress.record`; a background thread prints a compact
-table to stderr every few seconds while anything changed (stdout stays for the tables). On a terminal the
+table to stderr every few seconds while anything changed, and at least once a minute as a heartbeat (a
+task on a CPU model takes minutes; stdout stays for the tables). On a terminal the
 table is redrawn in place; in a log file (sbatch, CI) each update is appended, so the history stays
 readable.
 """
@@ -26,8 +27,11 @@ class CellProgress:
 
 
 class Progress:
-    def __init__(self, every_s: float = 2.0, out: TextIO | None = None) -> None:
+    def __init__(self, every_s: float = 2.0, out: TextIO | None = None, heartbeat_s: float = 60.0) -> None:
         self.every_s = every_s
+        # a CPU model takes minutes per task: redraw now and then anyway, so a log shows the run is alive
+        self.heartbeat_s = heartbeat_s
+        self._last_draw = time.monotonic()
         self.out = out or sys.stderr
         self.cells: dict[str, CellProgress] = {}
         self._lock = threading.Lock()
@@ -82,9 +86,11 @@ class Progress:
 
     def draw(self, final: bool = False) -> None:
         with self._lock:
-            if not self._dirty and not final:
+            quiet = time.monotonic() - self._last_draw >= self.heartbeat_s
+            if not self._dirty and not final and not quiet:
                 return
             self._dirty = False
+            self._last_draw = time.monotonic()
         text = self.render()
         if self._tty and self._lines_drawn:
             self.out.write(f"\x1b[{self._lines_drawn}F\x1b[J")

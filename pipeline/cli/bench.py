@@ -1,7 +1,8 @@
 """Benchmarks (not tests), one subcommand each: ``tgms bench ops`` (operators on synthetic stores and the
 task templates' calls on CollegeMsg), ``peers`` (side by side with Raphtory), ``store`` (ingest, replay,
 size, open), ``cold`` (open + first query in fresh processes), ``metrics``, ``motifs``, ``traversal``
-(finer operator cases) and ``calibrate`` (fit the cost guard's coefficients).
+(finer operator cases), ``calibrate`` (fit the cost guard's coefficients), ``campaign`` (fan-out
+throughput) and ``planner`` (a planner configuration with a model, run as a campaign).
 
 Every benchmark prints its table to stdout and, with ``--json OUT``, writes its records. Only an explicit
 ``--update-docs [FILE]`` rewrites the benchmark's own section of ``docs/benchmarks.md`` (or FILE), so a run

@@ -3,6 +3,8 @@ naming its path before anything starts (no run directory, no bundle, no server).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -163,3 +165,20 @@ def test_cli_refuses_a_bad_value_before_anything_starts(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert '"E_INVALID_ARG"' in proc.stderr and "model.concurrency" in proc.stderr
     assert not (tmp_path / "run" / "mlflow.db").exists() and not (tmp_path / "run" / "bundles").exists()
+
+
+def test_slice_option_validated_and_unset_keeps_the_campaign_id() -> None:
+    """``experiment.slice`` (issue 25): a bad name fails at validation; unset, the id is what it was before
+    the option existed (the campaign id of the default config, pinned)."""
+    assert load("experiment.slice=stratified-30").experiment.slice == "stratified-30"
+    with pytest.raises(InvalidArgError, match=r"experiment\.slice"):
+        load("experiment.slice=random-30")
+    base = load()
+    assert campaign_id(base) != campaign_id(load("experiment.slice=stratified-30"))
+    raw = base.model_dump(mode="json")
+    for key in ("slice", "task_list"):
+        raw["experiment"].pop(key)
+    for key in ("run", "tracking", "cluster"):
+        raw.pop(key)
+    text = json.dumps(raw, sort_keys=True, separators=(",", ":"))
+    assert campaign_id(base) == hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
