@@ -228,16 +228,6 @@ class UnitTree:
             return "an interval object" if self.is_interval else "an object"
         return "unknown"
 
-    def to_doc(self) -> dict[str, Any] | str | None:
-        """A compact JSON view for docs and messages."""
-        if self.unit is not None:
-            return self.unit.value
-        if self.item is not None:
-            return {"[*]": self.item.to_doc()}
-        if self.fields is not None:
-            return {k: v.to_doc() for k, v in self.fields}
-        return None
-
 
 UNKNOWN = UnitTree()
 
