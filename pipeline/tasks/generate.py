@@ -1,5 +1,11 @@
 """Generating a suite: draw every template on a store, compute and cross-check gold, filter degenerate
-draws, split 20/80 by family, write one canonical JSON file.
+draws, split 20/80 by family, draw a disjoint ``train`` split, write one canonical JSON file.
+
+The ``train`` split (DESIGN §4, issue 25) holds the worked plans a planner may retrieve: per template up to
+:data:`TRAIN_DRAWS` draws from a second seeded stream, taken after dev and test are fixed (so adding it
+changes neither, nor ``test_sha256``), and refused when they share a draw, a task id or a question text
+with any dev or test task. Its oracle plans are run like the others (a train plan that fails or is
+refused is no example). Correction probes have no train draws.
 
 Per template, drafts are drawn (seeded) until :data:`DRAWS` tasks are accepted or :data:`ATTEMPTS` drafts
 were tried. A draft whose gold value already occurs :func:`value_cap` times in the template is dropped as
@@ -26,8 +32,10 @@ from pipeline.tasks.gold import compute_gold, plan_json
 from pipeline.tasks.model import Draft, Template, all_templates
 from pipeline.tasks.sampler import Sampler
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"  # 2: the train split
 DRAWS = 8
+TRAIN_DRAWS = 3
+TRAIN_STREAM = 1  # the train draws' generator stream (dev/test draw from stream 0)
 ATTEMPTS = 40
 DEV_SHARE = 0.2
 MIN_DISTINCT = 3
@@ -42,6 +50,7 @@ class TemplateRun:
     tasks: list[dict[str, Any]] = field(default_factory=list)
     refused: list[dict[str, Any]] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
+    keys: set[tuple[Any, ...]] = field(default_factory=set)  # every draw seen (train must avoid them)
 
 
 def _question(tmpl: Template, k: int, draft: Draft) -> tuple[int, str]:
@@ -101,6 +110,7 @@ def run_template(
             out.dropped["duplicate draw"] += 1
             continue
         seen.add(draft.key)
+        out.keys.add(draft.key)
         k = len(out.tasks) + len(out.refused)
         task_id = f"{dataset}/{tmpl.name}/{k:02d}"
         para, question = _question(tmpl, k, draft)
@@ -128,6 +138,40 @@ def run_template(
             f"  {tmpl.name:24s} {len(out.tasks)} tasks, {len(out.refused)} refused, "
             f"{sum(out.dropped.values())} dropped"
         )
+    return out
+
+
+def run_train(
+    ctx: OpContext,
+    tmpl: Template,
+    sampler: Sampler,
+    dataset: str,
+    avoid_keys: set[tuple[Any, ...]],
+    avoid_questions: set[str],
+    config: ExecConfig | None = None,
+) -> list[dict[str, Any]]:
+    """Up to :data:`TRAIN_DRAWS` train tasks of ``tmpl``: draws none of whose key or question text is one
+    of dev/test's, whose oracle plan runs to an answer. Ids are ``<dataset>/<template>/train-NN``, so no id
+    is shared either. Gold is computed by the oracle plan alone (no cross-check: it is never scored)."""
+    out: list[dict[str, Any]] = []
+    seen = set(avoid_keys)
+    for _ in range(ATTEMPTS):
+        if len(out) >= TRAIN_DRAWS:
+            break
+        draft = tmpl.draw(sampler)
+        if draft is None or draft.key in seen:
+            continue
+        seen.add(draft.key)
+        k = len(out)
+        task_id = f"{dataset}/{tmpl.name}/train-{k:02d}"
+        para, question = _question(tmpl, k, draft)
+        if question in avoid_questions:
+            continue
+        plan = plan_json(task_id, question, tmpl, draft)
+        g = compute_gold(ctx, None, tmpl, draft, plan, config)
+        if g.status != "ok":
+            continue
+        out.append(task_record(task_id, tmpl, para, question, draft, plan, g.gold, g.answer_object))
     return out
 
 
@@ -197,11 +241,13 @@ def generate_suite(
     refused: list[dict[str, Any]] = []
     dropped: dict[str, dict[str, int]] = {}
     templates = [t for t in all_templates() if t.applies(dataset)]
+    keys: dict[str, set[tuple[Any, ...]]] = {}
     for i, tmpl in enumerate(templates):
-        rng = np.random.default_rng([seed, i, int(hashlib.sha256(tmpl.name.encode()).hexdigest()[:8], 16)])
+        rng = np.random.default_rng([seed, i, _name_hash(tmpl.name)])
         run = run_template(ctx, ostore, tmpl, Sampler(ctx, dataset, rng, manifest), dataset, progress, config)
         tasks += run.tasks
         refused += run.refused
+        keys[tmpl.name] = run.keys
         if run.dropped:
             dropped[tmpl.name] = dict(sorted(run.dropped.items()))
     if probes:
@@ -212,6 +258,9 @@ def generate_suite(
         if progress:
             progress(f"  {'probes':24s} {len(run.tasks) // 2} pairs, {sum(run.dropped.values())} dropped")
     dev, test = split(tasks, seed)
+    train = _train_split(ctx, templates, tasks, refused, keys, dataset, seed, manifest, config)
+    if progress:
+        progress(f"  {'train':24s} {len(train)} worked plans (disjoint from dev and test)")
     used = sorted({s["op"] for t in tasks for s in t["oracle_plan"]["steps"]})
     return {
         "format": "tgms-suite",
@@ -229,11 +278,39 @@ def generate_suite(
             for t in templates
         },
         "operators_used": used,
-        "splits": {"dev": dev, "test": test},
+        "splits": {"dev": dev, "test": test, "train": train},
         "test_sha256": sha256_hex(canonical_json(test)),
         "refused": refused,
         "dropped": dropped,
     }
+
+
+def _name_hash(name: str) -> int:
+    return int(hashlib.sha256(name.encode()).hexdigest()[:8], 16)
+
+
+def _train_split(
+    ctx: OpContext,
+    templates: list[Template],
+    tasks: list[dict[str, Any]],
+    refused: list[dict[str, Any]],
+    keys: dict[str, set[tuple[Any, ...]]],
+    dataset: str,
+    seed: int,
+    manifest: dict[str, Any] | None,
+    config: ExecConfig | None,
+) -> list[dict[str, Any]]:
+    """The train split: for templates that kept dev/test tasks, draws from :data:`TRAIN_STREAM`."""
+    kept = {t["template"] for t in tasks}
+    questions = {t["question"] for t in (*tasks, *refused)}
+    train: list[dict[str, Any]] = []
+    for i, tmpl in enumerate(templates):
+        if tmpl.name not in kept:  # a dropped (degenerate) template teaches nothing
+            continue
+        rng = np.random.default_rng([seed, i, _name_hash(tmpl.name), TRAIN_STREAM])
+        sampler = Sampler(ctx, dataset, rng, manifest)
+        train += run_train(ctx, tmpl, sampler, dataset, keys.get(tmpl.name, set()), questions, config)
+    return sorted(train, key=lambda t: t["id"])
 
 
 def suite_text(suite: dict[str, Any]) -> str:

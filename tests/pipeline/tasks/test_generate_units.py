@@ -86,3 +86,31 @@ def test_templates_have_three_distinct_paraphrases_and_cover_every_operator() ->
     with pytest.raises(ValueError, match="family"):
         template("bad", family="T9", kind="count", paraphrases=("a", "b", "c"), ops=())
     assert "bad" not in TEMPLATES
+
+
+def test_the_train_split_is_disjoint_and_leaves_dev_and_test_as_they_were(
+    ctx: OpContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pipeline.tasks.generate as gen
+
+    suite = generate_suite(ctx, "synthetic", 1, store_digest="x", ostore=None)
+    train = suite["splits"]["train"]
+    held = suite["splits"]["dev"] + suite["splits"]["test"]
+    assert train, "the generator draws worked plans for the planner"
+    assert not {t["id"] for t in train} & {t["id"] for t in held}
+    assert not {t["question"] for t in train} & {t["question"] for t in held + suite["refused"]}
+    assert not {gen.canonical_json(t["oracle_plan"]["steps"]) for t in train} & {
+        gen.canonical_json(t["oracle_plan"]["steps"]) for t in held
+    }
+    assert all(t["id"].rsplit("/", 1)[1].startswith("train-") for t in train)
+    assert {t["template"] for t in train} <= {t["template"] for t in held}
+    per = {t["template"]: 0 for t in train}
+    for t in train:
+        per[t["template"]] += 1
+    assert max(per.values()) <= gen.TRAIN_DRAWS
+    # drawing train draws changes neither dev nor test (a separate stream, drawn after them)
+    monkeypatch.setattr(gen, "TRAIN_DRAWS", 0)
+    without = generate_suite(ctx, "synthetic", 1, store_digest="x", ostore=None)
+    assert without["splits"]["train"] == []
+    assert without["splits"]["dev"] == suite["splits"]["dev"]
+    assert without["test_sha256"] == suite["test_sha256"]
