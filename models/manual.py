@@ -265,13 +265,8 @@ def operator_block(
     return "\n".join(lines)
 
 
-@cache
-def operator_manual() -> str:
-    """The compact manual: shared conventions once, then one block per operator in registry order."""
-    schemas = operator_schemas()
-    specs = all_operators()
-    aliases = shared_elements(specs)
-    head = [
+def _head(specs: list[OperatorSpec], aliases: dict[str, str]) -> list[str]:
+    return [
         f"OPERATORS ({len(specs)}). Times are int epoch microseconds (UTC); intervals and windows are "
         "half-open [start, end).",
         "Every operator also takes as_of_tt?:int (read the data as believed at that transaction time); list "
@@ -281,10 +276,46 @@ def operator_manual() -> str:
         *(f"{name} = {keys}" for name, keys in aliases.items()),
         *units_legend(compact=True),
     ]
+
+
+def _blocks(specs: list[OperatorSpec], aliases: dict[str, str]) -> list[str]:
+    schemas = operator_schemas()
     seen: dict[str, str] = {}
     types: dict[str, str] = {}
-    blocks = [operator_block(s, schemas[s.name], aliases, seen, types) for s in specs]
-    return "\n".join(head) + "\n" + "\n".join(blocks) + "\n"
+    return [operator_block(s, schemas[s.name], aliases, seen, types) for s in specs]
+
+
+@cache
+def operator_manual() -> str:
+    """The compact manual: shared conventions once, then one block per operator in registry order."""
+    specs = all_operators()
+    aliases = shared_elements(specs)
+    return "\n".join(_head(specs, aliases)) + "\n" + "\n".join(_blocks(specs, aliases)) + "\n"
+
+
+@cache
+def manual_index() -> str:
+    """The manual without the operators' blocks (issue 25, item 2): the shared conventions, then one line
+    per operator (its name and purpose). The blocks of the operators a question needs go in the task's
+    message (:func:`operator_blocks`), so this stays one constant prefix."""
+    specs = all_operators()
+    aliases = shared_elements(specs)
+    lines = [f"  {s.name}: {purpose(s)}" for s in specs]
+    return (
+        "\n".join(_head(specs, aliases))
+        + "\nThe operators (the args and out fields of those the question needs are given with the task):\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+
+
+def operator_blocks(names: list[str] | tuple[str, ...]) -> str:
+    """The blocks of the named operators, in registry order, with the shared aliases of the full manual
+    (the index's header defines them). Unknown names are skipped."""
+    wanted = set(names)
+    specs = all_operators()
+    aliases = shared_elements(specs)
+    return "\n".join(_blocks([s for s in specs if s.name in wanted], aliases))
 
 
 #: characters per token of SmolLM2's tokenizer on this prompt (measured 2.77 on the static prefix: digits

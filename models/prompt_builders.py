@@ -30,7 +30,8 @@ from models.memory import notes_block, summary_messages
 from models.memory_facts import Fact, WeekFacts, week_of
 from models.memory_store import Note
 from models.plan_repair import repair_messages
-from models.planner import PlanTask, first_messages
+from models.planner import PlanTask, PromptLayout, first_messages
+from models.worked_plans import WorkedPlan
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.reporter import reporter_prompt
 
@@ -141,6 +142,23 @@ register(
         "planner.first_request",
         lambda s: first_messages(_plan_task(s)),
         slots="the task's question, input uids and dataset card",
+    )
+)
+def _worked(s: str) -> WorkedPlan:
+    """A retrieved worked plan (from a suite file: data) whose question, uids and plan echo ``s``."""
+    plan = {"steps": [{"id": "s1", "op": "resolve_entities", "args": {"query": s}, "depends_on": []}],
+            "answer_spec": {"kind": "entity", "from": "s1.rows[0].uid"}}  # fmt: skip
+    return WorkedPlan(f"Who is {s} at 1083369600000000 µs?", (s,), "entity", plan, "train/fixture")
+
+
+register(
+    PromptBuilder(
+        "plan_prompt.worked_plans",
+        lambda s: first_messages(
+            PlanTask("t/fixture", "How many?", ("n1",), "count", "card", examples=(_worked(s),)),
+            PromptLayout("retrieved", "retrieved"),
+        ),
+        slots="a retrieved worked plan's question, input uids and plan (a suite's train split)",
     )
 )
 register(

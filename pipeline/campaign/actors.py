@@ -52,9 +52,11 @@ class TaskActor:
         manifest: dict[str, Any],
         endpoint: dict[str, Any],
         work_dir: str | None = None,
+        train: list[dict[str, Any]] | None = None,
     ) -> None:
         t0 = time.perf_counter()
         self.suite = suite
+        self.train = list(train or [])  # the suite's train split only (worked plans; never dev or test)
         self.manifest = manifest
         self.endpoint = endpoint_from_dict(endpoint)
         self.node = socket.gethostname()
@@ -197,7 +199,12 @@ class TaskActor:
         )
         client = ChatClient(endpoint)
         env = SystemEnv(
-            self.store_dir, client, run_settings, self.systems_dir, dataset=self.manifest.get("dataset")
+            self.store_dir,
+            client,
+            run_settings,
+            self.systems_dir,
+            dataset=self.manifest.get("dataset"),
+            train=self.train,
         )
         try:
             with node_build_lock(self.systems_dir, cell["system"], system_config, self.expected):

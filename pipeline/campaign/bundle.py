@@ -175,3 +175,11 @@ def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet
             failed={k: checks[k] for k in bad},
         )
     return {"ok": True, "bundle": str(root), "checks": checks, "manifest": manifest}
+
+
+def train_split(bundle_dir: str | Path) -> list[dict[str, Any]]:
+    """The suite's ``train`` split (the worked plans a planner may retrieve), [] for a suite without one.
+    Only this split leaves the bundle for the systems' prompts: dev and test never do."""
+    suite = json.loads((Path(bundle_dir) / SUITE).read_text(encoding="utf-8"))
+    train = (suite.get("splits") or {}).get("train") or []
+    return list(train) if isinstance(train, list) else []

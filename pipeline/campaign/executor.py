@@ -31,7 +31,7 @@ from engine.api import CorruptError, TGMSError
 from models.config import EndpointConfig
 from models.errors import InfraError
 from pipeline.campaign.actors import infra_record, task_actor_class
-from pipeline.campaign.bundle import EVENTLOG
+from pipeline.campaign.bundle import EVENTLOG, train_split
 from pipeline.campaign.cells import Cell
 from pipeline.campaign.config import ClusterConf, ModelConf
 from pipeline.campaign.endpoints import endpoint_to_dict
@@ -160,9 +160,12 @@ def start_actors(
         for suite, (bundle_dir, manifest) in bundles.items():
             # one copy in the object store per suite: every actor, on any node, reads it from there
             ref = ray.put((Path(bundle_dir) / EVENTLOG).read_bytes())
-            pool._refs.append(ref)
+            train = ray.put(train_split(bundle_dir))  # worked plans: the train split, never dev or test
+            pool._refs += [ref, train]
             for i in range(per_suite):
-                handle = actor_class.remote(suite, ref, manifest, data, str(work_dir) if work_dir else None)
+                handle = actor_class.remote(
+                    suite, ref, manifest, data, str(work_dir) if work_dir else None, train
+                )
                 actor = _Actor(handle, suite, i)
                 pool.actors.setdefault(suite, []).append(actor)
                 proofs.append((actor, handle.ready.remote()))

@@ -86,7 +86,8 @@ def _run(args: argparse.Namespace) -> int:
             repair_budget=args.repair_budget,
             context_window=ep.context_window,
         )
-        env = SystemEnv(args.store, client, settings, work, dataset=suite.get("dataset"))
+        train = (suite.get("splits") or {}).get("train") or []  # worked plans; never dev or test
+        env = SystemEnv(args.store, client, settings, work, dataset=suite.get("dataset"), train=train)
         try:
             built = build_system(args.system, env, config)
             progress(f"{args.system}: {len(tasks)} tasks of {args.suite} [{args.split}] -> {args.out}")

@@ -72,8 +72,11 @@ class SystemEnv:
         work_dir: str | Path,
         *,
         dataset: str | None = None,
+        train: list[dict[str, Any]] | None = None,
     ) -> None:
         self.store_dir = Path(store_dir)
+        #: the suite's train split (worked plans a planner may retrieve); never dev or test tasks
+        self.train = list(train or [])
         self.client = client
         self.settings = settings
         self.work_dir = Path(work_dir)

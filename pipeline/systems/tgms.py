@@ -47,7 +47,7 @@ from engine.api import (
     verify_claims,
 )
 from models.errors import ModelOutputError
-from models.planner import PlannerConfig, PlanOutcome, PlanTask, plan_and_run
+from models.planner import PlannerConfig, PlanOutcome, PlanTask, PromptLayout, plan_and_run
 from models.reporter import report
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.card import dataset_card
@@ -66,6 +66,14 @@ class TgmsConfig(SystemConfig):
     plan_schema: Literal["none", "generic", "per_operator"] = "none"
     memory: bool = False  # evolution memory: weekly notes of the question's window in the planner prompt
     memory_k: int = Field(3, ge=1, le=10)  # notes per prompt at most
+    #: worked plans: "fixed" (two in the static prefix) or "retrieved" (the k nearest of the suite's
+    #: train split in the task's message; pipeline.systems.worked_plans)
+    examples: Literal["fixed", "retrieved"] = "fixed"
+    examples_k: int = Field(2, ge=1, le=8)  # worked plans retrieved per question
+    #: the operator manual: "full" (every block in the prefix) or "retrieved" (the blocks of the worked
+    #: plans' operators in the task's message; needs examples="retrieved")
+    manual: Literal["full", "retrieved"] = "full"
+    time_names: bool = True  # the question's µs numbers as named constants T1, D1 a plan may write
 
 
 @system("tgms", config=TgmsConfig)
@@ -80,7 +88,13 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
         units=config.units,
         constrained=config.constrained,
         schema=config.plan_schema,
+        layout=PromptLayout(config.examples, config.manual, config.time_names),
     )
+    index = None
+    if config.examples == "retrieved":
+        from pipeline.systems.worked_plans import WorkedPlanIndex  # loads the embedder
+
+        index = WorkedPlanIndex(env.train)
     store_digest = env.store().digest()
     memory = TaskMemory(env, store_digest, config.memory_k) if config.memory else None
     local = threading.local()  # one OpContext per thread (its caches outlive a task), over env's store
@@ -107,7 +121,10 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
             kind=task.get("answer_kind"),
             card=card,
             memory=notes,
+            examples=index.nearest(task["question"], config.examples_k) if index is not None else (),
         )
+        if index is not None:  # which train plans the prompt showed (none: the fixed ones stood in)
+            rec.extras["worked_plans"] = [ex.source for ex in ptask.examples]
         outcome = PlanOutcome(attempts=[])
         try:
             plan_and_run(draft.calls.complete, ptask, ctx, run_plan, planner, outcome)

@@ -26,7 +26,7 @@ from models.plan_schema import (
     per_operator_schema,
     schema_size,
 )
-from models.planner import EXAMPLES, PlannerConfig, PlanTask, plan_and_run, plan_schema
+from models.planner import FIXED_EXAMPLES, PlannerConfig, PlanTask, plan_and_run, plan_schema
 from models.testing.scripted_server import ScriptedServer
 from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
 
@@ -180,8 +180,8 @@ def test_llama_cpps_converter_turns_it_into_a_grammar() -> None:
 def test_it_accepts_the_docs_example_and_the_planners_worked_plans() -> None:
     docs = json.loads((ROOT / "docs" / "examples" / "reach_count.json").read_text(encoding="utf-8"))
     assert refusals(written(docs), "count") == []
-    for _question, _uids, kind, plan in EXAMPLES:
-        assert refusals(plan, kind) == []
+    for ex in FIXED_EXAMPLES:
+        assert refusals(ex.plan, ex.kind) == []
     assert refusals(reach(), "count") == []
 
 

@@ -74,7 +74,7 @@ def test_every_module_that_fences_data_registers_its_builders() -> None:
         names = " ".join(m.group(1) for m in imports.finditer(path.read_text(encoding="utf-8")))
         if path.stem not in skip and re.search(r"\bfence(_json)?\b", names):
             fencing.append(path.stem)
-    expected = {"planner", "reporter", "answerer", "vector_rag", "static_graph_rag", "text_to_cypher"}
+    expected = {"plan_prompt", "reporter", "answerer", "vector_rag", "static_graph_rag", "text_to_cypher"}
     assert expected <= set(fencing)
     missing = [m for m in fencing if not any(n.startswith(m + ".") for n in BUILDERS)]
     assert missing == [], f"register a PromptBuilder for {missing} (docs/security.md §5)"

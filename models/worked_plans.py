@@ -1,0 +1,145 @@
+"""Worked plans in the planner's prompt, and the question's times as named constants (issue 25, items 2–3).
+
+**Named times.** A small model copies a 16-digit microsecond time badly (one wrong digit moves a window by
+days) and a worked plan's times are the wrong ones for the task. So the prompt lists the µs numbers of the
+question as named constants and a plan may write the name (the string ``"T1"``) wherever a number goes:
+
+- time points (≥ :data:`TIME_FLOOR`, i.e. after 1973) are ``T1, T2, …`` in increasing order, durations
+  ``D1, D2, …`` in increasing order. Naming by order, not by position in the sentence, gives the same
+  names to the same roles across paraphrases of a question (a window's start is always the smaller).
+- :func:`resolve_names` replaces, in a plan's step args, every string that is exactly a constant's name by
+  its number, before the verifier sees the plan. Nothing else is touched (a node called ``T1`` in a
+  question's data would be a string the model meant as a name only if it were listed, and it is not: the
+  constants hold numbers only).
+- :func:`with_names` is the inverse for a worked plan: its numbers that equal one of its own question's
+  constants become the names, so the worked plan shows the model exactly what to write.
+
+**Worked plans** (:class:`WorkedPlan`) are what a planner prompt shows as examples: a question, its input
+uids, the expected answer kind and the plan (``steps`` and ``answer_spec``). The fixed ones live in
+:mod:`models.planner`; the retrieved ones come from a suite's ``train`` split (pipeline.systems.worked_plans),
+never from dev or test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+#: a µs number in a question: "(1083369600000000 µs)", "[1083369600000000 µs, …", "600000000 µs"
+_MICROS = re.compile(r"(?<![\w.])(\d{1,19}) ?µs\b")
+#: numbers at or above this are time points (1973-03-03T09:46:40Z), below it durations
+TIME_FLOOR = 10**14
+
+
+@dataclass(frozen=True)
+class TimeName:
+    name: str  # "T1", "D2"
+    value: int
+    kind: str  # "time" | "duration"
+
+
+def time_names(question: str) -> tuple[TimeName, ...]:
+    """The question's µs numbers as named constants: time points T1.. then durations D1.., each ascending."""
+    found = sorted({int(m) for m in _MICROS.findall(question)})
+    times = [v for v in found if v >= TIME_FLOOR]
+    durations = [v for v in found if 0 < v < TIME_FLOOR]
+    return tuple(
+        [TimeName(f"T{i}", v, "time") for i, v in enumerate(times, 1)]
+        + [TimeName(f"D{i}", v, "duration") for i, v in enumerate(durations, 1)]
+    )
+
+
+def names_line(names: tuple[TimeName, ...]) -> str:
+    """The prompt's list, ``T1 = 1083369600000000; T2 = …; D1 = 600000000`` ("" when there are none)."""
+    return "; ".join(f"{n.name} = {n.value}" for n in names)
+
+
+def _map_args(value: Any, fn: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"$ref"}:  # a reference is a path, never a constant
+            return value
+        return {k: _map_args(v, fn) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_args(v, fn) for v in value]
+    return fn(value)
+
+
+def _map_steps(plan: dict[str, Any], fn: Any) -> dict[str, Any]:
+    steps = plan.get("steps")
+    if not isinstance(steps, list):
+        return plan
+    new_steps = [
+        {**s, "args": _map_args(s["args"], fn)}
+        if isinstance(s, dict) and isinstance(s.get("args"), dict)
+        else s
+        for s in steps
+    ]
+    return {**plan, "steps": new_steps}
+
+
+def resolve_names(plan: dict[str, Any], names: tuple[TimeName, ...]) -> tuple[dict[str, Any], list[str]]:
+    """``plan`` with every step-arg string that is a constant's name replaced by its number, and the names
+    used (in order of first use). A plan without names comes back equal to itself."""
+    table = {n.name: n.value for n in names}
+    used: list[str] = []
+
+    def sub(v: Any) -> Any:
+        if isinstance(v, str) and v in table:
+            if v not in used:
+                used.append(v)
+            return table[v]
+        return v
+
+    if not table:
+        return plan, used
+    return _map_steps(plan, sub), used
+
+
+def with_names(plan: dict[str, Any], names: tuple[TimeName, ...]) -> dict[str, Any]:
+    """``plan`` with every step-arg integer that equals a constant replaced by the constant's name."""
+    table = {n.value: n.name for n in names}
+
+    def sub(v: Any) -> Any:
+        return table[v] if type(v) is int and v in table else v
+
+    return _map_steps(plan, sub) if table else plan
+
+
+@dataclass(frozen=True)
+class WorkedPlan:
+    """One example for the prompt: a question and the plan that answers it."""
+
+    question: str
+    input_uids: tuple[str, ...]
+    kind: str | None
+    plan: dict[str, Any]  # steps and answer_spec only
+    source: str = ""  # where it came from ("fixed:1", a train task id): recorded, never shown
+
+    @classmethod
+    def from_task(cls, task: dict[str, Any]) -> WorkedPlan:
+        """A suite task's worked plan (its oracle plan without the plan_id and question it repeats)."""
+        plan = task["oracle_plan"]
+        return cls(
+            question=task["question"],
+            input_uids=tuple(task.get("input_uids") or ()),
+            kind=task.get("answer_kind"),
+            plan={"steps": plan["steps"], "answer_spec": plan["answer_spec"]},
+            source=task["id"],
+        )
+
+    def render(self, n: int, named: bool) -> str:
+        """The example as the prompt shows it: with named times, the constants and the plan citing them."""
+        names = time_names(self.question) if named else ()
+        plan = with_names(self.plan, names)
+        lines = [f"Example {n}. Question: {self.question}"]
+        if names:
+            lines.append(f"Times: {names_line(names)}")
+        lines.append(f"Input uids: {_compact(list(self.input_uids))}. Answer kind: {self.kind}.")
+        lines.append(_compact(plan))
+        return "\n".join(lines)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

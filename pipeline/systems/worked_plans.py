@@ -1,0 +1,57 @@
+"""Worked plans retrieved per question (issue 25, item 3): the k nearest train tasks by sentence embedding.
+
+The index holds a suite's ``train`` split only (:class:`~pipeline.systems.base.SystemEnv` is given nothing
+else, and the campaign hands its actors ``splits["train"]`` alone), so no dev or test plan can reach a
+prompt; ``tests/pipeline/systems/test_worked_plans.py`` runs dev tasks and checks every request.
+
+Questions are compared by their shape, not their numbers: times, µs numbers, node ids and other digits are
+replaced by placeholders before embedding (two draws of one template then differ only in wording), with
+the real all-MiniLM-L6-v2 of :mod:`pipeline.systems.embeddings`. Ties (equal cosine to 6 decimals) go to
+the smaller task id, so the same question and split give the same examples on every machine.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from models.worked_plans import WorkedPlan
+from pipeline.systems.embeddings import embed
+
+_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?Z")
+_MICROS = re.compile(r"\(?\b\d+ ?µs\)?")
+_NODE = re.compile(r"\bn\d+\b")
+_DIGITS = re.compile(r"\d+")
+
+
+def question_shape(question: str) -> str:
+    """The question with its numbers and ids as placeholders (what retrieval compares)."""
+    text = _ISO.sub("TIME", question)
+    text = _MICROS.sub("", text)
+    text = _NODE.sub("NODE", text)
+    text = _DIGITS.sub("N", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+class WorkedPlanIndex:
+    """The train split's worked plans and their question-shape vectors."""
+
+    def __init__(self, train: list[dict[str, Any]]) -> None:
+        usable = [t for t in train if isinstance(t.get("oracle_plan"), dict) and t.get("question")]
+        self.plans = [WorkedPlan.from_task(t) for t in sorted(usable, key=lambda t: t["id"])]
+        shapes = [question_shape(p.question) for p in self.plans]
+        self.vectors = embed(shapes) if shapes else np.zeros((0, 384), dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.plans)
+
+    def nearest(self, question: str, k: int) -> tuple[WorkedPlan, ...]:
+        """The ``k`` train plans whose question shape is nearest (cosine), nearest first."""
+        if not self.plans or k < 1:
+            return ()
+        q = embed([question_shape(question)])[0]
+        scores = np.round(self.vectors @ q, 6)
+        order = sorted(range(len(self.plans)), key=lambda i: (-float(scores[i]), self.plans[i].source))
+        return tuple(self.plans[i] for i in order[:k])
