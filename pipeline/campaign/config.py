@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engine.api import DATASETS, InvalidArgError
+from models.plan_prompt import EXAMPLE_MODES, MANUAL_MODES
 from models.plan_schema import SCHEMAS as PLAN_SCHEMAS
 
 
@@ -51,26 +52,37 @@ class SuiteConf(_Strict):
         return v
 
 
+#: the tgms switches an ablation may set: booleans, and those with named choices
+BOOL_SWITCHES = ("contracts", "units", "taint", "gating", "constrained", "memory", "time_names")
+CHOICE_SWITCHES: dict[str, tuple[str, ...]] = {
+    "plan_schema": tuple(PLAN_SCHEMAS),
+    "examples": EXAMPLE_MODES,
+    "manual": MANUAL_MODES,
+}
+
+
 class AblationConf(_Strict):
     """A switch set of the tgms system (the paper's ablations); baselines run only ``none``."""
 
     description: str = ""
     """What the ablation removes, in one line (shown in the report)."""
     switches: dict[str, bool | str] = Field(default_factory=dict)
-    """tgms config switches set by this ablation: contracts, units, taint, gating, constrained, memory
-    (booleans) and plan_schema (none, generic or per_operator)."""
+    """tgms config switches set by this ablation: contracts, units, taint, gating, constrained, memory,
+    time_names (booleans), plan_schema (none, generic or per_operator), examples (fixed or retrieved) and
+    manual (full or retrieved)."""
 
     @field_validator("switches")
     @classmethod
     def _known_switches(cls, v: dict[str, bool | str]) -> dict[str, bool | str]:
-        allowed = {"contracts", "units", "taint", "gating", "constrained", "memory", "plan_schema"}
+        allowed = {*BOOL_SWITCHES, *CHOICE_SWITCHES}
         unknown = sorted(set(v) - allowed)
         if unknown:
             raise ValueError(f"unknown ablation switches {unknown}; allowed: {sorted(allowed)}")
         for name, value in v.items():
-            if name == "plan_schema" and value not in PLAN_SCHEMAS:
-                raise ValueError(f"plan_schema {value!r}: one of {', '.join(PLAN_SCHEMAS)}")
-            if name != "plan_schema" and not isinstance(value, bool):
+            choices = CHOICE_SWITCHES.get(name)
+            if choices is not None and value not in choices:
+                raise ValueError(f"{name} {value!r}: one of {', '.join(choices)}")
+            if choices is None and not isinstance(value, bool):
                 raise ValueError(f"ablation switch {name} takes true or false, not {value!r}")
         return v
 
