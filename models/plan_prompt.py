@@ -170,7 +170,7 @@ def static_prefix(layout: PromptLayout = DEFAULT_LAYOUT) -> str:
     return text
 
 
-def _examples(task: PlanTask, layout: PromptLayout) -> tuple[WorkedPlan, ...]:
+def shown_examples(task: PlanTask, layout: PromptLayout) -> tuple[WorkedPlan, ...]:
     """The worked plans the task's message shows: none when the prefix holds the fixed ones."""
     if layout.examples == "fixed":
         return ()
@@ -187,7 +187,7 @@ def task_suffix(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> str:
     layout puts them here), input uids, question, named times and expected answer kind, all fenced as
     data. The memory section sits after the static prefix, so the prefix stays byte-identical with memory
     on."""
-    examples = _examples(task, layout)
+    examples = shown_examples(task, layout)
     parts = ["DATASET", fence(task.card, "dataset"), *([task.memory] if task.memory else [])]
     if examples:
         parts.append(

@@ -31,9 +31,9 @@ from models.memory_facts import Fact, WeekFacts, week_of
 from models.memory_store import Note
 from models.plan_repair import repair_messages
 from models.planner import PlanTask, PromptLayout, first_messages
-from models.worked_plans import WorkedPlan
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.reporter import reporter_prompt
+from models.worked_plans import WorkedPlan
 
 Prompt = str | list[dict[str, Any]]
 
@@ -144,6 +144,8 @@ register(
         slots="the task's question, input uids and dataset card",
     )
 )
+
+
 def _worked(s: str) -> WorkedPlan:
     """A retrieved worked plan (from a suite file: data) whose question, uids and plan echo ``s``."""
     plan = {"steps": [{"id": "s1", "op": "resolve_entities", "args": {"query": s}, "depends_on": []}],

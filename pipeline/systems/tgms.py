@@ -47,6 +47,7 @@ from engine.api import (
     verify_claims,
 )
 from models.errors import ModelOutputError
+from models.plan_prompt import shown_examples
 from models.planner import PlannerConfig, PlanOutcome, PlanTask, PromptLayout, plan_and_run
 from models.reporter import report
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
@@ -123,8 +124,8 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
             memory=notes,
             examples=index.nearest(task["question"], config.examples_k) if index is not None else (),
         )
-        if index is not None:  # which train plans the prompt showed (none: the fixed ones stood in)
-            rec.extras["worked_plans"] = [ex.source for ex in ptask.examples]
+        if index is not None:  # which worked plans the task's message showed (train ids, or fixed:N)
+            rec.extras["worked_plans"] = [ex.source for ex in shown_examples(ptask, planner.layout)]
         outcome = PlanOutcome(attempts=[])
         try:
             plan_and_run(draft.calls.complete, ptask, ctx, run_plan, planner, outcome)

@@ -61,7 +61,7 @@ def make_system(cm_small: SmallSuite, tmp_path: Path) -> Iterator[Callable[..., 
     """``make(rule, **tgms_config) -> (system, server)``: the tgms system over a scripted server."""
     opened: list[tuple[ScriptedServer, ChatClient, SystemEnv]] = []
 
-    def make(rule: Rule, **cfg: Any) -> tuple[Any, ScriptedServer]:
+    def make(rule: Rule, train: list[dict[str, Any]] | None = None, **cfg: Any) -> tuple[Any, ScriptedServer]:
         server = ScriptedServer(rule).start()
         client = ChatClient(config(server.url))
         env = SystemEnv(
@@ -70,6 +70,7 @@ def make_system(cm_small: SmallSuite, tmp_path: Path) -> Iterator[Callable[..., 
             RunSettings(model="scripted"),
             tmp_path / f"work{len(opened)}",
             dataset="collegemsg",
+            train=train,
         )
         opened.append((server, client, env))
         return build_system("tgms", env, cfg), server

@@ -1,0 +1,108 @@
+"""Named times and the prompt layouts (issue 25, item 2): what a plan may write instead of a 16-digit
+number, and what goes in the static prefix and what in the task's message."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.api import InvalidArgError
+from models.manual import estimate_tokens, operator_manual
+from models.plan_prompt import FIXED_EXAMPLES, PlanTask, PromptLayout, first_messages, static_prefix
+from models.planner import read_plan
+from models.worked_plans import TimeName, WorkedPlan, resolve_names, time_names, with_names
+
+Q = (
+    "How many δ-temporal paths with δ = 10 minutes (600000000 µs) occur between 2004-06-14T06:00:00Z "
+    "(1087192800000000 µs) and 2004-06-14T00:00:00Z (1087171200000000 µs)?"
+)
+
+
+def test_times_are_named_in_increasing_order_and_durations_apart() -> None:
+    assert time_names(Q) == (
+        TimeName("T1", 1087171200000000, "time"),
+        TimeName("T2", 1087192800000000, "time"),
+        TimeName("D1", 600000000, "duration"),
+    )
+    assert time_names("in [1083369600000000 µs, 1083974400000000 µs)") == (
+        TimeName("T1", 1083369600000000, "time"),
+        TimeName("T2", 1083974400000000, "time"),
+    )
+    assert time_names("How many nodes are there?") == ()
+
+
+def test_names_resolve_in_step_args_only_and_refs_stay() -> None:
+    plan = {
+        "steps": [
+            {
+                "id": "s1",
+                "op": "count_temporal_motifs",
+                "args": {"motif": "M_path_3", "delta": "D1", "window": {"t_a": "T1", "t_b": "T2"}},
+            },
+            {"id": "s2", "op": "compute", "args": {"fn": "count", "input": {"$ref": "T1"}, "as": "T9"}},
+        ],
+        "answer_spec": {"kind": "count", "from": "T1"},
+    }
+    out, used = resolve_names(plan, time_names(Q))
+    assert out["steps"][0]["args"] == {
+        "motif": "M_path_3",
+        "delta": 600000000,
+        "window": {"t_a": 1087171200000000, "t_b": 1087192800000000},
+    }
+    assert out["steps"][1]["args"]["input"] == {"$ref": "T1"}  # a reference is a path, never a constant
+    assert out["steps"][1]["args"]["as"] == "T9"  # not a listed name
+    assert out["answer_spec"] == plan["answer_spec"] and used == ["D1", "T1", "T2"]
+    assert with_names(out, time_names(Q))["steps"][0]["args"] == plan["steps"][0]["args"]
+
+
+def test_read_plan_puts_the_numbers_in_before_the_verifier() -> None:
+    task = PlanTask("t/1", Q, (), "count", "card")
+    reply = '{"steps":[{"id":"s1","op":"count_temporal_motifs","args":{"motif":"M_path_3","delta":"D1",'
+    reply += '"window":{"t_a":"T1","t_b":"T2"}}}],"answer_spec":{"kind":"count","from":"s1.count"}}'
+    plan = read_plan(reply, task, named=True)
+    assert plan["steps"][0]["args"]["window"] == {"t_a": 1087171200000000, "t_b": 1087192800000000}
+    assert read_plan(reply, task)["steps"][0]["args"]["delta"] == "D1"  # names off: left as written
+
+
+def test_layouts_refuse_a_manual_without_retrieved_examples() -> None:
+    with pytest.raises(InvalidArgError):
+        PromptLayout("fixed", "retrieved")
+    with pytest.raises(InvalidArgError):
+        PromptLayout("some")
+
+
+def _example(op_plan: dict, question: str) -> WorkedPlan:
+    return WorkedPlan(question, (), "count", op_plan, "train/x")
+
+
+def test_the_retrieved_layout_keeps_a_short_constant_prefix_and_moves_the_blocks() -> None:
+    layout = PromptLayout("retrieved", "retrieved")
+    ex = _example(
+        {
+            "steps": [
+                {
+                    "id": "s1",
+                    "op": "count_temporal_motifs",
+                    "args": {"motif": "M_path_3", "delta": 600000000, "window": {"t_a": 1, "t_b": 2}},
+                }
+            ],
+            "answer_spec": {"kind": "count", "from": "s1.count"},
+        },
+        "Paths with δ = (600000000 µs)?",
+    )
+    a = first_messages(PlanTask("t/1", Q, (), "count", "card", examples=(ex,)), layout)
+    b = first_messages(PlanTask("t/2", "How many?", (), "count", "card"), layout)
+    assert a[0]["content"] == b[0]["content"] == static_prefix(layout)
+    assert estimate_tokens(static_prefix(layout)) < estimate_tokens(static_prefix()) / 2
+    user = a[1]["content"]
+    assert "count_temporal_motifs: Counts" in user and "compute: Combines" not in user
+    assert '"delta":"D1"' in user  # the worked plan cites its own named duration
+    assert "T1 = 1087171200000000; T2 = 1087192800000000; D1 = 600000000" in user
+    # a task with no retrieved plans gets the fixed ones, and their operators' blocks
+    assert "new_node_rate" in b[1]["content"] and "neighborhood_evolution: Compares" in b[1]["content"]
+    assert operator_manual() not in b[1]["content"]
+
+
+def test_the_fixed_examples_show_named_times_in_the_prefix() -> None:
+    assert '"t_a":"T1","t_b":"T2"' in static_prefix()
+    assert '"t_a":1083369600000000' in static_prefix(PromptLayout(time_names=False))
+    assert all(ex.source.startswith("fixed:") for ex in FIXED_EXAMPLES)
