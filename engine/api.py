@@ -104,7 +104,7 @@ from engine.operators.registry import (
 )
 from engine.operators.schemas import dumps_json as schema_json
 from engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
-from engine.operators.units import units_legend
+from engine.operators.units import ARG_UNITS, Unit, units_legend
 from engine.plan.model import ANSWER_KINDS, Plan, Step, build_plan
 from engine.plan.refs import Ref, RefSyntaxError, set_at
 from engine.plan.refs import resolve as resolve_ref
@@ -125,6 +125,7 @@ COST_MODEL_PATH = Path(_cost.__file__)
 __all__ = [
     "ALLEN_RELATIONS",
     "ANSWER_KINDS",
+    "ARG_UNITS",
     "BACKENDS",
     "CANONICAL_BASE",
     "CANONICAL_STEP",
@@ -178,6 +179,7 @@ __all__ = [
     "ToolResult",
     "ToolServer",
     "Trace",
+    "Unit",
     "UpstreamError",
     "Verdict",
     "VerifierConfig",

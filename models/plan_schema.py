@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from engine.api import ANSWER_KINDS, InvalidArgError, all_operators, operator_schemas
+from engine.api import ANSWER_KINDS, ARG_UNITS, InvalidArgError, Unit, all_operators, operator_schemas
 from models.errors import ModelOutputError
 
 MAX_STEPS = 12  # the plan IR's limit (DESIGN §3.5)
@@ -143,9 +143,34 @@ def _shared_args() -> frozenset[str]:
     return frozenset(set.intersection(*names)) if names else frozenset()
 
 
-def args_schema(op: str, registry: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+#: a named time of the question (models.worked_plans): what a time or duration argument may hold instead
+NAME_STRING = {"type": "string", "pattern": "^[TD][1-9][0-9]?$"}
+#: the arguments that take a time point or a duration (engine units' naming table)
+TIMED_ARGS = frozenset(n for n, u in ARG_UNITS.items() if u in (Unit.TIME, Unit.DURATION))
+
+
+def _with_names(node: Any) -> Any:
+    """``node`` where every time or duration argument (at any depth: a window's t_a, t_b) also admits a
+    named time ``"T1"``/``"D1"``, which the planner replaces by its number before verifying."""
+    if isinstance(node, list):
+        return [_with_names(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _with_names(v) for k, v in node.items()}
+    for name, sub in (out.get("properties") or {}).items():
+        if name in TIMED_ARGS and isinstance(sub, dict):
+            branches = sub["anyOf"] if set(sub) == {"anyOf"} else [sub]
+            if NAME_STRING not in branches:
+                out["properties"][name] = {"anyOf": [*branches, NAME_STRING]}
+    return out
+
+
+def args_schema(
+    op: str, registry: dict[str, dict[str, Any]] | None = None, named: bool = False
+) -> dict[str, Any]:
     """The operator's args schema for a grammar: the registry's (``registry``: operator_schemas(), passed
-    in when building many), adapted, keys in declared order with the shared arguments last."""
+    in when building many), adapted, keys in declared order with the shared arguments last; ``named``:
+    time and duration arguments also admit the question's named times."""
     spec = next(s for s in all_operators() if s.name == op)
     adapted = grammar_schema((registry or operator_schemas())[op]["args"])
     declared = list(spec.args.model_json_schema()["properties"])  # declared order, aliases applied
@@ -156,16 +181,18 @@ def args_schema(op: str, registry: dict[str, dict[str, Any]] | None = None) -> d
     adapted["additionalProperties"] = False
     if "required" in adapted:
         adapted["required"] = [n for n in order if n in adapted["required"]]
-    return adapted
+    return _with_names(adapted) if named else adapted
 
 
-def _step_branch(op: str, step_id: dict[str, Any], registry: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _step_branch(
+    op: str, step_id: dict[str, Any], registry: dict[str, dict[str, Any]], named: bool
+) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
             "id": step_id,
             "op": {"const": op},
-            "args": args_schema(op, registry),
+            "args": args_schema(op, registry, named),
             "depends_on": {"type": "array", "items": step_id, "maxItems": MAX_STEPS},
         },
         # depends_on may be left out (the engine reads a missing one as []; oracle plans do)
@@ -183,7 +210,7 @@ def _from_pattern(ops: Sequence[str]) -> str:
 
 
 @cache
-def _built(kind: str | None, ops: tuple[str, ...]) -> str:
+def _built(kind: str | None, ops: tuple[str, ...], named: bool) -> str:
     kinds = [kind] if kind is not None else list(ANSWER_KINDS)
     step_id = {"type": "string", "pattern": STEP_ID_PATTERN}
     registry = operator_schemas()
@@ -192,7 +219,7 @@ def _built(kind: str | None, ops: tuple[str, ...]) -> str:
         "properties": {
             "steps": {
                 "type": "array",
-                "items": {"anyOf": [_step_branch(op, step_id, registry) for op in ops]},
+                "items": {"anyOf": [_step_branch(op, step_id, registry, named) for op in ops]},
                 "minItems": 1,
                 "maxItems": MAX_STEPS,
             },
@@ -213,9 +240,12 @@ def _built(kind: str | None, ops: tuple[str, ...]) -> str:
     return json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
 
 
-def per_operator_schema(kind: str | None, ops: Sequence[str] | None = None) -> dict[str, Any]:
+def per_operator_schema(
+    kind: str | None, ops: Sequence[str] | None = None, named: bool = False
+) -> dict[str, Any]:
     """The plan schema with one step branch per operator (module docstring); ``ops`` restricts the union
-    to those operators (kept in registry order, so the same set gives the same bytes)."""
+    to those operators (kept in registry order, so the same set gives the same bytes); ``named``: time and
+    duration arguments also admit named times (the prompt layout's ``time_names``)."""
     if kind is not None and kind not in ANSWER_KINDS:
         raise ModelOutputError(f"unknown answer kind {kind!r}", allowed=list(ANSWER_KINDS))
     names = [s.name for s in all_operators()]
@@ -225,7 +255,7 @@ def per_operator_schema(kind: str | None, ops: Sequence[str] | None = None) -> d
             raise InvalidArgError(f"unknown or no operators {unknown} for the plan schema", allowed=names)
         names = [n for n in names if n in set(ops)]
     # built once as text: every call returns equal bytes, and a caller's edit cannot reach the cache
-    return copy.deepcopy(json.loads(_built(kind, tuple(names))))
+    return copy.deepcopy(json.loads(_built(kind, tuple(names), named)))
 
 
 def schema_size(schema: dict[str, Any]) -> dict[str, int]:

@@ -155,7 +155,7 @@ class PlannerConfig:
         """The JSON schema the planner sends as the response format for a task of this answer kind."""
         choice = self.schema_choice
         if choice == "per_operator":
-            return per_operator_schema(kind, self.schema_ops)
+            return per_operator_schema(kind, self.schema_ops, self.layout.time_names)
         return plan_schema(kind) if choice == "generic" else None
 
     def verifier_config(self, task_uids: frozenset[str]) -> VerifierConfig:

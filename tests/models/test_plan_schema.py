@@ -290,7 +290,7 @@ def test_the_planner_sends_the_per_operator_schema_the_same_bytes_on_every_reque
         first, repair = server.log.chat_bodies
     assert first["response_format"]["type"] == "json_schema"
     sent = first["response_format"]["json_schema"]["schema"]
-    assert sent == per_operator_schema("count")
+    assert sent == per_operator_schema("count", named=True)  # time names are on by default
     assert json.dumps(first["response_format"]) == json.dumps(repair["response_format"])
 
 
@@ -311,10 +311,23 @@ def test_the_schema_choice(ctx, cfg: PlannerConfig, expected: Any) -> None:
         assert "response_format" not in body
         return
     if expected == "subset":
-        expected = per_operator_schema("count", ["temporal_reachability", "compute"])
+        expected = per_operator_schema("count", ["temporal_reachability", "compute"], named=True)
     assert body["response_format"] == {"type": "json_object", "schema": expected}
 
 
 def test_an_unknown_schema_choice_is_refused() -> None:
     with pytest.raises(InvalidArgError):
         PlannerConfig(schema="per_op")
+
+
+def test_named_times_are_admitted_only_where_a_time_or_duration_goes() -> None:
+    from jsonschema import Draft202012Validator
+
+    named = Draft202012Validator(per_operator_schema("count", named=True))
+    plan = reach()
+    plan["steps"][0]["args"]["window"] = {"t_a": "T1", "t_b": "T2"}
+    assert [e.message for e in named.iter_errors(plan)] == []
+    assert refusals(plan, "count"), "without named times the schema wants the numbers"
+    plan["steps"][0]["args"]["src"] = "T1"  # an id: a name is a string like any uid, but not here ...
+    plan["steps"][0]["args"]["limit"] = "T1"  # ... a limit is a count: a named time is refused
+    assert list(named.iter_errors(plan))
