@@ -16,6 +16,7 @@ BENCHES: dict[str, str] = {
     "calibrate": "calibrate",
     "campaign": "campaign_bench",
     "planner": "planner_bench",
+    "prompt": "prompt_bench",
 }
 
 __all__ = ["BENCHES"]
