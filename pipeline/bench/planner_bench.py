@@ -69,6 +69,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "FILE: the task ids it lists, one per line",
     )
     p.add_argument("--suite", default="collegemsg", help="the suite (conf/suite/; default collegemsg)")
+    p.add_argument(
+        "--questions",
+        type=int,
+        metavar="N",
+        help="instead of the suite's tasks: a stratified sample of N analyst questions of its data set "
+        "(tests/analyst; gold by their SQL, their plans never shown; pipeline/bench/analyst_bundle.py)",
+    )
     p.add_argument("--split", default="dev", choices=("dev", "test", "all"), help="the split (default dev)")
     p.add_argument(
         "--systems",
@@ -126,14 +133,17 @@ def run_key(args: argparse.Namespace) -> str:
     """The run directory's name: what makes two runs' records interchangeable (suite, model, split, seed,
     repair budget, the extra overrides). Systems, ablations and the slice are left out on purpose: each
     cell has its own records file, and tasks outside the slice are ignored when read back."""
-    key = f"{args.suite}.{args.model}.{args.split}.s{args.seed}.r{args.repair_budget}"
+    what = f"{args.suite}-analyst{args.questions}" if getattr(args, "questions", None) else args.suite
+    split = "test" if getattr(args, "questions", None) else args.split
+    key = f"{what}.{args.model}.{split}.s{args.seed}.r{args.repair_budget}"
     if args.set:
         key += "." + hashlib.sha256("\n".join(sorted(args.set)).encode()).hexdigest()[:8]
     return key.replace("/", "-")
 
 
-def compose(args: argparse.Namespace, run_dir: Path) -> tuple[Any, str]:
-    """The validated campaign config of this benchmark and its resolved YAML."""
+def compose(args: argparse.Namespace, run_dir: Path, analyst_bundle: Path | None = None) -> tuple[Any, str]:
+    """The validated campaign config of this benchmark and its resolved YAML; with ``analyst_bundle``, the
+    campaign runs that bundle's questions (its test split, every one) instead of the suite's slice."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from omegaconf import OmegaConf
@@ -156,12 +166,12 @@ def compose(args: argparse.Namespace, run_dir: Path) -> tuple[Any, str]:
     if args.api_base:
         base = raw["model"] if known_model else {"name": args.model, "flavour": "openai"}
         raw["model"] = {**base, "kind": "endpoint", "api_base": list(args.api_base)}
-    slice_, task_list = _selection(args.tasks)
+    slice_, task_list = _selection(args.tasks) if analyst_bundle is None else (None, None)
     raw["experiment"] = {
         **raw["experiment"],
         "name": EXPERIMENT,
         "description": "tgms bench planner: a planner configuration with a model on a stratified slice",
-        "split": args.split,
+        "split": args.split if analyst_bundle is None else "test",
         "per_family": None,
         "limit": None,
         "slice": slice_,
@@ -178,7 +188,14 @@ def compose(args: argparse.Namespace, run_dir: Path) -> tuple[Any, str]:
         raw["catalog"]["ablations"][name] = {"description": f"tgms bench planner switches {switches}",
                                              "switches": switches}  # fmt: skip
         ablations.append(name)
-    raw.update(suites=[args.suite], systems=_csv(args.systems), seeds=[args.seed], ablations=ablations)
+    suite = args.suite
+    if analyst_bundle is not None:
+        suite = f"{args.suite}_analyst"
+        raw["catalog"]["suites"][suite] = {
+            **raw["catalog"]["suites"][args.suite],
+            "bundle": str(analyst_bundle),
+        }
+    raw.update(suites=[suite], systems=_csv(args.systems), seeds=[args.seed], ablations=ablations)
     raw["run"] = {**raw["run"], "dir": str(run_dir), "print_tables": False}
     return validate(raw), OmegaConf.to_yaml(OmegaConf.create(raw))
 
@@ -239,7 +256,8 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
 
     base = Path(args.work or default_work_dir()).resolve() / "planner"
     run_dir = base / "runs" / run_key(args)
-    config, resolved = compose(args, run_dir)
+    analyst = _analyst_bundle(args, base, progress) if args.questions else None
+    config, resolved = compose(args, run_dir, analyst)
     progress(f"tgms bench planner: campaign run directory {run_dir} (rerun the same command to resume)")
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     load_start = load_average()
@@ -287,6 +305,27 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
     if infra:
         progress(f"{infra} task(s) ended in an infrastructure error (not scored): rerun to retry them")
     return BenchResult(data, md, SECTION, exit_code=1 if infra else 0)
+
+
+def _analyst_bundle(args: argparse.Namespace, base: Path, progress: Callable[[str], None]) -> Path:
+    """The analyst bundle of ``--questions N`` under ``<work>/planner/bundles`` (built once), with the train
+    split of the suite's own bundle (built or verified first) for retrieved worked plans."""
+    from pipeline.bench.analyst_bundle import build_analyst_bundle
+    from pipeline.campaign.bundle import train_split
+    from pipeline.campaign.config import SuiteConf
+    from pipeline.campaign.driver import CONF_DIR, ensure_bundle, suite_key
+
+    conf_file = CONF_DIR / "suite" / f"{args.suite}.yaml"
+    if not conf_file.is_file():
+        raise InvalidArgError(f"--suite {args.suite!r} is not a conf/suite/ entry", suite=args.suite)
+    import yaml
+
+    suite_conf = SuiteConf(**yaml.safe_load(conf_file.read_text(encoding="utf-8")))
+    bundles = base / "bundles"
+    suite_dir, _ = ensure_bundle(args.suite, suite_conf, bundles)
+    out = bundles / f"{suite_key(args.suite, suite_conf)}-analyst{args.questions}"
+    path, _ = build_analyst_bundle(args.suite, args.questions, out, train_split(suite_dir), progress)
+    return path
 
 
 def _measurement(

@@ -1,0 +1,170 @@
+"""A bundle of the analyst questions (``tgms bench planner --questions N``, issue 25 item 6).
+
+The analyst question set (``tests/analyst/questions.yaml``, docs/analyst_questions.md) is questions people
+ask, each with an oracle answer by plain DuckDB SQL over the raw file. This module turns a stratified
+sample of them into a campaign bundle, so the systems are measured on them exactly as on a suite:
+
+- **questions**: those of the suite's data set that run on the plain store (belief-history questions
+  need the corrected one) and whose answer has a typed kind: ``int``/``float``/``value`` → ``value``
+  (exact to 1e-9; a count told as a value is still scored exactly), ``uid`` → ``entity``, ``uid_list`` →
+  ``entity_set``. Ordered lists and tables have no typed answer kind and are left out. The sample takes
+  the classes in turn (ids in order inside a class), so N questions span every class the set has.
+- **gold**: the question's SQL result, computed when the bundle is built. The question's own plan is
+  **never** put in the bundle (a task's ``oracle_plan`` is null): nothing a system sees can come from it.
+- **store**: the data set loaded on the canonical clock, as the analyst harness builds it; its event log
+  is the bundle's, so the actors replay it and prove its digest like any bundle.
+- **splits**: the questions are the ``test`` split (held out: never tuned on); ``train`` is the generated
+  suite's train split (template draws, worked plans for retrieval), never an analyst question.
+
+The questions and their SQL machinery live with the tests (``tests/analyst/harness.py``), so this runs
+from a checkout; elsewhere it says so.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from engine.api import InvalidArgError, canonical_json, sha256_hex
+from pipeline.campaign.bundle import (
+    BUNDLE_FORMAT,
+    BUNDLE_VERSION,
+    EVENTLOG,
+    LOG_NAME,
+    MANIFEST,
+    SUITE,
+    file_sha256,
+)
+
+#: the analyst answer kinds with a typed counterpart (pipeline.scoring), and that counterpart
+KIND_MAP = {"int": "value", "float": "value", "value": "value", "uid": "entity", "uid_list": "entity_set"}
+#: suite names of conf/suite/ → the analyst set's data set names
+DATASETS = {"collegemsg": "collegemsg", "bitcoin_otc": "bitcoin-otc"}
+GENERATOR = "analyst-1"
+
+
+def _harness() -> Any:
+    try:
+        from tests.analyst import harness
+    except ImportError as err:  # an installed package has no tests/
+        raise InvalidArgError(
+            "--questions reads tests/analyst/questions.yaml: run it from a checkout of the repository",
+            missing="tests.analyst",
+        ) from err
+    return harness
+
+
+def eligible(questions: list[dict[str, Any]], dataset: str) -> list[dict[str, Any]]:
+    return [
+        q
+        for q in questions
+        if q["dataset"] == dataset and q.get("store") != "corrected" and q["answer_kind"] in KIND_MAP
+    ]
+
+
+def stratified(questions: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """``n`` questions, the classes taking turns (classes and ids in sorted order)."""
+    by_class: dict[str, list[dict[str, Any]]] = {}
+    for q in sorted(questions, key=lambda q: q["id"]):
+        by_class.setdefault(q["class"], []).append(q)
+    picked: list[dict[str, Any]] = []
+    depth = 0
+    while len(picked) < n and any(len(v) > depth for v in by_class.values()):
+        for cls in sorted(by_class):
+            if len(picked) < n and len(by_class[cls]) > depth:
+                picked.append(by_class[cls][depth])
+        depth += 1
+    return sorted(picked, key=lambda q: q["id"])
+
+
+def _task(q: dict[str, Any], gold: Any, uids: frozenset[str]) -> dict[str, Any]:
+    return {
+        "id": f"analyst/{q['id']}",
+        "template": f"analyst.{q['class']}",
+        "family": q["class"],
+        "paraphrase": 0,
+        "question": q["question"],
+        "input_uids": sorted(uids),
+        "oracle_plan": None,  # the question's plan never leaves tests/analyst
+        "answer_kind": KIND_MAP[q["answer_kind"]],
+        "gold": gold,
+        "gold_answer_object": None,
+    }
+
+
+def build_analyst_bundle(
+    suite_name: str, n: int, out: Path, train: list[dict[str, Any]], progress: Any
+) -> tuple[Path, dict[str, Any]]:
+    """The bundle of ``n`` analyst questions of ``suite_name``'s data set at ``out`` (built once: an
+    existing one is returned as it is; the campaign verifies it)."""
+    if (out / MANIFEST).exists():
+        return out, json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    dataset = DATASETS.get(suite_name)
+    if dataset is None:
+        raise InvalidArgError(f"no analyst questions for suite {suite_name!r}", allowed=sorted(DATASETS))
+    harness = _harness()
+    spec = harness.load_questions()
+    pool = eligible(spec["questions"], dataset)
+    if n < 1 or n > len(pool):
+        raise InvalidArgError(
+            f"--questions must be 1..{len(pool)} for {dataset}", value=n, available=len(pool)
+        )
+    chosen = stratified(pool, n)
+    import duckdb
+
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".analyst-", dir=out) as scratch:
+        root = Path(scratch)
+        progress(f"building the analyst {dataset} store and the SQL answers of {n} questions ...")
+        store = harness.build(dataset, root, spec, False, "duckdb")
+        try:
+            digest = store.digest()
+        finally:
+            store.close()
+        log = root / "store" / LOG_NAME  # harness.build puts the store at root/store
+        con = duckdb.connect()
+        try:
+            tasks = [
+                _task(q, harness.sql_answer(con, q, spec, None), harness.task_uids(q["question"]))
+                for q in chosen
+            ]
+        finally:
+            con.close()
+        suite = {
+            "format": "tgms-suite",
+            "generator_version": GENERATOR,
+            "dataset": dataset,
+            "seed": 0,
+            "store_digest": digest,
+            "templates": {},
+            "operators_used": [],
+            "splits": {"dev": [], "test": tasks, "train": train},
+            "test_sha256": sha256_hex(canonical_json(tasks)),
+            "refused": [],
+            "dropped": {},
+        }
+        (root / SUITE).write_text(canonical_json(suite) + "\n", encoding="utf-8")
+        manifest = {
+            "format": BUNDLE_FORMAT,
+            "version": BUNDLE_VERSION,
+            "dataset": dataset,
+            "source": {"name": f"SNAP {dataset} (analyst questions)", "questions": [q["id"] for q in chosen]},
+            "seed": 0,
+            "options": {"analyst_questions": n},
+            "clock": "canonical",
+            "store_digest": digest,
+            "suite_sha256": file_sha256(root / SUITE),
+            "test_sha256": suite["test_sha256"],
+            "eventlog_sha256": file_sha256(log),
+            "generator_version": GENERATOR,
+            "bundle_version": BUNDLE_VERSION,
+            "planted": None,
+        }
+        shutil.move(str(log), out / EVENTLOG)
+        shutil.move(str(root / SUITE), out / SUITE)
+        (out / MANIFEST).write_text(canonical_json(manifest) + "\n", encoding="utf-8")
+    progress(f"analyst bundle {out}: {n} questions, digest {digest}")
+    return out, manifest
