@@ -5,8 +5,12 @@ days) and a worked plan's times are the wrong ones for the task. So the prompt l
 question as named constants and a plan may write the name (the string ``"T1"``) wherever a number goes:
 
 - time points (≥ :data:`TIME_FLOOR`, i.e. after 1973) are ``T1, T2, …`` in increasing order, durations
-  ``D1, D2, …`` in increasing order. Naming by order, not by position in the sentence, gives the same
-  names to the same roles across paraphrases of a question (a window's start is always the smaller).
+  ``D1, D2, …`` in increasing order. They come from the question's µs numbers and from dates and
+  durations written in words (a person's question: "in May 2004" gives the month's start and the next
+  month's start, "20 to 26 April 2004" the first day's start and the day after the last, "on 8 October
+  2004" that day's start and the next, "within 10 minutes" 600000000), all UTC, ends half-open. Naming
+  by order, not by position in the sentence, gives the same names to the same roles across paraphrases
+  of a question (a window's start is always the smaller).
 - :func:`resolve_names` replaces, in a plan's step args, every string that is exactly a constant's name by
   its number, before the verifier sees the plan. Nothing else is touched (a node called ``T1`` in a
   question's data would be a string the model meant as a name only if it were listed, and it is not: the
@@ -40,9 +44,72 @@ class TimeName:
     kind: str  # "time" | "duration"
 
 
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+_MONTH = r"(January|February|March|April|May|June|July|August|September|October|November|December)"
+#: "20 to 26 April 2004", "between 27 and 30 April 2004", "1 to 7 May 2004"
+_DAY_RANGE = re.compile(
+    rf"\b(\d{{1,2}})(?: {_MONTH})? (?:to|and|-|–) (\d{{1,2}}) {_MONTH},? (\d{{4}})\b", re.I
+)
+#: "8 October 2004"
+_DAY = re.compile(rf"\b(\d{{1,2}}) {_MONTH},? (\d{{4}})\b", re.I)
+#: "May 2004" (not preceded by a day number)
+_MONTH_YEAR = re.compile(rf"(?<!\d )\b{_MONTH},? (\d{{4}})\b", re.I)
+_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "five": 5, "ten": 10, "24": 24}
+#: "10 minutes", "one hour", "24-hour", "7 days", "60 seconds"
+_DURATION = re.compile(r"\b(\d+|a|an|one|two|three|five|ten)[ -](second|minute|hour|day|week)s?\b", re.I)
+_SECOND = 1_000_000
+
+
+def _day_start(year: int, month: int, day: int) -> int | None:
+    from datetime import UTC, datetime
+
+    try:
+        return int(datetime(year, month, day, tzinfo=UTC).timestamp()) * _SECOND
+    except ValueError:  # "31 April": not a date, so nothing to name
+        return None
+
+
+def _month_index(name: str) -> int:
+    return _MONTHS.index(name.lower()) + 1
+
+
+def worded_times(question: str) -> set[int]:
+    """The µs values of the dates and durations the question writes in words (UTC; ends half-open)."""
+    out: set[int | None] = set()
+    taken: list[tuple[int, int]] = []
+    for m in _DAY_RANGE.finditer(question):
+        d1, m1, d2, m2, y = m.groups()
+        first = _day_start(int(y), _month_index(m1 or m2), int(d1))
+        last = _day_start(int(y), _month_index(m2), int(d2))
+        out |= {first, last + 86400 * _SECOND if last is not None else None}
+        taken.append(m.span())
+    for m in _DAY.finditer(question):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        d, mon, y = m.groups()
+        start = _day_start(int(y), _month_index(mon), int(d))
+        if start is not None:
+            out |= {start, start + 86400 * _SECOND}
+        taken.append(m.span())
+    for m in _MONTH_YEAR.finditer(question):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        mon, y = _month_index(m.group(1)), int(m.group(2))
+        out |= {_day_start(y, mon, 1), _day_start(y + mon // 12, mon % 12 + 1, 1)}
+    for m in _DURATION.finditer(question):
+        n = int(m.group(1)) if m.group(1).isdigit() else _WORDS[m.group(1).lower()]
+        out.add(n * _UNITS[m.group(2).lower()] * _SECOND)
+    return {v for v in out if v is not None}
+
+
 def time_names(question: str) -> tuple[TimeName, ...]:
-    """The question's µs numbers as named constants: time points T1.. then durations D1.., each ascending."""
-    found = sorted({int(m) for m in _MICROS.findall(question)})
+    """The question's times as named constants (its µs numbers, and the dates and durations it writes in
+    words): time points T1.. then durations D1.., each ascending."""
+    found = sorted({int(m) for m in _MICROS.findall(question)} | worded_times(question))
     times = [v for v in found if v >= TIME_FLOOR]
     durations = [v for v in found if 0 < v < TIME_FLOOR]
     return tuple(

@@ -106,3 +106,37 @@ def test_the_fixed_examples_show_named_times_in_the_prefix() -> None:
     assert '"t_a":"T1","t_b":"T2"' in static_prefix()
     assert '"t_a":1083369600000000' in static_prefix(PromptLayout(time_names=False))
     assert all(ex.source.startswith("fixed:") for ex in FIXED_EXAMPLES)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How many messages were sent in May 2004?", ["2004-05-01", "2004-06-01"]),
+        ("received a message between 27 and 30 April 2004?", ["2004-04-27", "2004-05-01"]),
+        ("during the week of 20 to 26 April 2004?", ["2004-04-20", "2004-04-27"]),
+        ("Starting from user 9 on 8 October 2004, the longest chain?", ["2004-10-08", "2004-10-09"]),
+        ("in December 2004 and in 31 April 2004", ["2004-12-01", "2005-01-01"]),  # no 31 April: not named
+        (
+            "users who sent in April 2004 also sent in June 2004",
+            ["2004-04-01", "2004-05-01", "2004-06-01", "2004-07-01"],
+        ),
+    ],
+)
+def test_dates_written_in_words_are_named_half_open_in_utc(question: str, expected: list[str]) -> None:
+    from engine.api import us_to_iso
+
+    names = time_names(question)
+    assert [n.name for n in names] == [f"T{i}" for i in range(1, len(expected) + 1)]
+    assert [us_to_iso(n.value)[:10] for n in names] == expected
+
+
+def test_durations_written_in_words_are_named() -> None:
+    names = time_names(
+        "a reply within one minute, or within 10 minutes, in any 24-hour period, 7 days later?"
+    )
+    assert [(n.name, n.value) for n in names] == [
+        ("D1", 60_000_000),
+        ("D2", 600_000_000),
+        ("D3", 86_400_000_000),
+        ("D4", 604_800_000_000),
+    ]
