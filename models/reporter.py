@@ -7,6 +7,13 @@ resolved for ``answer_spec.from``, all fenced as data. It is asked, through
 claims cite the step ids they read (``evidence``) and the field (``from``) — what the claim verifier checks.
 When the retry is unusable too, the answer is the engine's :func:`~engine.api.mechanical_answer` and the
 result says so (``source = "mechanical_fallback"``), so the record can count how often the model failed.
+
+**An answer with no claim is bound to ``answer_spec.from``** (:func:`bind_answer`, issue 25). Small models
+(Qwen2.5-Coder-0.5B: 8 of 8 first replies) state the right typed answer and leave ``claims`` empty, so the
+gate, which emits only what a supported claim backs, abstained on every right answer. The typed answer is
+itself a claim about the plan's answer field, so that claim is added — with the *model's* value, not the
+engine's: the claim verifier still compares it with the trace, and a misreported value is unsupported and
+the gate abstains as before. ``ReportResult.bound`` records it (the record's ``extras.answer_bound``).
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.api import Trace, mechanical_answer
+from engine.api import Ref, Trace, mechanical_answer
 from models.answerer import Complete, ask_answer
 from models.prompting import fence, fence_json
 
@@ -91,6 +98,38 @@ class ReportResult:
     answer: dict[str, Any] | None  # the answer object, or None when not even the mechanical one exists
     source: str  # "llm" | "llm_retry" | "mechanical_fallback"
     problems: list[str] = field(default_factory=list)  # of the last unusable model reply
+    bound: bool = False  # the model gave no claim: its typed answer was bound to answer_spec.from
+
+
+def _binding_claim(kind: str, value: Any, src: str) -> dict[str, Any] | None:
+    """The claim that the typed answer ``value`` is the value of ``src`` (None: no claim type says it)."""
+    body: dict[str, Any]
+    if kind == "count":
+        body = {"type": "count", "value": value}
+    elif kind in ("value", "boolean", "rows", "interval"):
+        body = {"type": "value", "value": value}
+    elif kind == "entity":
+        body = {"type": "entity", "uids": [value]}
+    elif kind == "entity_set":
+        body = {"type": "entity", "uids": list(value)} if value else {"type": "count", "value": 0}
+    else:
+        return None
+    return {"id": "c1", **body, "evidence": [Ref.parse(src).step], "from": src}
+
+
+def bind_answer(answer: dict[str, Any], trace: Trace) -> tuple[dict[str, Any], bool]:
+    """``answer`` with the claim binding its typed answer to ``answer_spec.from`` when it has no claim
+    (module docstring); (answer, whether a claim was added)."""
+    if answer.get("claims"):
+        return answer, False
+    got = trace.answer()
+    typed = answer.get("answer")
+    if got is None or "error" in got or not isinstance(typed, dict):
+        return answer, False
+    claim = _binding_claim(str(typed.get("kind")), typed.get("value"), got["from"])
+    if claim is None:
+        return answer, False
+    return {**answer, "claims": [claim]}, True
 
 
 def report(
@@ -115,6 +154,7 @@ def report(
         max_tokens=max_tokens,
     )
     if got.answer is not None:
-        return ReportResult(got.answer, got.source)
+        answer, bound = bind_answer(got.answer, trace)
+        return ReportResult(answer, got.source, bound=bound)
     fallback = mechanical_answer(trace)
     return ReportResult(fallback if "answer" in fallback else None, "mechanical_fallback", got.problems)

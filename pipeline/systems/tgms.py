@@ -150,6 +150,8 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
             return
         reported = report(draft.calls.complete, task["question"], trace)
         rec.reporter = reported.source
+        if reported.bound:  # no claim from the model: its typed answer was bound to answer_spec.from
+            rec.extras["answer_bound"] = True
         if reported.problems:
             rec.extras["reporter_problems"] = reported.problems
         if reported.answer is None:

@@ -178,7 +178,7 @@ def test_the_per_operator_schema_accepts_every_oracle_plan_and_reaches_the_plann
     assert system.config == TgmsConfig(plan_schema="per_operator")
     assert run_task(system, task).correct is True
     sent = server.log.chat_bodies[0]["response_format"]["json_schema"]["schema"]
-    assert sent == per_operator_schema("count")
+    assert sent == per_operator_schema("count", named=True)
     with pytest.raises(Exception) as err:
         make_system(scripted_rule(cm_small.dev), plan_schema="per_op")
     assert getattr(err.value, "code", None) == "E_INVALID_ARG"
@@ -239,3 +239,26 @@ def test_a_repeated_plan_is_sampled_and_the_repeat_is_recorded(make_system, dev)
     outcome = outcome_of({**line, "correct": True})
     assert outcome is not None and (outcome.repeat_replies, outcome.repair_replies) == (1, 2)
     assert metrics([outcome])["repeat_rate"] == {"value": 0.5, "num": 1, "den": 2}
+
+
+def _no_claims(task: dict[str, Any], value: Any = None) -> str:
+    obj = json.loads(json.dumps(task["gold_answer_object"]))
+    if value is not None:
+        obj["answer"]["value"] = value
+    obj["claims"] = []
+    return json.dumps(obj)
+
+
+def test_an_answer_without_claims_is_bound_to_the_plans_answer_field(make_system, dev) -> None:
+    # small models state the right answer and leave claims empty: the typed answer is bound to
+    # answer_spec.from with the model's value, and the claim verifier still checks that value
+    task = count_task(dev)
+    system, _ = make_system(scripted_rule(dev, reporter=_no_claims))
+    rec = run_task(system, task)
+    assert rec.status == "answered" and rec.correct is True, (rec.status, rec.gate)
+    assert rec.extras["answer_bound"] is True
+    assert [v["verdict"] for v in rec.claim_verdicts] == ["supported"]
+    wrong, _ = make_system(scripted_rule(dev, reporter=lambda t: _no_claims(t, t["gold"] + 1)))
+    rec = run_task(wrong, task)
+    assert rec.status == "abstained" and rec.answer is None and rec.extras["answer_bound"] is True
+    assert [v["verdict"] for v in rec.claim_verdicts] == ["unsupported"]
