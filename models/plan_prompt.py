@@ -16,7 +16,8 @@ Layout switches and what they are for (each an ablation, docs/campaign.md):
 - ``manual``: "full" (every operator's block in the prefix) or "retrieved" (an index in the prefix, the
   blocks of the operators the worked plans use in the task's message: ~1,000 tokens instead of ~3,000
   prefilled per task on a CPU server that keeps one cached prompt).
-- ``time_names``: list the question's µs numbers as T1, T2, …/D1, … that a plan may write instead.
+- ``time_names``: list the question's times as T1, T2, …/D1, … and its input uids as U1, … (NAMES)
+  that a plan may write instead of the values.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from engine.api import ANSWER_KINDS, InvalidArgError
 from models.answer_format import VALUE_WORDS
 from models.manual import manual_index, operator_blocks, operator_manual
 from models.prompting import fence, fence_json
-from models.worked_plans import WorkedPlan, names_line, time_names
+from models.worked_plans import WorkedPlan, names_line, question_names
 
 EXAMPLE_MODES = ("fixed", "retrieved")
 MANUAL_MODES = ("full", "retrieved")
@@ -48,8 +49,8 @@ Rules:
 """
 _RULE_TIMES_COPY = "6. Copy times exactly from the question's µs numbers.\n"
 _RULE_TIMES_NAMED = (
-    "6. The question's µs numbers are listed under TIMES as T1, T2, ... (time points, increasing) and\n"
-    '   D1, ... (durations). Write the name as a string, e.g. "t_a": "T1", where the number goes.\n'
+    "6. NAMES lists the question's times as T1, T2, ... (time points, increasing), D1, ... (durations)\n"
+    '   and its input uids as U1, U2, ...: write the name as a string, e.g. "t_a": "T1", "src": "U1".\n'
 )
 _RULES_TAIL = """\
 7. answer_spec.kind is the expected answer kind. A count names an int field (a *_total, count, or a
@@ -197,7 +198,7 @@ def task_suffix(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> str:
     if layout.manual == "retrieved":
         parts.append("OPERATORS FOR THIS QUESTION (args and out fields)")
         parts.append(operator_blocks(_ops_needed(examples)))
-    names = time_names(task.question) if layout.time_names else ()
+    names = question_names(task.question, task.input_uids) if layout.time_names else ()
     parts += [
         "TASK INPUT UIDS (the only literal uids you may use)",
         fence_json(list(task.input_uids), "input_uids"),
@@ -205,7 +206,7 @@ def task_suffix(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> str:
         fence(task.question, "question"),
     ]
     if names:
-        parts += ["TIMES (write the name where the number goes)", fence(names_line(names), "times")]
+        parts += ["NAMES (write the name where the value goes)", fence(names_line(names), "names")]
     parts += [
         (
             f"Expected answer kind: {task.kind} ({VALUE_WORDS[task.kind]})."

@@ -68,7 +68,7 @@ from models.plan_prompt import (
 from models.plan_repair import REPEAT_TEMPERATURE, repair_messages, repeat_seed
 from models.plan_schema import MAX_STEPS, SCHEMAS, STEP_ID_PATTERN, per_operator_schema
 from models.prompting import extract_json
-from models.worked_plans import resolve_names, time_names
+from models.worked_plans import question_names, resolve_names
 
 __all__ = [
     "DEFAULT_LAYOUT",
@@ -224,7 +224,7 @@ def read_plan(reply: str, task: PlanTask, named: bool = False) -> dict[str, Any]
     except TGMSError as err:
         raise ModelOutputError("the plan is nested too deeply", problems=[err.message]) from err
     if named:
-        raw, _ = resolve_names(raw, time_names(task.question))
+        raw, _ = resolve_names(raw, question_names(task.question, task.input_uids))
     return {**raw, "plan_id": task.task_id, "question": task.question}
 
 

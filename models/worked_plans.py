@@ -15,6 +15,9 @@ question as named constants and a plan may write the name (the string ``"T1"``) 
   its number, before the verifier sees the plan. Nothing else is touched (a node called ``T1`` in a
   question's data would be a string the model meant as a name only if it were listed, and it is not: the
   constants hold numbers only).
+- the task's input uids are named too, ``U1, U2, …`` in the order the question mentions them
+  (:func:`uid_names`): a worked plan that reads two entities' reachability then says ``U1`` and ``U2``,
+  where a copied plan would otherwise repeat the example's uid or one of the task's twice.
 - :func:`with_names` is the inverse for a worked plan: its numbers that equal one of its own question's
   constants become the names, so the worked plan shows the model exactly what to write.
 
@@ -39,9 +42,11 @@ TIME_FLOOR = 10**14
 
 @dataclass(frozen=True)
 class TimeName:
-    name: str  # "T1", "D2"
-    value: int
-    kind: str  # "time" | "duration"
+    """A named constant of a question: a time (T1), a duration (D1) or an input uid (U1)."""
+
+    name: str  # "T1", "D2", "U1"
+    value: int | str
+    kind: str  # "time" | "duration" | "uid"
 
 
 _MONTHS = (
@@ -118,6 +123,24 @@ def time_names(question: str) -> tuple[TimeName, ...]:
     )
 
 
+def uid_names(question: str, uids: tuple[str, ...] | list[str]) -> tuple[TimeName, ...]:
+    """The task's input uids as ``U1, U2, …`` in the order the question first mentions them (the roles of
+    a question's entities keep their order across a template's draws: "from n6 and n561" is U1, U2);
+    uids the question does not mention follow in sorted order."""
+
+    def first(uid: str) -> int:
+        m = re.search(rf"(?<![\w-]){re.escape(uid)}(?![\w-])", question)
+        return m.start() if m else len(question) + 1
+
+    ordered = sorted(dict.fromkeys(uids), key=lambda u: (first(u), u))
+    return tuple(TimeName(f"U{i}", u, "uid") for i, u in enumerate(ordered, 1))
+
+
+def question_names(question: str, uids: tuple[str, ...] | list[str] = ()) -> tuple[TimeName, ...]:
+    """Every named constant of a question: its times and durations, then its input uids."""
+    return time_names(question) + uid_names(question, uids)
+
+
 def names_line(names: tuple[TimeName, ...]) -> str:
     """The prompt's list, ``T1 = 1083369600000000; T2 = …; D1 = 600000000`` ("" when there are none)."""
     return "; ".join(f"{n.name} = {n.value}" for n in names)
@@ -165,11 +188,11 @@ def resolve_names(plan: dict[str, Any], names: tuple[TimeName, ...]) -> tuple[di
 
 
 def with_names(plan: dict[str, Any], names: tuple[TimeName, ...]) -> dict[str, Any]:
-    """``plan`` with every step-arg integer that equals a constant replaced by the constant's name."""
-    table = {n.value: n.name for n in names}
+    """``plan`` with every step-arg integer or string that equals a constant replaced by its name."""
+    table: dict[int | str, str] = {n.value: n.name for n in names}
 
     def sub(v: Any) -> Any:
-        return table[v] if type(v) is int and v in table else v
+        return table[v] if type(v) in (int, str) and v in table else v
 
     return _map_steps(plan, sub) if table else plan
 
@@ -198,11 +221,11 @@ class WorkedPlan:
 
     def render(self, n: int, named: bool) -> str:
         """The example as the prompt shows it: with named times, the constants and the plan citing them."""
-        names = time_names(self.question) if named else ()
+        names = question_names(self.question, self.input_uids) if named else ()
         plan = with_names(self.plan, names)
         lines = [f"Example {n}. Question: {self.question}"]
         if names:
-            lines.append(f"Times: {names_line(names)}")
+            lines.append(f"Names: {names_line(names)}")
         lines.append(f"Input uids: {_compact(list(self.input_uids))}. Answer kind: {self.kind}.")
         lines.append(_compact(plan))
         return "\n".join(lines)

@@ -23,7 +23,7 @@ from typing import Any
 from engine.api import InvalidArgError
 from models.local.tokens import count_chat_tokens, count_tokens
 from models.plan_prompt import PlanTask, PromptLayout, first_messages, shown_examples, static_prefix
-from models.worked_plans import names_line, time_names
+from models.worked_plans import names_line, question_names
 from pipeline.bench.report import BenchResult, markdown_table, stamp
 
 HELP = "the planner prompt's parts in the model's own tokens, per layout (no server)"
@@ -91,7 +91,7 @@ def measure(
                     for i, ex in enumerate(shown, 1)
                 )
             )
-            names = time_names(t["question"]) if layout.time_names else ()
+            names = question_names(t["question"], t.get("input_uids") or ()) if layout.time_names else ()
             per["times"].append(count_tokens(names_line(names), model_path=model) if names else 0)
             per["chat"].append(count_chat_tokens(messages, model_path=model))
         prefix = count_tokens(static_prefix(layout), model_path=model)

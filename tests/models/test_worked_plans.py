@@ -140,3 +140,36 @@ def test_durations_written_in_words_are_named() -> None:
         ("D3", 86_400_000_000),
         ("D4", 604_800_000_000),
     ]
+
+
+def test_input_uids_are_named_in_the_order_the_question_mentions_them() -> None:
+    from models.worked_plans import question_names, uid_names
+
+    q = "How many nodes can both n6 and n561 reach in [1083369600000000 µs, 1083974400000000 µs)?"
+    assert [(n.name, n.value) for n in uid_names(q, ("n561", "n6", "n9"))] == [
+        ("U1", "n6"),
+        ("U2", "n561"),
+        ("U3", "n9"),  # not in the question: after the mentioned ones
+    ]
+    assert uid_names("from n61 and n6", ("n6", "n61"))[0].value == "n61"  # whole ids only
+    names = question_names(q, ("n561", "n6"))
+    plan = {
+        "steps": [
+            {
+                "id": "s1",
+                "op": "temporal_reachability",
+                "args": {"src": "U1", "window": {"t_a": "T1", "t_b": "T2"}},
+            },
+            {
+                "id": "s2",
+                "op": "temporal_reachability",
+                "args": {"src": "U2", "window": {"t_a": "T1", "t_b": "T2"}},
+            },
+        ]
+    }
+    resolved, used = resolve_names(plan, names)
+    assert [s["args"]["src"] for s in resolved["steps"]] == ["n6", "n561"]
+    assert with_names(resolved, names) == plan
+    ex = WorkedPlan(q, ("n561", "n6"), "count", resolved, "train/x").render(1, True)
+    assert "Names: T1 = 1083369600000000; T2 = 1083974400000000; U1 = n6; U2 = n561" in ex
+    assert '"src":"U1"' in ex and '"src":"U2"' in ex
