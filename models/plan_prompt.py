@@ -11,11 +11,11 @@ constants (``time_names``, :mod:`models.worked_plans`) and the expected answer k
 
 Layout switches and what they are for (each an ablation, docs/campaign.md):
 
-- ``examples``: "fixed" (two worked plans in the prefix) or "retrieved" (the k nearest train plans in the
-  task's message; a task with none gets the fixed ones there).
-- ``manual``: "full" (every operator's block in the prefix) or "retrieved" (an index in the prefix, the
-  blocks of the operators the worked plans use in the task's message: ~1,000 tokens instead of ~3,000
-  prefilled per task on a CPU server that keeps one cached prompt).
+- ``examples``: "fixed" (two worked plans in the prefix) or "retrieved" (default: the k nearest train plans
+  in the task's message; a task with none gets the fixed layout, :func:`effective_layout`).
+- ``manual``: "full" (every operator's block in the prefix) or "retrieved" (default: an index in the
+  prefix, the blocks of the operators the worked plans use in the task's message: 2,184 tokens per first
+  request instead of 3,493 with Qwen's tokenizer).
 - ``time_names``: list the question's times as T1, T2, …/D1, … and its input uids as U1, … (NAMES)
   that a plan may write instead of the values.
 """
@@ -123,10 +123,12 @@ FIXED_EXAMPLES: tuple[WorkedPlan, ...] = (
 
 @dataclass(frozen=True)
 class PromptLayout:
-    """What goes in the static prefix and what in the task's message (see the module docstring)."""
+    """What goes in the static prefix and what in the task's message (see the module docstring). The
+    default is what measured best (docs/benchmarks.md, issue 25): retrieved worked plans and manual
+    blocks, named times and uids."""
 
-    examples: str = "fixed"
-    manual: str = "full"
+    examples: str = "retrieved"
+    manual: str = "retrieved"
     time_names: bool = True
 
     def __post_init__(self) -> None:
@@ -142,6 +144,8 @@ class PromptLayout:
 
 
 DEFAULT_LAYOUT = PromptLayout()
+#: the prompt of a task with no retrieved worked plans (and of the ``fixed_examples`` ablation)
+FIXED_LAYOUT = PromptLayout("fixed", "full", True)
 
 
 @dataclass(frozen=True)
@@ -171,11 +175,18 @@ def static_prefix(layout: PromptLayout = DEFAULT_LAYOUT) -> str:
     return text
 
 
+def effective_layout(task: PlanTask, layout: PromptLayout) -> PromptLayout:
+    """The layout a task's prompt uses: a retrieved layout for a task with no retrieved worked plans (a
+    question outside any suite: `tgms ask`; a suite without a train split) is the fixed one, since nothing
+    says which operators it needs: the prompt is then exactly the fixed layout's, prefix included."""
+    if layout.examples == "retrieved" and not task.examples:
+        return FIXED_LAYOUT if layout.time_names else PromptLayout("fixed", "full", False)
+    return layout
+
+
 def shown_examples(task: PlanTask, layout: PromptLayout) -> tuple[WorkedPlan, ...]:
-    """The worked plans the task's message shows: none when the prefix holds the fixed ones."""
-    if layout.examples == "fixed":
-        return ()
-    return task.examples or FIXED_EXAMPLES
+    """Every worked plan the task's prompt shows (the fixed ones when they stand in)."""
+    return FIXED_EXAMPLES if effective_layout(task, layout).examples == "fixed" else task.examples
 
 
 def _ops_needed(examples: tuple[WorkedPlan, ...]) -> list[str]:
@@ -187,8 +198,9 @@ def task_suffix(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> str:
     """The user message: dataset card, memory notes (when given), worked plans and manual blocks (when the
     layout puts them here), input uids, question, named times and expected answer kind, all fenced as
     data. The memory section sits after the static prefix, so the prefix stays byte-identical with memory
-    on."""
-    examples = shown_examples(task, layout)
+    on. The task's effective layout applies (:func:`effective_layout`)."""
+    layout = effective_layout(task, layout)
+    examples = task.examples if layout.examples == "retrieved" else ()
     parts = ["DATASET", fence(task.card, "dataset"), *([task.memory] if task.memory else [])]
     if examples:
         parts.append(
@@ -222,7 +234,9 @@ def task_suffix(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> str:
 
 
 def first_messages(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> list[dict[str, Any]]:
-    """The first request: the static prefix and the task's fenced suffix."""
+    """The first request: the static prefix and the task's fenced suffix (in the task's effective
+    layout)."""
+    layout = effective_layout(task, layout)
     return [
         {"role": "system", "content": static_prefix(layout)},
         {"role": "user", "content": task_suffix(task, layout)},

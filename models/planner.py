@@ -58,6 +58,7 @@ from models.errors import ModelOutputError
 from models.plan_prompt import (
     DEFAULT_LAYOUT,
     FIXED_EXAMPLES,
+    FIXED_LAYOUT,
     RULES,
     PlanTask,
     PromptLayout,
@@ -73,6 +74,7 @@ from models.worked_plans import question_names, resolve_names
 __all__ = [
     "DEFAULT_LAYOUT",
     "FIXED_EXAMPLES",
+    "FIXED_LAYOUT",
     "RULES",
     "PlanAttempt",
     "PlanOutcome",

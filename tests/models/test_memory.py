@@ -18,7 +18,7 @@ from models.errors import ModelOutputError
 from models.memory import SUMMARY_PREFIX, Memory, current_tt, notes_block, summary_messages
 from models.memory_facts import week_facts, week_of, weeks_between
 from models.memory_store import NOTES_FILE
-from models.planner import PlanTask, plan_and_run, static_prefix
+from models.planner import FIXED_LAYOUT, PlanTask, plan_and_run, static_prefix
 from models.testing.smoke_rule import MEMORY_PREFIX, memory_note
 from pipeline.systems.base import CallLog, RunSettings, SystemEnv, build_system, run_task
 from tests.conftest import collegemsg_head
@@ -218,7 +218,8 @@ def test_quarantined_notes_never_reach_the_planner_prompt(store, scripted_client
     _, pclient = scripted_client(planner)
     task = PlanTask("t/1", "How many messages?", (), "count", "Dataset: test.", memory=block)
     plan_and_run(CallLog(pclient, 256).complete, task, ctx, lambda p: None, None)  # type: ignore[arg-type]
-    assert seen and seen[0]["messages"][0]["content"] == static_prefix()  # the prefix is untouched
+    # the prefix is untouched
+    assert seen and seen[0]["messages"][0]["content"] == static_prefix(FIXED_LAYOUT)
     user = seen[0]["messages"][1]["content"]
     assert "MEMORY" in user and user.index("DATASET") < user.index("MEMORY") < user.index("QUESTION")
     assert notes[W16].text in user and notes[W18].text in user
@@ -257,14 +258,15 @@ def test_retrieval_follows_the_question_window_not_the_oracle_plan(
         note = Memory(next((tmp_path / "work" / "memory").glob("*/*"))).bank().notes[mem["notes"][0]]
         assert note.week == W16
         planner_body = next(
-            b for b in server.log.chat_bodies if b["messages"][0]["content"] == static_prefix()
+            b for b in server.log.chat_bodies if b["messages"][0]["content"] == static_prefix(FIXED_LAYOUT)
         )
         assert "2004-W16" in user_of(planner_body) and "2004-W18" not in user_of(planner_body)
 
         off = build_system("tgms", env, {})  # memory off (the default): the prompt has no memory section
         rec_off = run_task(off, {**task, "id": "mem/2"})
         assert "memory" not in rec_off.extras
-        last = [b for b in server.log.chat_bodies if b["messages"][0]["content"] == static_prefix()][-1]
+        prefix = static_prefix(FIXED_LAYOUT)
+        last = [b for b in server.log.chat_bodies if b["messages"][0]["content"] == prefix][-1]
         assert "MEMORY" not in user_of(last)
     finally:
         env.close()

@@ -148,13 +148,14 @@ def test_a_full_memory_section_keeps_the_planner_prompt_in_budget() -> None:
     repair turns (~600 tokens each) and a 512-token reply."""
     from models.manual import estimate_tokens
     from models.memory import NOTE_CHARS
-    from models.planner import PlanTask, static_prefix, task_suffix
+    from models.planner import FIXED_LAYOUT, PlanTask, static_prefix, task_suffix
 
     block = notes_block([note(W17_A + i * 7 * DAY, "n" + "9" * (NOTE_CHARS - 1), str(i)) for i in range(3)])
     assert "truncated" not in block and len(block) < NOTES_LIMIT
     question = "How many messages did n9 send between 2004-04-19T00:00:00Z (1082332800000000 µs) and ..."
     task = PlanTask("t/1", question, ("n9",), "count", "Dataset: collegemsg.", memory=block)
-    assert estimate_tokens(static_prefix() + task_suffix(task)) < 4250 + 800  # + the units legend (~450)
+    # + the units legend (~450)
+    assert estimate_tokens(static_prefix(FIXED_LAYOUT) + task_suffix(task)) < 4250 + 800
 
 
 def test_the_docs_describe_the_memory_contract() -> None:

@@ -29,6 +29,7 @@ from engine.api import (
 from models.client import ChatClient
 from models.manual import estimate_tokens, operator_manual
 from models.planner import (
+    FIXED_LAYOUT,
     PlannerConfig,
     PlanOutcome,
     PlanTask,
@@ -133,7 +134,7 @@ def test_static_prefix_is_byte_identical_across_tasks(scripted_client, ctx) -> N
     run(client, ctx, b)
     first, second = server.log.chat_bodies
     assert first["messages"][0]["content"].encode() == second["messages"][0]["content"].encode()
-    assert first["messages"][0]["content"] == static_prefix()
+    assert first["messages"][0]["content"] == static_prefix(FIXED_LAYOUT)
     assert first["messages"][1]["content"] != second["messages"][1]["content"]
     assert '["n2"]' in second["messages"][1]["content"] and "n2 reaches" in second["messages"][1]["content"]
 
@@ -168,7 +169,7 @@ def test_manual_lists_each_operators_declared_outputs_and_stays_small() -> None:
     # the paper's smallest), which leaves prefix + suffix + three repair turns (~600 each) + a 512-token
     # reply room to spare; the cap still stops the manual from growing unnoticed. Issue 24's units legend
     # (one header block, ~450 tokens) brings it to ~4,050.
-    assert estimate_tokens(static_prefix() + task_suffix(t)) < 4250
+    assert estimate_tokens(static_prefix(FIXED_LAYOUT) + task_suffix(t)) < 4250
 
 
 def test_the_reply_may_come_in_think_blocks_and_code_fences(scripted_client, ctx) -> None:

@@ -7,7 +7,14 @@ import pytest
 
 from engine.api import InvalidArgError
 from models.manual import estimate_tokens, operator_manual
-from models.plan_prompt import FIXED_EXAMPLES, PlanTask, PromptLayout, first_messages, static_prefix
+from models.plan_prompt import (
+    FIXED_EXAMPLES,
+    FIXED_LAYOUT,
+    PlanTask,
+    PromptLayout,
+    first_messages,
+    static_prefix,
+)
 from models.planner import read_plan
 from models.worked_plans import TimeName, WorkedPlan, resolve_names, time_names, with_names
 
@@ -91,20 +98,20 @@ def test_the_retrieved_layout_keeps_a_short_constant_prefix_and_moves_the_blocks
     )
     a = first_messages(PlanTask("t/1", Q, (), "count", "card", examples=(ex,)), layout)
     b = first_messages(PlanTask("t/2", "How many?", (), "count", "card"), layout)
-    assert a[0]["content"] == b[0]["content"] == static_prefix(layout)
-    assert estimate_tokens(static_prefix(layout)) < estimate_tokens(static_prefix()) / 2
+    assert a[0]["content"] == static_prefix(layout)
+    assert estimate_tokens(static_prefix(layout)) < estimate_tokens(static_prefix(FIXED_LAYOUT)) / 2
     user = a[1]["content"]
     assert "count_temporal_motifs: Counts" in user and "compute: Combines" not in user
     assert '"delta":"D1"' in user  # the worked plan cites its own named duration
     assert "T1 = 1087171200000000; T2 = 1087192800000000; D1 = 600000000" in user
-    # a task with no retrieved plans gets the fixed ones, and their operators' blocks
-    assert "new_node_rate" in b[1]["content"] and "neighborhood_evolution: Compares" in b[1]["content"]
-    assert operator_manual() not in b[1]["content"]
+    # a task with no retrieved plans (a question outside any suite) gets the fixed layout, prefix included
+    assert b == first_messages(PlanTask("t/2", "How many?", (), "count", "card"), FIXED_LAYOUT)
+    assert operator_manual() in b[0]["content"] and "new_node_rate" in b[0]["content"]
 
 
 def test_the_fixed_examples_show_named_times_in_the_prefix() -> None:
-    assert '"t_a":"T1","t_b":"T2"' in static_prefix()
-    assert '"t_a":1083369600000000' in static_prefix(PromptLayout(time_names=False))
+    assert '"t_a":"T1","t_b":"T2"' in static_prefix(FIXED_LAYOUT)
+    assert '"t_a":1083369600000000' in static_prefix(PromptLayout("fixed", "full", time_names=False))
     assert all(ex.source.startswith("fixed:") for ex in FIXED_EXAMPLES)
 
 
@@ -167,7 +174,7 @@ def test_input_uids_are_named_in_the_order_the_question_mentions_them() -> None:
             },
         ]
     }
-    resolved, used = resolve_names(plan, names)
+    resolved, _ = resolve_names(plan, names)
     assert [s["args"]["src"] for s in resolved["steps"]] == ["n6", "n561"]
     assert with_names(resolved, names) == plan
     ex = WorkedPlan(q, ("n561", "n6"), "count", resolved, "train/x").render(1, True)

@@ -23,7 +23,7 @@ import pytest
 
 from engine.api import OPEN_END, Store, build_store, us_to_iso
 from models.client import ChatClient
-from models.planner import PlanTask, first_messages, read_plan, static_prefix
+from models.planner import FIXED_LAYOUT, PlanTask, first_messages, read_plan, static_prefix
 from models.prompting import fence_json
 from models.testing.gullible import INJECTED_PLAN, GullibleModel
 from models.testing.scripted_server import ScriptedServer
@@ -170,7 +170,7 @@ def test_negative_control_an_unfenced_card_changes_the_plan(twins, extent) -> No
     def naive(card: str) -> list[dict[str, Any]]:
         user = "\n".join(["DATASET", card, "TASK INPUT UIDS", fence_json(["n1"], "input_uids"), "QUESTION",
                           question, "Expected answer kind: count (a non-negative integer)."])  # fmt: skip
-        return [{"role": "system", "content": static_prefix()}, {"role": "user", "content": user}]
+        return [{"role": "system", "content": static_prefix(FIXED_LAYOUT)}, {"role": "user", "content": user}]
 
     def real(card: str) -> list[dict[str, Any]]:
         return first_messages(PlanTask("t/1", question, ("n1",), "count", card))

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from engine.api import Store
-from models.planner import PlanTask, static_prefix, task_suffix
+from models.planner import FIXED_LAYOUT, PlanTask, static_prefix, task_suffix
 from pipeline.systems.card import dataset_card
 from tests.pipeline.systems.conftest import SmallSuite
 
@@ -33,7 +33,7 @@ def test_planner_prompt_fits_the_window_in_real_tokens(cm_small: SmallSuite) -> 
 
     with Store.open(cm_small.store_dir, read_only=True) as store:
         card = dataset_card(store, "collegemsg")
-    prefix = static_prefix()
+    prefix = static_prefix(FIXED_LAYOUT)
     sizes = []
     for t in cm_small.dev:
         task = PlanTask(t["id"], t["question"], tuple(t["input_uids"]), t["answer_kind"], card)

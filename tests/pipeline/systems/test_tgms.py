@@ -19,7 +19,7 @@ import pytest
 
 from engine.api import ExecConfig, OpContext, Store, build_plan, execute
 from models.plan_schema import per_operator_schema
-from models.planner import static_prefix
+from models.planner import FIXED_LAYOUT, static_prefix
 from models.prompting import escape
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.testing.scripted_server import ScriptedServer
@@ -56,7 +56,7 @@ def scripted_rule(
     def rule(body: dict[str, Any]) -> str:
         system = body["messages"][0]["content"]
         task = task_of(body, tasks)
-        if system == static_prefix():
+        if system == static_prefix(FIXED_LAYOUT):
             return planner(task)
         assert system == REPORTER_SYSTEM
         return reporter(task)

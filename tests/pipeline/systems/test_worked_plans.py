@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from models.planner import FIXED_LAYOUT, static_prefix
 from models.prompting import escape
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.worked_plans import time_names, with_names
@@ -120,4 +121,5 @@ def test_an_empty_train_split_falls_back_to_the_fixed_worked_plans(make_system, 
     system, _ = make_system(recording_rule(splits["dev"], seen), train=[], examples="retrieved")
     rec = run_task(system, splits["dev"][0])
     assert rec.extras["worked_plans"] == ["fixed:1", "fixed:2"]
-    assert "new_node_rate" in seen[0]["messages"][1]["content"]  # the fixed example, in the task's message
+    # the fixed layout, prefix and all: nothing says which operators the question needs
+    assert seen[0]["messages"][0]["content"] == static_prefix(FIXED_LAYOUT)
