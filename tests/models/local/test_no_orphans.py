@@ -41,6 +41,10 @@ CHILD = textwrap.dedent(
 )
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_child(mode: str, tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
     script = tmp_path / "child.py"
     script.write_text(CHILD)
@@ -53,6 +57,9 @@ def run_child(mode: str, tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
         text=True,
         env=env,
         cwd=root,
+        # the child starts as a terminal starts it: a test run launched in the background of a
+        # non-interactive shell inherits SIGINT ignored, and Python then installs no Ctrl-C handler
+        preexec_fn=_default_sigint,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
