@@ -62,9 +62,6 @@ def rules(time_names: bool) -> str:
     return _RULES_HEAD + (_RULE_TIMES_NAMED if time_names else _RULE_TIMES_COPY) + _RULES_TAIL
 
 
-#: the text of :data:`RULES` as it was before named times (kept: tests and docs cite it)
-RULES = rules(False)
-
 #: worked plans over CollegeMsg-like questions (not suite tasks): a compute over a list, a resolved uid
 #: passed by $ref (each 16-digit time costs 16 tokens: two plans are what the window affords)
 FIXED_EXAMPLES: tuple[WorkedPlan, ...] = (

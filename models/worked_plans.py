@@ -41,7 +41,7 @@ TIME_FLOOR = 10**14
 
 
 @dataclass(frozen=True)
-class TimeName:
+class NamedValue:
     """A named constant of a question: a time (T1), a duration (D1) or an input uid (U1)."""
 
     name: str  # "T1", "D2", "U1"
@@ -111,19 +111,19 @@ def worded_times(question: str) -> set[int]:
     return {v for v in out if v is not None}
 
 
-def time_names(question: str) -> tuple[TimeName, ...]:
+def time_names(question: str) -> tuple[NamedValue, ...]:
     """The question's times as named constants (its µs numbers, and the dates and durations it writes in
     words): time points T1.. then durations D1.., each ascending."""
     found = sorted({int(m) for m in _MICROS.findall(question)} | worded_times(question))
     times = [v for v in found if v >= TIME_FLOOR]
     durations = [v for v in found if 0 < v < TIME_FLOOR]
     return tuple(
-        [TimeName(f"T{i}", v, "time") for i, v in enumerate(times, 1)]
-        + [TimeName(f"D{i}", v, "duration") for i, v in enumerate(durations, 1)]
+        [NamedValue(f"T{i}", v, "time") for i, v in enumerate(times, 1)]
+        + [NamedValue(f"D{i}", v, "duration") for i, v in enumerate(durations, 1)]
     )
 
 
-def uid_names(question: str, uids: tuple[str, ...] | list[str]) -> tuple[TimeName, ...]:
+def uid_names(question: str, uids: tuple[str, ...] | list[str]) -> tuple[NamedValue, ...]:
     """The task's input uids as ``U1, U2, …`` in the order the question first mentions them (the roles of
     a question's entities keep their order across a template's draws: "from n6 and n561" is U1, U2);
     uids the question does not mention follow in sorted order."""
@@ -133,15 +133,15 @@ def uid_names(question: str, uids: tuple[str, ...] | list[str]) -> tuple[TimeNam
         return m.start() if m else len(question) + 1
 
     ordered = sorted(dict.fromkeys(uids), key=lambda u: (first(u), u))
-    return tuple(TimeName(f"U{i}", u, "uid") for i, u in enumerate(ordered, 1))
+    return tuple(NamedValue(f"U{i}", u, "uid") for i, u in enumerate(ordered, 1))
 
 
-def question_names(question: str, uids: tuple[str, ...] | list[str] = ()) -> tuple[TimeName, ...]:
+def question_names(question: str, uids: tuple[str, ...] | list[str] = ()) -> tuple[NamedValue, ...]:
     """Every named constant of a question: its times and durations, then its input uids."""
     return time_names(question) + uid_names(question, uids)
 
 
-def names_line(names: tuple[TimeName, ...]) -> str:
+def names_line(names: tuple[NamedValue, ...]) -> str:
     """The prompt's list, ``T1 = 1083369600000000; T2 = …; D1 = 600000000`` ("" when there are none)."""
     return "; ".join(f"{n.name} = {n.value}" for n in names)
 
@@ -169,7 +169,7 @@ def _map_steps(plan: dict[str, Any], fn: Any) -> dict[str, Any]:
     return {**plan, "steps": new_steps}
 
 
-def resolve_names(plan: dict[str, Any], names: tuple[TimeName, ...]) -> tuple[dict[str, Any], list[str]]:
+def resolve_names(plan: dict[str, Any], names: tuple[NamedValue, ...]) -> tuple[dict[str, Any], list[str]]:
     """``plan`` with every step-arg string that is a constant's name replaced by its number, and the names
     used (in order of first use). A plan without names comes back equal to itself."""
     table = {n.name: n.value for n in names}
@@ -187,7 +187,7 @@ def resolve_names(plan: dict[str, Any], names: tuple[TimeName, ...]) -> tuple[di
     return _map_steps(plan, sub), used
 
 
-def with_names(plan: dict[str, Any], names: tuple[TimeName, ...]) -> dict[str, Any]:
+def with_names(plan: dict[str, Any], names: tuple[NamedValue, ...]) -> dict[str, Any]:
     """``plan`` with every step-arg integer or string that equals a constant replaced by its name."""
     table: dict[int | str, str] = {n.value: n.name for n in names}
 

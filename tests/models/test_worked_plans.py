@@ -16,7 +16,7 @@ from models.plan_prompt import (
     static_prefix,
 )
 from models.planner import read_plan
-from models.worked_plans import TimeName, WorkedPlan, resolve_names, time_names, with_names
+from models.worked_plans import NamedValue, WorkedPlan, resolve_names, time_names, with_names
 
 Q = (
     "How many δ-temporal paths with δ = 10 minutes (600000000 µs) occur between 2004-06-14T06:00:00Z "
@@ -26,13 +26,13 @@ Q = (
 
 def test_times_are_named_in_increasing_order_and_durations_apart() -> None:
     assert time_names(Q) == (
-        TimeName("T1", 1087171200000000, "time"),
-        TimeName("T2", 1087192800000000, "time"),
-        TimeName("D1", 600000000, "duration"),
+        NamedValue("T1", 1087171200000000, "time"),
+        NamedValue("T2", 1087192800000000, "time"),
+        NamedValue("D1", 600000000, "duration"),
     )
     assert time_names("in [1083369600000000 µs, 1083974400000000 µs)") == (
-        TimeName("T1", 1083369600000000, "time"),
-        TimeName("T2", 1083974400000000, "time"),
+        NamedValue("T1", 1083369600000000, "time"),
+        NamedValue("T2", 1083974400000000, "time"),
     )
     assert time_names("How many nodes are there?") == ()
 
