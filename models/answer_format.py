@@ -42,18 +42,38 @@ VALUE_WORDS: dict[str, str] = {
 }
 assert set(VALUE_SCHEMAS) == set(ANSWER_KINDS) == set(VALUE_WORDS)
 
-_CLAIM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "maxLength": 8},
-        "type": {"type": "string", "enum": ["count", "value", "entity"]},
-        "value": {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": 200}]},
-        "uids": {"type": "array", "items": _UID, "maxItems": MAX_SET},
-        "evidence": {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4},
-        "from": {"type": "string", "maxLength": 120},
-    },
-    "required": ["id", "type", "evidence"],
+_CLAIM_COMMON: dict[str, Any] = {
+    "id": {"type": "string", "maxLength": 8},
+    "evidence": {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4},
+    "from": {"type": "string", "maxLength": 120},
 }
+#: one branch per claim type, each requiring the key that carries the claim's value: with one loose object
+#: (value optional) Qwen2.5-Coder-1.5B wrote count claims without a value on every trace of a 30-task run
+#: (issue 25), and a claim with no value asserts nothing the verifier can check
+_CLAIM_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {
+            "type": "object",
+            "properties": {
+                **_CLAIM_COMMON,
+                "type": {"type": "string", "enum": ["count", "value"]},
+                "value": {"anyOf": [{"type": "number"}, {"type": "string", "maxLength": 200}]},
+            },
+            "required": ["id", "type", "value", "evidence", "from"],
+        },
+        {
+            "type": "object",
+            "properties": {
+                **_CLAIM_COMMON,
+                "type": {"type": "string", "enum": ["entity"]},
+                "uids": {"type": "array", "items": _UID, "minItems": 1, "maxItems": MAX_SET},
+            },
+            "required": ["id", "type", "uids", "evidence", "from"],
+        },
+    ]
+}
+#: the key that carries each simple claim type's value
+_CLAIM_VALUE_KEY = {"count": "value", "value": "value", "entity": "uids"}
 
 
 def answer_schema(kind: str, with_claims: bool = True) -> dict[str, Any]:
@@ -90,6 +110,35 @@ def answer_instructions(kind: str, with_claims: bool = True) -> str:
     return "\n".join(lines)
 
 
+def _valued_claims(claims: Any, answer: Any) -> Any:
+    """Claims with a value: a simple claim (count, value, entity) that omits its value asserts nothing.
+
+    When it is the only claim, it takes the typed answer's value — the *model's* own answer, so the claim
+    verifier still compares what the model said with the trace field the claim names. Other value-less
+    claims are dropped (an answer left without claims is bound to ``answer_spec.from`` by the reporter).
+    Anything else is left for :func:`engine.api.parse_answer` to judge.
+    """
+    if not isinstance(claims, list):
+        return claims
+    missing = [
+        i
+        for i, c in enumerate(claims)
+        if isinstance(c, dict) and c.get("type") in _CLAIM_VALUE_KEY and _CLAIM_VALUE_KEY[c["type"]] not in c
+    ]
+    if not missing:
+        return claims
+    value = answer.get("value") if isinstance(answer, dict) else None
+    if len(claims) == 1 and value is not None:
+        claim = claims[0]
+        if claim["type"] == "entity":
+            uids = value if isinstance(value, list) else [value]
+            if uids and all(isinstance(u, str) for u in uids):
+                return [{**claim, "uids": uids}]
+        elif not isinstance(value, (list, dict, bool)):
+            return [{**claim, "value": value}]
+    return [c for i, c in enumerate(claims) if i not in missing]
+
+
 def read_answer(reply: str, kind: str) -> dict[str, Any]:
     """The checked answer object in ``reply``, its typed value normalized to ``kind``.
 
@@ -101,6 +150,7 @@ def read_answer(reply: str, kind: str) -> dict[str, Any]:
     if isinstance(raw, dict):
         raw.setdefault("claims", [])
         raw.setdefault("text", "")
+        raw["claims"] = _valued_claims(raw["claims"], raw.get("answer"))
     try:
         answer = parse_answer(raw)
     except TGMSError as err:

@@ -13,11 +13,19 @@ assistant turn; a greedy model then continues "its" text and writes the same pla
 - **Only what is wrong is repaired.** The section names the failing steps and fields, each problem with
   the verifier's ``legal`` alternatives, and lists the steps to keep as they are (``targets``, fenced:
   step ids are the model's own strings).
-- **A repeat is re-asked with seeded sampling.** When a reply's plan (canonical JSON) equals an earlier
-  attempt's plan, or the raw reply is byte-identical to an earlier one, the same repair is sent again with
-  ``temperature > 0`` and a seed derived from the task id and the attempt number (:func:`repeat_seed`).
-  The seed makes the sampled request one fixed request: the response cache keys on it, so a rerun gets the
-  same sampled reply and stays deterministic.
+- **An argument the operator does not take names the operators that do.** Qwen2.5-Coder-1.5B wrote
+  ``diff_snapshots`` with a ``uid`` for "contacts gained by n42" and, shown only diff_snapshots' legal
+  arguments, repeated it; the operator it needed (``neighborhood_evolution``) takes ``uid``, ``t1`` and
+  ``t2``. So an ``arg_name`` problem lists up to three operators that take the argument, those sharing
+  most of the step's other arguments first (:func:`operators_taking`).
+- **A repeat is re-asked without the failing steps, with seeded sampling.** When a reply's plan
+  (canonical JSON) equals an earlier attempt's plan, or the raw reply is byte-identical to an earlier one,
+  the repair is sent again with the failing steps left out of the quoted plan (the model cannot copy what
+  it is not shown; it is told to write them anew), at ``temperature > 0`` rising with each repeat
+  (:func:`repeat_temperature`; at 0.7 the 1.5B model still repeated 4 of 8 sampled retries when shown its
+  whole plan) and a seed derived from the task id and the attempt number (:func:`repeat_seed`). The seed
+  makes the sampled request one fixed request: the response cache keys on it, so a rerun gets the same
+  sampled reply and stays deterministic.
 """
 
 from __future__ import annotations
@@ -26,18 +34,26 @@ import hashlib
 import json
 from typing import Any
 
+from engine.api import operator_schemas
 from models.config import Sampling
 from models.prompting import fence, fence_json
 
-__all__ = ["Sampling", "repair_messages", "repeat_seed"]
+__all__ = ["Sampling", "operators_taking", "repair_messages", "repeat_seed", "repeat_temperature"]
 
 #: caps that keep a repair turn bounded (characters of escaped data)
 REPLY_ECHO_LIMIT = 1500
 PLAN_ECHO_LIMIT = 3000
 LEGAL_LIMIT = 400
 VIOLATIONS_LIMIT = 1500
-#: sampling temperature of a repeated repair: enough to leave the greedy path, low enough to stay a plan
+#: sampling temperature of the first repeated repair: enough to leave the greedy path, low enough to stay
+#: a plan; each further repeat adds REPEAT_STEP, up to REPEAT_TEMPERATURE_MAX
 REPEAT_TEMPERATURE = 0.7
+REPEAT_STEP = 0.3
+REPEAT_TEMPERATURE_MAX = 1.3
+#: operators named beside an argument its operator does not take
+OTHER_OPERATORS = 3
+#: the args every operator takes (they say nothing about which operator fits)
+_SHARED_ARGS = frozenset({"as_of_tt", "cursor", "limit"})
 #: the plan keys the task fills in (the model is never asked to write them, so they are not quoted back)
 TASK_KEYS = ("plan_id", "question")
 
@@ -50,6 +66,44 @@ def repeat_seed(task_id: str, attempt: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+def repeat_temperature(repeats: int, base: float = REPEAT_TEMPERATURE) -> float:
+    """The temperature of the retry after the ``repeats``-th repeated reply of a task (1, 2, ...)."""
+    return round(min(base + REPEAT_STEP * max(repeats - 1, 0), max(base, REPEAT_TEMPERATURE_MAX)), 3)
+
+
+def operators_taking(arg: str, step_args: set[str], op: str | None) -> list[str]:
+    """Operators other than ``op`` that take ``arg``: those taking most of the step's other args first,
+    then by name; at most :data:`OTHER_OPERATORS`."""
+    wanted = step_args - _SHARED_ARGS
+    found = []
+    for name, schema in operator_schemas().items():
+        takes = set((schema.get("args") or {}).get("properties") or {})
+        if name != op and arg in takes:
+            found.append((-len(wanted & takes), name))
+    return [name for _, name in sorted(found)[:OTHER_OPERATORS]]
+
+
+def _step(plan: dict[str, Any] | None, sid: Any) -> dict[str, Any] | None:
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    for s in steps if isinstance(steps, list) else []:
+        if isinstance(s, dict) and s.get("id") == sid:
+            return s
+    return None
+
+
+def _other_operators(v: dict[str, Any], plan: dict[str, Any] | None) -> str | None:
+    """For an arg_name problem: the line naming operators that do take the argument."""
+    fld = _field_of(v) or ""
+    step = _step(plan, v.get("step"))
+    if v.get("code") != "arg_name" or not fld.startswith("args.") or step is None:
+        return None
+    arg = fld.split(".", 2)[1]
+    args = step.get("args") if isinstance(step.get("args"), dict) else {}
+    op = step.get("op") if isinstance(step.get("op"), str) else None
+    others = operators_taking(arg, set(args), op)
+    return f"  operators that take {arg}: {', '.join(others)}" if others else None
+
+
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -59,8 +113,9 @@ def _legal(value: Any) -> str:
     return text if len(text) <= LEGAL_LIMIT else text[:LEGAL_LIMIT] + " …"
 
 
-def describe(violations: list[dict[str, Any]]) -> str:
-    """One line per problem (code, where, message) with what would be legal instead."""
+def describe(violations: list[dict[str, Any]], plan: dict[str, Any] | None = None) -> str:
+    """One line per problem (code, where, message) with what would be legal instead (and, for an argument
+    the operator does not take, the operators that take it)."""
     lines = []
     for v in violations:
         where = " ".join(str(x) for x in (v.get("step"), v.get("field")) if x)
@@ -73,6 +128,9 @@ def describe(violations: list[dict[str, Any]]) -> str:
         for key in ("suggestions", "legal", "allowed"):
             if details.get(key):
                 lines.append(f"  {key}: {_legal(details[key])}")
+        other = _other_operators(v, plan)
+        if other:
+            lines.append(other)
     return "\n".join(lines)
 
 
@@ -114,18 +172,26 @@ def targets(problems: list[dict[str, Any]], plan: dict[str, Any] | None) -> dict
     return {"change": change, "keep": keep}
 
 
-def quoted(reply: str, plan: dict[str, Any] | None) -> str:
-    """The previous attempt as data: its plan as compact JSON (without the keys the task fills in), or the
-    raw reply's head when it held no plan. Fenced, so whatever it quotes (stored values the model echoed,
-    text that looks like instructions) is read as data."""
+def quoted(reply: str, plan: dict[str, Any] | None, left_out: frozenset[str] = frozenset()) -> str:
+    """The previous attempt as data: its plan as compact JSON (without the keys the task fills in and the
+    steps in ``left_out``), or the raw reply's head when it held no plan. Fenced, so whatever it quotes
+    (stored values the model echoed, text that looks like instructions) is read as data."""
     if plan is None:
         return fence(reply, "previous_reply", REPLY_ECHO_LIMIT)
     shown = {k: v for k, v in plan.items() if k not in TASK_KEYS}
+    if left_out and isinstance(shown.get("steps"), list):
+        shown["steps"] = [s for s in shown["steps"] if not (isinstance(s, dict) and s.get("id") in left_out)]
     try:
         text = _compact(shown)
     except (TypeError, ValueError):  # not JSON-serializable: quote the reply itself
         return fence(reply, "previous_reply", REPLY_ECHO_LIMIT)
     return fence(text, "previous_plan", PLAN_ECHO_LIMIT)
+
+
+def failing_steps(problems: list[dict[str, Any]], plan: dict[str, Any] | None) -> frozenset[str]:
+    """The ids of the plan's steps a problem names (what a repeat's repair leaves out of the quote)."""
+    named = {str(p.get("step")) for p in problems if p.get("step")}
+    return frozenset(sid for sid in named if _step(plan, sid) is not None)
 
 
 def repair_section(
@@ -135,20 +201,28 @@ def repair_section(
     runtime: bool,
     n: int = 1,
     of: int = 1,
+    repeated: bool = False,
 ) -> str:
-    """The repair section after attempt ``n`` of ``of`` (appended to the task's user message)."""
+    """The repair section after attempt ``n`` of ``of`` (appended to the task's user message).
+    ``repeated``: the reply repeated an earlier one, so its failing steps are left out of the quote."""
+    left_out = failing_steps(problems, plan) if repeated else frozenset()
     if plan is None:
         what = "could not be read as a plan. Your reply is quoted below as data"
     elif runtime:
         what = "passed the verifier, but running it failed. Your plan is quoted below as data"
     else:
         what = "was rejected by the verifier. Your plan is quoted below as data"
+    if left_out:
+        what += (
+            f" without the failing steps ({', '.join(sorted(left_out))}): you sent the same plan again, so "
+            "write those steps anew, differently (another operator or other arguments)"
+        )
     aim = targets(problems, plan)
     lines = [
         f"REPAIR. Your attempt {n} of {of} {what}:",
-        quoted(reply, plan),
+        quoted(reply, plan, left_out),
         "Problems, each with what is legal instead:",
-        fence(describe(problems), "problems", VIOLATIONS_LIMIT),
+        fence(describe(problems, plan), "problems", VIOLATIONS_LIMIT),
     ]
     if aim["change"]:
         lines += [
@@ -168,9 +242,10 @@ def repair_messages(
     runtime: bool,
     n: int,
     of: int,
+    repeated: bool = False,
 ) -> list[dict[str, Any]]:
     """A repair request: the first request's system message, and its user message with the repair section
     after it. One user turn and no assistant turn (see the module docstring)."""
     *head, task = base
-    section = repair_section(reply, plan, problems, runtime, n, of)
+    section = repair_section(reply, plan, problems, runtime, n, of, repeated)
     return [*head, {**task, "content": f"{task['content']}\n\n{section}"}]

@@ -20,8 +20,8 @@ structured problems with their legal alternatives, in one user turn after the ta
 the model's own turn), and the failing steps and fields are named with the rest kept. Only the latest bad
 plan is quoted, so the prompt stays bounded however many repairs there are. A reply that repeats an
 earlier attempt (same canonical plan, or the same bytes) is not verified or run again (its problems are
-the earlier attempt's): the same repair is re-sent with seeded sampling. Every attempt is logged, with
-``repeated`` and its ``sampling``.
+the earlier attempt's): the repair is re-sent with its failing steps left out of the quote and seeded
+sampling, hotter with each repeat. Every attempt is logged, with ``repeated`` and its ``sampling``.
 
 Ablation switches (:class:`PlannerConfig`): ``contracts=False`` disables the verifier's declared-output
 check (an invented field then fails at run time instead), ``units=False`` its units check (issue 24: a
@@ -65,7 +65,7 @@ from models.plan_prompt import (
     static_prefix,
     task_suffix,
 )
-from models.plan_repair import REPEAT_TEMPERATURE, repair_messages, repeat_seed
+from models.plan_repair import REPEAT_TEMPERATURE, repair_messages, repeat_seed, repeat_temperature
 from models.plan_schema import MAX_STEPS, SCHEMAS, STEP_ID_PATTERN, per_operator_schema
 from models.prompting import extract_json
 from models.worked_plans import question_names, resolve_names
@@ -307,9 +307,14 @@ def plan_and_run(
         if runtime and attempt.runtime_error and attempt.runtime_error.get("error") not in REPAIRABLE:
             return outcome  # nothing the model can change: the caller reports the failed trace
         if attempt.repeated:
-            # the same repair again (``messages`` unchanged), sampled: at temperature 0 the same prompt can
-            # only get the same reply; the seed keeps the sampled request one fixed, cacheable request
-            sampling = Sampling(cfg.repeat_temperature, repeat_seed(task.task_id, n + 1))
+            # the repair again without the failing steps in the quote, sampled: at temperature 0 the same
+            # prompt can only get the same reply; the seed keeps the sampled request one fixed, cacheable
+            # request, and each further repeat samples hotter
+            repeats = outcome.repeat_replies
+            sampling = Sampling(
+                repeat_temperature(repeats, cfg.repeat_temperature), repeat_seed(task.task_id, n + 1)
+            )
+            messages = repair_messages(base, reply, plan, problems, runtime, n, tries, repeated=True)
         else:
             sampling = None
             messages = repair_messages(base, reply, plan, problems, runtime, n, tries)

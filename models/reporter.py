@@ -8,10 +8,10 @@ claims cite the step ids they read (``evidence``) and the field (``from``) — w
 When the retry is unusable too, the answer is the engine's :func:`~engine.api.mechanical_answer` and the
 result says so (``source = "mechanical_fallback"``), so the record can count how often the model failed.
 
-**An answer with no claim is bound to ``answer_spec.from``** (:func:`bind_answer`, issue 25). Small models
-(Qwen2.5-Coder-0.5B: 8 of 8 first replies) state the right typed answer and leave ``claims`` empty, so the
-gate, which emits only what a supported claim backs, abstained on every right answer. The typed answer is
-itself a claim about the plan's answer field, so that claim is added — with the *model's* value, not the
+**An answer with no claim on ``answer_spec.from`` is bound to it** (:func:`bind_answer`, issue 25). Small
+models (Qwen2.5-Coder-0.5B: 8 of 8 first replies) state the right typed answer and leave ``claims`` empty,
+or cite a neighbouring field, so the gate, which emits only what a supported claim backs, abstained on
+right answers. The typed answer is itself a claim about the plan's answer field, so that claim is added — with the *model's* value, not the
 engine's: the claim verifier still compares it with the trace, and a misreported value is unsupported and
 the gate abstains as before. ``ReportResult.bound`` records it (the record's ``extras.answer_bound``).
 """
@@ -101,7 +101,7 @@ class ReportResult:
     bound: bool = False  # the model gave no claim: its typed answer was bound to answer_spec.from
 
 
-def _binding_claim(kind: str, value: Any, src: str) -> dict[str, Any] | None:
+def _binding_claim(kind: str, value: Any, src: str, cid: str) -> dict[str, Any] | None:
     """The claim that the typed answer ``value`` is the value of ``src`` (None: no claim type says it)."""
     body: dict[str, Any]
     if kind == "count":
@@ -114,22 +114,30 @@ def _binding_claim(kind: str, value: Any, src: str) -> dict[str, Any] | None:
         body = {"type": "entity", "uids": list(value)} if value else {"type": "count", "value": 0}
     else:
         return None
-    return {"id": "c1", **body, "evidence": [Ref.parse(src).step], "from": src}
+    return {"id": cid, **body, "evidence": [Ref.parse(src).step], "from": src}
+
+
+def _free_id(claims: list[dict[str, Any]]) -> str:
+    used = {c.get("id") for c in claims if isinstance(c, dict)}
+    return next(f"c{i}" for i in range(1, len(used) + 2) if f"c{i}" not in used)
 
 
 def bind_answer(answer: dict[str, Any], trace: Trace) -> tuple[dict[str, Any], bool]:
-    """``answer`` with the claim binding its typed answer to ``answer_spec.from`` when it has no claim
-    (module docstring); (answer, whether a claim was added)."""
-    if answer.get("claims"):
-        return answer, False
+    """``answer`` with the claim binding its typed answer to ``answer_spec.from`` when none of its claims
+    names that field (module docstring); (answer, whether a claim was added). The model's other claims are
+    kept and verified as they are: Qwen2.5-Coder-1.5B often adds a claim on a neighbouring field (a row
+    object for a count), which is dropped as unsupported without hiding the answer's own claim."""
     got = trace.answer()
     typed = answer.get("answer")
     if got is None or "error" in got or not isinstance(typed, dict):
         return answer, False
-    claim = _binding_claim(str(typed.get("kind")), typed.get("value"), got["from"])
+    claims = list(answer.get("claims") or [])
+    if any(isinstance(c, dict) and c.get("from") == got["from"] for c in claims):
+        return answer, False
+    claim = _binding_claim(str(typed.get("kind")), typed.get("value"), got["from"], _free_id(claims))
     if claim is None:
         return answer, False
-    return {**answer, "claims": [claim]}, True
+    return {**answer, "claims": [*claims, claim]}, True
 
 
 def report(

@@ -18,7 +18,7 @@ import pytest
 from engine.api import OpContext, Store
 from models.client import ChatClient
 from models.config import Sampling
-from models.plan_repair import repeat_seed, targets
+from models.plan_repair import describe, operators_taking, repeat_seed, repeat_temperature, targets
 from models.planner import PlannerConfig, plan_and_run
 from tests.models.conftest import config
 from tests.models.test_planner import by_turn, complete_with, invented_ref_plan, reach_plan, runner, task
@@ -61,9 +61,15 @@ def test_a_repeated_bad_plan_is_asked_again_with_seeded_sampling(scripted_client
     assert out.repeat_replies == 1 and out.repaired and out.trace is not None and out.trace.status == "ok"
     bodies = server.log.chat_bodies
     assert [b["temperature"] for b in bodies[:2]] == [0.0, 0.0] and [b["seed"] for b in bodies[:2]] == [0, 0]
-    # the retry of the repeated repair: the same repair, sampled with the task's seed for attempt 3
-    assert bodies[2]["temperature"] > 0 and bodies[2]["seed"] == repeat_seed("t/1", 3) != 0
-    assert bodies[2]["messages"] == bodies[1]["messages"]
+    # the retry of the repeated repair: sampled with the task's seed for attempt 3, and the failing step
+    # left out of the quoted plan (the model cannot copy what it is not shown)
+    assert bodies[2]["temperature"] == 0.7 and bodies[2]["seed"] == repeat_seed("t/1", 3) != 0
+    assert bodies[2]["messages"][0] == bodies[1]["messages"][0]
+    retry = bodies[2]["messages"][-1]["content"]
+    assert "without the failing steps (s2)" in retry and "write those steps anew" in retry
+    quoted_plan = retry.split('<data name="previous_plan">\n', 1)[1].split("\n</data>", 1)[0]
+    assert '"id":"s1"' in quoted_plan and '"id":"s2"' not in quoted_plan
+    assert '"id":"s2"' in bodies[1]["messages"][-1]["content"]  # the first repair quotes it whole
     assert third.sampling == {"temperature": bodies[2]["temperature"], "seed": bodies[2]["seed"]}
     assert first.sampling is None and second.sampling is None
     for body in bodies:  # the bad reply is never replayed as the model's own turn
@@ -89,6 +95,8 @@ def test_each_repeat_gets_a_new_seed_and_the_budget_still_bounds_the_requests(sc
     seeds = [b["seed"] for b in server.log.chat_bodies]
     assert seeds[:2] == [0, 0] and seeds[2:] == [repeat_seed("t/1", 3), repeat_seed("t/1", 4)]
     assert len(set(seeds[2:])) == 2
+    # each further repeat samples hotter (a 1.5B model repeated 4 of 8 retries at 0.7)
+    assert [b["temperature"] for b in server.log.chat_bodies] == [0.0, 0.0, 0.7, 1.0]
     assert runs == []  # never valid, never run
 
 
@@ -140,3 +148,30 @@ def test_repeat_seeds_are_fixed_31_bit_and_differ_by_task_and_attempt() -> None:
     seeds = {repeat_seed(t, n) for t in ("a", "b") for n in (2, 3, 4)}
     assert len(seeds) == 6 and all(0 <= s < 2**31 for s in seeds)
     assert repeat_seed("a", 2) == repeat_seed("a", 2)
+
+
+def test_repeat_temperatures_rise_to_a_cap() -> None:
+    assert [repeat_temperature(k) for k in (1, 2, 3, 4, 9)] == [0.7, 1.0, 1.3, 1.3, 1.3]
+    assert repeat_temperature(1, 0.2) == 0.2 and repeat_temperature(2, 0.2) == 0.5
+
+
+def test_an_argument_the_operator_does_not_take_names_the_operators_that_do() -> None:
+    # Qwen2.5-Coder-1.5B, "contacts n42 gained": diff_snapshots with a uid, repeated when shown only
+    # diff_snapshots' own arguments; neighborhood_evolution takes uid, t1 and t2
+    assert operators_taking("uid", {"uid", "t1", "t2"}, "diff_snapshots")[0] == "neighborhood_evolution"
+    assert "diff_snapshots" not in operators_taking("t1", {"t1"}, "diff_snapshots")
+    assert operators_taking("no_such_arg", {"no_such_arg"}, None) == []
+    plan = {
+        "steps": [{"id": "s1", "op": "diff_snapshots", "args": {"uid": "U1", "t1": 1, "t2": 2}}],
+        "answer_spec": {"kind": "count", "from": "s1.added_total"},
+    }
+    problem = {
+        "code": "arg_name",
+        "step": "s1",
+        "field": "args.uid",
+        "message": "step s1: diff_snapshots: uid: Extra inputs are not permitted",
+        "legal": ["as_of_tt", "cursor", "limit", "scope", "t1", "t2"],
+    }
+    text = describe([problem], plan)
+    assert "operators that take uid: neighborhood_evolution" in text
+    assert "operators that take" not in describe([problem])  # without the plan nothing is guessed

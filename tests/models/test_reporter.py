@@ -125,3 +125,41 @@ def test_after_a_failed_retry_the_mechanical_answer_is_used_and_said_so(scripted
     assert got.source == "mechanical_fallback" and got.problems
     assert got.answer == mechanical_answer(trace) and got.answer["answer"]["kind"] == "entity_set"
     assert server.log.chat_count == 2  # one reply and exactly one retry
+
+
+def test_a_sole_claim_without_its_value_takes_the_models_answer(scripted, ctx) -> None:
+    # Qwen2.5-Coder-1.5B wrote {"type": "count", "from": ...} with no value on every trace of a 30-task run,
+    # and its greedy retry repeated it: the claim now takes the typed answer's value (the model's own)
+    trace = reach_trace(ctx)
+    total = trace.payload("s1")["rows_total"]  # type: ignore[index]
+    no_value = {"id": "c1", "type": "count", "evidence": ["s1"], "from": "s1.rows_total"}
+    reply = {"text": "n9 reaches them.", "answer": {"kind": "count", "value": total}, "claims": [no_value]}
+    server, complete = scripted(json.dumps(reply))
+    got = report(complete, trace.question, trace)
+    assert got.source == "llm" and server.log.chat_count == 1 and not got.bound
+    assert got.answer is not None and got.answer["claims"] == [{**no_value, "value": total}]
+    # the schema asks for the value: each claim branch requires the key that carries it
+    items = server.log.chat_bodies[0]["response_format"]["json_schema"]["schema"]["properties"]["claims"]
+    assert sorted(sorted(b["required"]) for b in items["items"]["anyOf"]) == [
+        ["evidence", "from", "id", "type", "uids"],
+        ["evidence", "from", "id", "type", "value"],
+    ]
+
+
+def test_value_less_claims_beside_others_are_dropped_and_the_answer_is_bound(scripted, ctx) -> None:
+    trace = reach_trace(ctx)
+    total = trace.payload("s1")["rows_total"]  # type: ignore[index]
+    claims = [
+        {"id": "c1", "type": "value", "evidence": ["s1"], "from": "s1.rows[0]", "value": 7},
+        {"id": "c2", "type": "count", "evidence": ["s1"], "from": "s1.rows_total"},
+    ]
+    reply = {"text": "n9 reaches them.", "answer": {"kind": "count", "value": total}, "claims": claims}
+    _, complete = scripted(json.dumps(reply))
+    got = report(complete, trace.question, trace)
+    assert got.source == "llm" and got.bound and got.answer is not None
+    # c2 asserted nothing and is gone; c1 (a neighbouring field) stays to be verified; the answer's own
+    # claim on answer_spec.from is added with the model's value under a free id
+    assert got.answer["claims"] == [
+        claims[0],
+        {"id": "c2", "type": "count", "value": total, "evidence": ["s1"], "from": "s1.rows_total"},
+    ]
