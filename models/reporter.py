@@ -11,9 +11,10 @@ result says so (``source = "mechanical_fallback"``), so the record can count how
 **An answer with no claim on ``answer_spec.from`` is bound to it** (:func:`bind_answer`, issue 25). Small
 models (Qwen2.5-Coder-0.5B: 8 of 8 first replies) state the right typed answer and leave ``claims`` empty,
 or cite a neighbouring field, so the gate, which emits only what a supported claim backs, abstained on
-right answers. The typed answer is itself a claim about the plan's answer field, so that claim is added — with the *model's* value, not the
-engine's: the claim verifier still compares it with the trace, and a misreported value is unsupported and
-the gate abstains as before. ``ReportResult.bound`` records it (the record's ``extras.answer_bound``).
+right answers. The typed answer is itself a claim about the plan's answer field, so that claim is added —
+with the *model's* value, not the engine's: the claim verifier still compares it with the trace, and a
+misreported value is unsupported and the gate abstains as before. ``ReportResult.bound`` records it (the
+record's ``extras.answer_bound``).
 """
 
 from __future__ import annotations
