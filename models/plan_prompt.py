@@ -30,7 +30,7 @@ from engine.api import ANSWER_KINDS, InvalidArgError
 from models.answer_format import VALUE_WORDS
 from models.manual import manual_index, operator_blocks, operator_manual
 from models.prompting import fence, fence_json
-from models.worked_plans import WorkedPlan, names_line, question_names
+from models.worked_plans import WorkedPlan, names_line, pin_to_question, question_names
 
 EXAMPLE_MODES = ("fixed", "retrieved")
 MANUAL_MODES = ("full", "retrieved")
@@ -197,7 +197,7 @@ def task_suffix(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> str:
     data. The memory section sits after the static prefix, so the prefix stays byte-identical with memory
     on. The task's effective layout applies (:func:`effective_layout`)."""
     layout = effective_layout(task, layout)
-    examples = task.examples if layout.examples == "retrieved" else ()
+    examples = pin_to_question(task.examples, task.question) if layout.examples == "retrieved" else ()
     parts = ["DATASET", fence(task.card, "dataset"), *([task.memory] if task.memory else [])]
     if examples:
         parts.append(

@@ -25,13 +25,23 @@ question as named constants and a plan may write the name (the string ``"T1"``) 
 uids, the expected answer kind and the plan (``steps`` and ``answer_spec``). The fixed ones live in
 :mod:`models.planner`; the retrieved ones come from a suite's ``train`` split (pipeline.systems.worked_plans),
 never from dev or test.
+
+**A question that pins the belief state** ("…, as recorded at 2025-01-01T00:00:10.999999Z
+(1735689610999999 µs), before later corrections?") is answered by the same plan with ``as_of_tt`` on every
+step. The train split has no such draws (a correction probe's draw is a write to the store), and both
+Qwen2.5-Coder models, shown only unpinned plans, left ``as_of_tt`` out on every "before" probe of a 30-task
+run (issue 25). So a worked plan shown for a pinned question is shown pinned to the same belief time
+(:func:`pin_to_question`): its question gains the same clause and its steps ``as_of_tt``. The plan is a
+correct plan for the pinned question (``as_of_tt`` reads every operator's input as believed then), and the
+belief time is the task's own, so nothing of any other task reaches the prompt.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 #: a µs number in a question: "(1083369600000000 µs)", "[1083369600000000 µs, …", "600000000 µs"
@@ -233,3 +243,44 @@ class WorkedPlan:
 
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+#: the clause that pins a question's belief state, with the µs number of its transaction time
+_BELIEF = re.compile(
+    r"\b(?:as (?:recorded|believed|known) (?:at|on)|as of transaction time)\b[^,;?]*?\(?(\d{16}) ?µs\)?", re.I
+)
+
+
+def belief_time(question: str) -> int | None:
+    """The transaction time a question pins its belief state to ("as recorded at … (… µs)"), if any."""
+    m = _BELIEF.search(question)
+    return int(m.group(1)) if m else None
+
+
+def _iso(us: int) -> str:
+    seconds, micros = divmod(us, 1_000_000)
+    stamp = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{stamp}.{micros:06d}Z" if micros else f"{stamp}Z"
+
+
+def pinned(example: WorkedPlan, tt: int) -> WorkedPlan:
+    """``example`` asked as believed at transaction time ``tt``: the clause on its question, ``as_of_tt``
+    on each of its steps (a step that has one keeps it)."""
+    steps = [
+        {**st, "args": {**st.get("args", {}), "as_of_tt": st.get("args", {}).get("as_of_tt", tt)}}
+        if isinstance(st, dict)
+        else st
+        for st in example.plan.get("steps", [])
+    ]
+    question = example.question.rstrip().rstrip("?.").rstrip()
+    clause = f", as recorded at {_iso(tt)} ({tt} µs), before later corrections?"
+    return replace(example, question=question + clause, plan={**example.plan, "steps": steps})
+
+
+def pin_to_question(examples: tuple[WorkedPlan, ...], question: str) -> tuple[WorkedPlan, ...]:
+    """The worked plans to show for ``question``: pinned to its belief time when it pins one and they do
+    not already (module docstring), else as they are."""
+    tt = belief_time(question)
+    if tt is None:
+        return examples
+    return tuple(ex if belief_time(ex.question) is not None else pinned(ex, tt) for ex in examples)

@@ -16,7 +16,15 @@ from models.plan_prompt import (
     static_prefix,
 )
 from models.planner import read_plan
-from models.worked_plans import NamedValue, WorkedPlan, resolve_names, time_names, with_names
+from models.worked_plans import (
+    NamedValue,
+    WorkedPlan,
+    belief_time,
+    pin_to_question,
+    resolve_names,
+    time_names,
+    with_names,
+)
 
 Q = (
     "How many δ-temporal paths with δ = 10 minutes (600000000 µs) occur between 2004-06-14T06:00:00Z "
@@ -180,3 +188,43 @@ def test_input_uids_are_named_in_the_order_the_question_mentions_them() -> None:
     ex = WorkedPlan(q, ("n561", "n6"), "count", resolved, "train/x").render(1, True)
     assert "Names: T1 = 1083369600000000; T2 = 1083974400000000; U1 = n6; U2 = n561" in ex
     assert '"src":"U1"' in ex and '"src":"U2"' in ex
+
+
+BELIEF_Q = (
+    "How many edge events started during the day [2004-05-14T00:00:00Z (1084492800000000 µs), "
+    "2004-05-15T00:00:00Z (1084579200000000 µs)), as recorded at 2025-01-01T00:00:00.999999Z "
+    "(1735689600999999 µs), before later corrections?"
+)
+
+
+def test_a_question_that_pins_its_belief_state_gets_its_worked_plans_pinned() -> None:
+    # both Qwen2.5-Coder models left as_of_tt out on every "before" probe when shown unpinned plans only
+    assert belief_time(BELIEF_Q) == 1735689600999999
+    assert belief_time("How many events as of transaction time 1735689600000001 µs?") == 1735689600000001
+    assert belief_time(Q) is None
+    assert belief_time("How many events, according to the current records?") is None
+    day = {"t_a": 1083369600000000, "t_b": 1083456000000000}
+    ex = _example(
+        {
+            "steps": [{"id": "s1", "op": "graph_metric_timeseries", "args": {"metric": "edge_event_count",
+                       "window": day, "stride": 86400000000}, "depends_on": []}],
+            "answer_spec": {"kind": "count", "from": "s1.rows[0].value"},
+        },
+        "How many edge events started on the day [(1083369600000000 µs), (1083456000000000 µs))?",
+    )  # fmt: skip
+    task = PlanTask("t/1", BELIEF_Q, (), "count", "card", examples=(ex,))
+    shown = first_messages(task, PromptLayout())[1]["content"]
+    example = shown.split('<data name="worked_plan">\n', 1)[1].split("\n</data>", 1)[0]
+    # the example's question gains the task's clause, and its step reads as believed then, by name
+    assert (
+        "as recorded at 2025-01-01T00:00:00.999999Z (1735689600999999 µs), before later corrections?"
+        in example
+    )
+    assert "T3 = 1735689600999999" in example and '"as_of_tt":"T3"' in example
+    (again,) = pin_to_question((ex,), BELIEF_Q)
+    assert pin_to_question((again,), BELIEF_Q) == (again,)  # a pinned example is not pinned twice
+    assert again.plan["steps"][0]["args"]["as_of_tt"] == 1735689600999999 and ex.plan == ex.plan
+    assert "as_of_tt" not in ex.plan["steps"][0]["args"]  # the train example itself is unchanged
+    # a question that pins nothing shows the example as it is
+    plain = first_messages(PlanTask("t/2", Q, (), "count", "card", examples=(ex,)), PromptLayout())
+    assert "as_of_tt" not in plain[1]["content"].split('<data name="worked_plan">', 1)[1].split("</data>")[0]
