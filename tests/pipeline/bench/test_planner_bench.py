@@ -178,3 +178,20 @@ def test_bench_planner_figures_follow_the_script(bundle: tuple[Path, dict[str, A
     arts = {a.path for a in client.list_artifacts(parent.info.run_id)}
     assert "bench_planner.json" in arts
     assert "tables/bench_planner.md" in {a.path for a in client.list_artifacts(parent.info.run_id, "tables")}
+
+
+def test_tasks_answered_from_the_response_cache_are_not_timed() -> None:
+    from pipeline.bench.planner_table import cell_row, rows_table
+
+    def record(i: int, latency: float, cached: bool) -> dict[str, Any]:
+        return {
+            "task_id": f"t/{i}", "system": "tgms", "status": "answered", "correct": True,
+            "answer_kind": "count", "gold": 3, "predicted": 3, "latency_s": latency, "repeat_replies": 0,
+            "first_emission_valid": True, "attempts": [{"n": 1, "valid": True, "repeated": False}],
+            "tokens": {"prompt": 10, "completion": 2}, "llm_calls": [{"role": "planner", "cached": cached}],
+        }  # fmt: skip
+
+    row = cell_row("tgms", "none", [record(1, 100.0, False), record(2, 0.01, True), record(3, 80.0, False)])
+    assert row["timed"] == 2 and row["seconds_median"] == 90.0  # not 80.0: the cached 0.01 s is left out
+    line = next(x for x in rows_table([row]).splitlines() if x.startswith("| tgms |"))
+    assert "90.0 (2 timed)" in line
