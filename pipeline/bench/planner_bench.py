@@ -335,11 +335,18 @@ def _measurement(
     table from finished records (no task ran) keeps the measuring run's facts, saved in the run directory,
     and says when it was rebuilt: the load of a 3-second rebuild says nothing about a 10-minute run."""
     path = run_dir / "measured.json"
-    now = {"when": when, "seconds": round(seconds, 1), "load": {"start": start, "end": end}}
+    from pipeline.campaign.tracking import git_revision
+
+    now = {
+        "when": when,
+        "seconds": round(seconds, 1),
+        "load": {"start": start, "end": end},
+        "code": git_revision(),  # the source the figures were measured with
+    }
     if path.exists():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if saved.get("n_records") == n_records:
-            return {**{k: saved[k] for k in now}, "rebuilt": when}
+            return {**{k: saved.get(k, "unknown") for k in now}, "rebuilt": when}
     run_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**now, "n_records": n_records}), encoding="utf-8")
     return now

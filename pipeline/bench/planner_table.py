@@ -151,7 +151,7 @@ def header_lines(data: Mapping[str, Any]) -> list[str]:
     return [
         f"Measured {data['when']} UTC on {m['host']}: {m['cores']} cores, {m['memory_gib']} GiB, "
         f"{m['cpu']}; load (1/5/15 min) {_load(load['start'])} at the start, {_load(load['end'])} at the "
-        f"end; {data['seconds']:,.0f} s wall"
+        f"end; {data['seconds']:,.0f} s wall; code {data.get('code', 'unknown')}"
         + (
             f" (this table rebuilt {data['rebuilt']} UTC from the run's records, no request sent)."
             if data.get("rebuilt")

@@ -159,6 +159,8 @@ def test_bench_planner_figures_follow_the_script(bundle: tuple[Path, dict[str, A
     first = next(x for x in proc.stdout.splitlines() if "Measured" in x)
     rebuilt = next(x for x in again.stdout.splitlines() if "Measured" in x)
     assert "rebuilt" not in first and rebuilt.startswith(first[:-1]) and "rebuilt" in rebuilt
+    # the source the figures were measured with (a git checkout here; "unknown" elsewhere)
+    assert data["code"] not in (None, "") and f"code {data['code']}" in first
     text = docs.read_text()
     assert "<!-- planner-bench:begin -->" in text and line in text
 
