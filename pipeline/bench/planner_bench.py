@@ -252,7 +252,7 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
     from pipeline.bench.planner_table import cell_row, markdown, row_key
     from pipeline.bench.stores import default_work_dir
     from pipeline.campaign.driver import run_campaign, tracking_target
-    from pipeline.campaign.tracking import CampaignTracker
+    from pipeline.campaign.tracking import CampaignTracker, git_revision
 
     base = Path(args.work or default_work_dir()).resolve() / "planner"
     run_dir = base / "runs" / run_key(args)
@@ -260,6 +260,7 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
     config, resolved = compose(args, run_dir, analyst)
     progress(f"tgms bench planner: campaign run directory {run_dir} (rerun the same command to resume)")
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    code = git_revision()
     load_start = load_average()
     t0 = time.perf_counter()
     # bundles and the MLflow store sit beside the run directories, shared by every configuration
@@ -274,7 +275,7 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
     )  # every cell runs the same tasks; the first one's records name their families
     exp = config.experiment
     measured = _measurement(
-        run_dir, sum(len(c.records) for c in result.cells), when, seconds, load_start, load_end
+        run_dir, sum(len(c.records) for c in result.cells), when, seconds, load_start, load_end, code
     )
     data: dict[str, Any] = {
         "bench": "planner",
@@ -329,20 +330,20 @@ def _analyst_bundle(args: argparse.Namespace, base: Path, progress: Callable[[st
 
 
 def _measurement(
-    run_dir: Path, n_records: int, when: str, seconds: float, start: list[float], end: list[float]
+    run_dir: Path,
+    n_records: int,
+    when: str,
+    seconds: float,
+    start: list[float],
+    end: list[float],
+    code: str,
 ) -> dict[str, Any]:
-    """When the figures were measured, how long it took and at what load. A rerun that only rebuilds the
-    table from finished records (no task ran) keeps the measuring run's facts, saved in the run directory,
-    and says when it was rebuilt: the load of a 3-second rebuild says nothing about a 10-minute run."""
+    """When the figures were measured, how long it took, at what load and with which source revision
+    (``code``, taken when the run started: its task actors imported that source). A rerun that only
+    rebuilds the table from finished records (no task ran) keeps the measuring run's facts, saved in the run
+    directory, and says when it was rebuilt: the load of a 3-second rebuild says nothing about a 10-minute run."""
     path = run_dir / "measured.json"
-    from pipeline.campaign.tracking import git_revision
-
-    now = {
-        "when": when,
-        "seconds": round(seconds, 1),
-        "load": {"start": start, "end": end},
-        "code": git_revision(),  # the source the figures were measured with
-    }
+    now = {"when": when, "seconds": round(seconds, 1), "load": {"start": start, "end": end}, "code": code}
     if path.exists():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if saved.get("n_records") == n_records:
