@@ -341,7 +341,8 @@ def _measurement(
     """When the figures were measured, how long it took, at what load and with which source revision
     (``code``, taken when the run started: its task actors imported that source). A rerun that only
     rebuilds the table from finished records (no task ran) keeps the measuring run's facts, saved in the run
-    directory, and says when it was rebuilt: the load of a 3-second rebuild says nothing about a 10-minute run."""
+    directory, and says when it was rebuilt: the load of a 3-second rebuild says nothing about a 10-minute
+    run."""
     path = run_dir / "measured.json"
     now = {"when": when, "seconds": round(seconds, 1), "load": {"start": start, "end": end}, "code": code}
     if path.exists():
