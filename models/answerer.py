@@ -3,9 +3,9 @@
 Every system ends the same way (DESIGN §4: the same answer format for all): a prompt that fences the
 evidence it has (a trace summary, retrieved chunks, an edge list, query rows) and states the answer
 contract of :mod:`models.answer_format`; the reply is read with :func:`~models.answer_format.read_answer`;
-a malformed reply gets exactly one retry that quotes its problems. What is left unusable after the retry is
-returned as ``None`` with the problems, and the caller decides the fallback (the TGMS reporter falls back
-to the mechanical answer; a baseline abstains).
+a malformed reply gets exactly one retry that quotes it, as data, with its problems. What is left unusable
+after the retry is returned as ``None`` with the problems, and the caller decides the fallback (the TGMS
+reporter falls back to the mechanical answer; a baseline abstains).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from models.config import Sampling
 from models.errors import ModelOutputError
 from models.prompting import fence
 
-#: characters of the problems quoted in a retry
+#: characters of the problems, and of the bad reply, quoted in a retry
 PROBLEMS_LIMIT = 1500
+REPLY_LIMIT = 1500
 
 
 class Complete(Protocol):
@@ -57,18 +58,19 @@ def answer_messages(*, system: str, user: str, kind: str, with_claims: bool = Tr
 
 
 def retry_messages(messages: list[dict[str, Any]], reply: str, problems: list[str]) -> list[dict[str, Any]]:
-    """The retry after a malformed reply: the first request, the reply, and its problems. The problems
-    are fenced: they quote the reply, which may quote stored data (docs/security.md)."""
-    return [
-        *messages,
-        {"role": "assistant", "content": reply},
-        {
-            "role": "user",
-            "content": "That reply cannot be used. Its problems:\n"
-            + fence("\n".join(f"- {p}" for p in problems), "problems", PROBLEMS_LIMIT)
-            + "\nReply again with only the JSON object, following the contract exactly.",
-        },
-    ]
+    """The retry after a malformed reply: the first request with, in its user turn, the reply quoted as data
+    and its problems. Not an assistant turn: at temperature 0 a model continues a replayed reply as its own
+    and writes it again (the planner's repairs measured 14 of 14, issue 25). Both are fenced: the reply may
+    quote stored data (docs/security.md)."""
+    *head, user = messages
+    retry = (
+        "Your previous reply, quoted below as data, cannot be used:\n"
+        + fence(reply, "previous_reply", REPLY_LIMIT)
+        + "\nIts problems:\n"
+        + fence("\n".join(f"- {p}" for p in problems), "problems", PROBLEMS_LIMIT)
+        + "\nReply again with only the JSON object, following the contract exactly."
+    )
+    return [*head, {**user, "content": f"{user['content']}\n\n{retry}"}]
 
 
 def ask_answer(

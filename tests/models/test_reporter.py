@@ -114,8 +114,11 @@ def test_a_malformed_answer_gets_one_retry(scripted, ctx) -> None:
     got = report(complete, trace.question, trace)
     assert got.source == "llm_retry" and got.answer is not None and server.log.chat_count == 2
     retry = server.log.chat_bodies[1]["messages"]
-    assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
-    assert "cannot be used" in retry[3]["content"]
+    # the bad reply is quoted as data in the user turn, never replayed as the model's own turn
+    assert [m["role"] for m in retry] == ["system", "user"]
+    assert retry[1]["content"].startswith(server.log.chat_bodies[0]["messages"][1]["content"])
+    assert "cannot be used" in retry[1]["content"] and '<data name="previous_reply">' in retry[1]["content"]
+    assert '"lots"' in retry[1]["content"]
 
 
 def test_after_a_failed_retry_the_mechanical_answer_is_used_and_said_so(scripted, ctx) -> None:

@@ -17,7 +17,7 @@ import pytest
 from models.planner import FIXED_LAYOUT, static_prefix
 from models.prompting import escape
 from models.reporter import SYSTEM as REPORTER_SYSTEM
-from models.worked_plans import time_names, with_names
+from models.worked_plans import belief_time, time_names, with_names
 from pipeline.systems.base import run_task
 from pipeline.systems.worked_plans import WorkedPlanIndex, question_shape
 from tests.pipeline.systems.test_tgms import fenced_question, oracle_digest
@@ -82,7 +82,13 @@ def test_no_dev_or_test_plan_reaches_a_prompt(make_system, splits) -> None:
         assert shown, "the retrieved worked plans are in the task's message"
         for block in shown:
             question = block.split("\n", 1)[0].split("Question: ", 1)[1]
-            assert question in train_questions
+            if belief_time(own["question"]) is not None and question not in train_questions:
+                # a pinned question's worked plans are shown pinned to its own belief time
+                asked, clause = question.split(", as recorded at ", 1)
+                assert any(q.rstrip("?.") == asked for q in train_questions), question
+                assert str(belief_time(own["question"])) in clause
+            else:
+                assert question in train_questions
             held_plans = [json.dumps(t["oracle_plan"]["steps"], separators=(",", ":")) for t in held_out]
             assert not any(p in block for p in held_plans)
     for rec in records:
