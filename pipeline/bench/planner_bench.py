@@ -235,6 +235,7 @@ def model_facts(model: Any) -> dict[str, Any]:
     return {
         "name": model.name,
         "kind": model.kind,
+        "engine": model.local_engine if model.kind == "local" else None,
         "served_name": model.served_name or model.name,
         "api_base": list(model.api_base),
         "quantization": model.quantization,

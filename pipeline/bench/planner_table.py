@@ -158,6 +158,7 @@ def header_lines(data: Mapping[str, Any]) -> list[str]:
             else "."
         ),
         f"Model {mod['name']} ({mod['kind']}"
+        + (f", served by {mod['engine']}" if mod.get("engine") else "")
         + (f", {mod['quantization']}" if mod.get("quantization") else "")
         + f", temperature {mod['temperature']:g}, max_tokens {mod['max_tokens']}); {file}.",
         f"Tasks: {run['suite']} {run['split']} {run['selection']} ({run['n_tasks']} tasks, families "

