@@ -49,6 +49,7 @@ from engine.api import (
     all_operators,
     canonical_json,
     check_depth,
+    get_operator,
     sha256_hex,
     verify_plan,
 )
@@ -350,6 +351,25 @@ def _read(
         }
 
 
+#: fields of a step that never answer a question (page bookkeeping)
+_BOOKKEEPING = frozenset({"truncated", "cursor"})
+
+
+def answer_spec_choices(plan: dict[str, Any], kind: str | None) -> list[dict[str, Any]]:
+    """Concrete answer_specs for a plan that has none: the last step's declared output fields (page
+    bookkeeping left out). Concrete, because Qwen2.5-Coder-0.5B copied a placeholder such as
+    ``"<step id>.<declared output field>"`` into its repaired plan word for word."""
+    steps = plan.get("steps") if isinstance(plan.get("steps"), list) else []
+    last = steps[-1] if steps and isinstance(steps[-1], dict) else {}
+    op, sid = last.get("op"), last.get("id")
+    try:
+        fields = get_operator(op).declared_outputs if isinstance(op, str) and isinstance(sid, str) else ()
+    except TGMSError:  # an unknown operator: its own violation says so
+        fields = ()
+    chosen = kind or "count"
+    return [{"kind": chosen, "from": f"{sid}.{f}"} for f in fields if f not in _BOOKKEEPING]
+
+
 def _attempt(
     n: int,
     plan: dict[str, Any] | None,
@@ -377,9 +397,7 @@ def _attempt(
                 "field": "answer_spec",
                 "step": None,
                 "message": "the plan has no answer_spec: add {kind, from} naming the step field that answers",
-                "legal": [
-                    {"kind": task.kind or "<answer kind>", "from": "<step id>.<declared output field>"}
-                ],
+                "legal": answer_spec_choices(plan, task.kind),
             }
         )
     if violations:

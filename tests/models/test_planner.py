@@ -318,6 +318,10 @@ def test_a_plan_without_answer_spec_is_repaired_not_run(scripted_client, ctx) ->
     assert [a.valid for a in out.attempts] == [False, True] and out.first_emission_valid is False
     assert [v["code"] for v in out.attempts[0].violations] == ["answer_spec"]
     assert "answer_spec" in server.log.chat_bodies[1]["messages"][-1]["content"]
+    # the legal answer_specs are concrete (the last step's declared outputs), never a placeholder to copy
+    legal = out.attempts[0].violations[0]["legal"]
+    assert {"kind": "count", "from": "s1.rows_total"} in legal and all("<" not in x["from"] for x in legal)
+    assert not any(x["from"].endswith((".cursor", ".truncated")) for x in legal)
 
 
 def test_the_units_switch_turns_off_only_the_units_check() -> None:
