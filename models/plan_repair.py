@@ -18,10 +18,13 @@ assistant turn; a greedy model then continues "its" text and writes the same pla
   arguments, repeated it; the operator it needed (``neighborhood_evolution``) takes ``uid``, ``t1`` and
   ``t2``. So an ``arg_name`` problem lists up to three operators that take the argument, those sharing
   most of the step's other arguments first (:func:`operators_taking`).
-- **A repeat is re-asked without the failing steps, with seeded sampling.** When a reply's plan
-  (canonical JSON) equals an earlier attempt's plan, or the raw reply is byte-identical to an earlier one,
-  the repair is sent again with the failing steps left out of the quoted plan (the model cannot copy what
-  it is not shown; it is told to write them anew), at ``temperature > 0`` rising with each repeat
+- **A repeat is re-asked without the failing steps, constrained, with seeded sampling.** When a reply's
+  plan (canonical JSON) equals an earlier attempt's plan, or the raw reply is byte-identical to an earlier
+  one, the repair is sent again with the failing steps left out of the quoted plan (the model cannot copy
+  what it is not shown; it is told to write them anew; a plan whose every step fails is quoted whole), with
+  the per-operator schema as the response format (``PlannerConfig.repeat_schema``: an argument the
+  operator does not take, or a string where a number goes, cannot be written again), at
+  ``temperature > 0`` rising with each repeat
   (:func:`repeat_temperature`; at 0.7 the 1.5B model still repeated 4 of 8 sampled retries when shown its
   whole plan) and a seed derived from the task id and the attempt number (:func:`repeat_seed`). The seed
   makes the sampled request one fixed request: the response cache keys on it, so a rerun gets the same
@@ -189,9 +192,14 @@ def quoted(reply: str, plan: dict[str, Any] | None, left_out: frozenset[str] = f
 
 
 def failing_steps(problems: list[dict[str, Any]], plan: dict[str, Any] | None) -> frozenset[str]:
-    """The ids of the plan's steps a problem names (what a repeat's repair leaves out of the quote)."""
+    """The ids of the plan's steps a problem names (what a repeat's repair leaves out of the quote). None
+    when that would leave no step: an empty quote lost even the plan's shape (Qwen2.5-Coder-1.5B then wrote
+    step keys at the plan's top level)."""
     named = {str(p.get("step")) for p in problems if p.get("step")}
-    return frozenset(sid for sid in named if _step(plan, sid) is not None)
+    failing = frozenset(sid for sid in named if _step(plan, sid) is not None)
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    total = sum(1 for st in steps if isinstance(st, dict)) if isinstance(steps, list) else 0
+    return failing if len(failing) < total else frozenset()
 
 
 def repair_section(

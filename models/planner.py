@@ -20,8 +20,10 @@ structured problems with their legal alternatives, in one user turn after the ta
 the model's own turn), and the failing steps and fields are named with the rest kept. Only the latest bad
 plan is quoted, so the prompt stays bounded however many repairs there are. A reply that repeats an
 earlier attempt (same canonical plan, or the same bytes) is not verified or run again (its problems are
-the earlier attempt's): the repair is re-sent with its failing steps left out of the quote and seeded
-sampling, hotter with each repeat. Every attempt is logged, with ``repeated`` and its ``sampling``.
+the earlier attempt's): the repair is re-sent with its failing steps left out of the quote, seeded
+sampling (hotter with each repeat) and the per-operator schema as its response format (``repeat_schema``:
+the keys and types it refused cannot be written again). Every attempt is logged, with ``repeated`` and its
+``sampling``.
 
 Ablation switches (:class:`PlannerConfig`): ``contracts=False`` disables the verifier's declared-output
 check (an invented field then fails at run time instead), ``units=False`` its units check (issue 24: a
@@ -139,6 +141,10 @@ class PlannerConfig:
     max_tokens: int | None = None
     #: temperature of the seeded retry after a repeated reply (models.plan_repair)
     repeat_temperature: float = REPEAT_TEMPERATURE
+    #: the retry after a repeated reply is also constrained by the per-operator schema (when no schema is
+    #: sent otherwise): a model that keeps writing an argument its operator does not take, or a string
+    #: where a number goes, cannot write it again
+    repeat_schema: bool = True
     #: what goes in the static prefix and what in the task's message (models.plan_prompt): worked plans
     #: fixed or retrieved, the manual full or retrieved, the question's times as named constants
     layout: PromptLayout = DEFAULT_LAYOUT
@@ -158,6 +164,12 @@ class PlannerConfig:
         if choice == "per_operator":
             return per_operator_schema(kind, self.schema_ops, self.layout.time_names)
         return plan_schema(kind) if choice == "generic" else None
+
+    def retry_schema(self, kind: str | None) -> dict[str, Any] | None:
+        """The response format of the retry after a repeated reply (see ``repeat_schema``)."""
+        if self.schema_choice == "none" and self.repeat_schema:
+            return per_operator_schema(kind, self.schema_ops, self.layout.time_names)
+        return self.response_schema(kind)
 
     def verifier_config(self, task_uids: frozenset[str]) -> VerifierConfig:
         off = [g for g, on in (("output_contracts", self.contracts), ("units", self.units)) if not on]
@@ -283,7 +295,8 @@ def plan_and_run(
     for n in range(1, tries + 1):
         # the keyword only when sampling: a completion function without it serves every greedy request
         extra = {"sampling": sampling} if sampling is not None else {}
-        completion = complete("planner", messages, schema, cfg.max_tokens, **extra)
+        sent = cfg.retry_schema(task.kind) if sampling is not None else schema
+        completion = complete("planner", messages, sent, cfg.max_tokens, **extra)
         reply = completion.text
         plan, parse_problem = _read(reply, task, completion.finish_reason, cfg.layout.time_names)
         sha = plan_sha256(plan) if plan is not None else None

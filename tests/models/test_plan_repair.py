@@ -18,7 +18,14 @@ import pytest
 from engine.api import OpContext, Store
 from models.client import ChatClient
 from models.config import Sampling
-from models.plan_repair import describe, operators_taking, repeat_seed, repeat_temperature, targets
+from models.plan_repair import (
+    describe,
+    failing_steps,
+    operators_taking,
+    repeat_seed,
+    repeat_temperature,
+    targets,
+)
 from models.planner import PlannerConfig, plan_and_run
 from tests.models.conftest import config
 from tests.models.test_planner import by_turn, complete_with, invented_ref_plan, reach_plan, runner, task
@@ -70,6 +77,11 @@ def test_a_repeated_bad_plan_is_asked_again_with_seeded_sampling(scripted_client
     quoted_plan = retry.split('<data name="previous_plan">\n', 1)[1].split("\n</data>", 1)[0]
     assert '"id":"s1"' in quoted_plan and '"id":"s2"' not in quoted_plan
     assert '"id":"s2"' in bodies[1]["messages"][-1]["content"]  # the first repair quotes it whole
+    # and constrained by the per-operator schema: the keys and types it refused cannot be written again
+    assert "response_format" not in bodies[0] and "response_format" not in bodies[1]
+    sent = bodies[2]["response_format"]["json_schema"]["schema"]  # the vllm form (this endpoint's flavour)
+    branches = sent["properties"]["steps"]["items"]["anyOf"]
+    assert {b["properties"]["op"]["const"] for b in branches} >= {"compute", "temporal_reachability"}
     assert third.sampling == {"temperature": bodies[2]["temperature"], "seed": bodies[2]["seed"]}
     assert first.sampling is None and second.sampling is None
     for body in bodies:  # the bad reply is never replayed as the model's own turn
@@ -175,3 +187,13 @@ def test_an_argument_the_operator_does_not_take_names_the_operators_that_do() ->
     text = describe([problem], plan)
     assert "operators that take uid: neighborhood_evolution" in text
     assert "operators that take" not in describe([problem])  # without the plan nothing is guessed
+
+
+def test_a_repeat_whose_every_step_fails_is_quoted_whole() -> None:
+    # with its only step left out, Qwen2.5-Coder-1.5B lost the plan's shape and wrote step keys at the top
+    plan = {"steps": [{"id": "s1", "op": "list_events", "args": {}}], "answer_spec": {}}
+    problems = [{"code": "grounding", "step": "s1", "field": "args.src"}]
+    assert failing_steps(problems, plan) == frozenset()
+    two = {"steps": [*plan["steps"], {"id": "s2", "op": "compute", "args": {}}], "answer_spec": {}}
+    assert failing_steps(problems, two) == {"s1"}
+    assert failing_steps([{"code": "grounding", "step": "s9"}], two) == frozenset()  # no such step
