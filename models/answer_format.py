@@ -10,6 +10,7 @@ what is wrong with it (for the one retry) — through the engine's own :func:`en
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from engine.api import ALLEN_RELATIONS, ANSWER_KINDS, TGMSError, parse_answer, typed_value
@@ -139,6 +140,26 @@ def _valued_claims(claims: Any, answer: Any) -> Any:
     return [c for i, c in enumerate(claims) if i not in missing]
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _numeric_claims(claims: Any, answer: Any) -> Any:
+    """Count and value claims whose value is a number written as a string ("0.551963048"), when the typed
+    answer is a number: the number. Qwen2.5-Coder-1.5B quoted a right ratio so, and the claim verifier,
+    which compares types strictly, found it unsupported and the gate abstained."""
+    value = answer.get("value") if isinstance(answer, dict) else None
+    if not isinstance(claims, list) or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return claims
+    out = []
+    for c in claims:
+        v = c.get("value") if isinstance(c, dict) and c.get("type") in ("count", "value") else None
+        if isinstance(v, str) and _NUMBER.fullmatch(v.strip()):
+            number = float(v) if any(ch in v for ch in ".eE") else int(v)
+            c = {**c, "value": number}
+        out.append(c)
+    return out
+
+
 def read_answer(reply: str, kind: str) -> dict[str, Any]:
     """The checked answer object in ``reply``, its typed value normalized to ``kind``.
 
@@ -150,7 +171,7 @@ def read_answer(reply: str, kind: str) -> dict[str, Any]:
     if isinstance(raw, dict):
         raw.setdefault("claims", [])
         raw.setdefault("text", "")
-        raw["claims"] = _valued_claims(raw["claims"], raw.get("answer"))
+        raw["claims"] = _numeric_claims(_valued_claims(raw["claims"], raw.get("answer")), raw.get("answer"))
     try:
         answer = parse_answer(raw)
     except TGMSError as err:

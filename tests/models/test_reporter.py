@@ -166,3 +166,20 @@ def test_value_less_claims_beside_others_are_dropped_and_the_answer_is_bound(scr
         claims[0],
         {"id": "c2", "type": "count", "value": total, "evidence": ["s1"], "from": "s1.rows_total"},
     ]
+
+
+def test_a_number_written_as_a_string_in_a_claim_is_the_number(scripted, ctx) -> None:
+    # Qwen2.5-Coder-1.5B wrote "value": "0.551963048" for a right ratio; the verifier compares types strictly
+    trace = reach_trace(ctx)
+    total = trace.payload("s1")["rows_total"]  # type: ignore[index]
+    claim = {"id": "c1", "type": "count", "evidence": ["s1"], "from": "s1.rows_total", "value": str(total)}
+    reply = {"text": "n9 reaches them.", "answer": {"kind": "count", "value": total}, "claims": [claim]}
+    _, complete = scripted(json.dumps(reply))
+    got = report(complete, trace.question, trace)
+    assert got.answer is not None and got.answer["claims"][0]["value"] == total
+    assert isinstance(got.answer["claims"][0]["value"], int) and not got.bound
+    # a string that is not a number stays a string (the verifier judges it)
+    odd = {**claim, "type": "value", "value": "many"}
+    _, complete = scripted(json.dumps({**reply, "claims": [odd]}))
+    got = report(complete, trace.question, trace)
+    assert got.answer is not None and got.answer["claims"][0]["value"] == "many"
