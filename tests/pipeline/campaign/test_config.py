@@ -182,3 +182,24 @@ def test_slice_option_validated_and_unset_keeps_the_campaign_id() -> None:
         raw.pop(key)
     text = json.dumps(raw, sort_keys=True, separators=(",", ":"))
     assert campaign_id(base) == hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def test_every_tgms_ablation_changes_the_default_configuration() -> None:
+    # retrieved_examples once set only examples=retrieved after retrieval became the default, so it
+    # measured the default a second time (issue 25's 0.5B ablation run, 2026-12-05)
+    import yaml
+
+    from pipeline.systems.tgms import TgmsConfig
+
+    default = TgmsConfig().model_dump()
+    for path in sorted((Path(__file__).resolve().parents[3] / "conf" / "ablation").glob("*.yaml")):
+        switches = yaml.safe_load(path.read_text()).get("switches") or {}
+        if path.stem == "none":
+            assert switches == {}
+            continue
+        tgms_keys = {k: v for k, v in switches.items() if k in default}
+        if not tgms_keys:
+            continue  # a switch of the executor or the gate, not of the tgms system's own config
+        changed = TgmsConfig(**{**default, **tgms_keys}).model_dump() != default
+        # retrieved_prompt names the default layout on purpose (older runs compare by that name)
+        assert changed is (path.stem != "retrieved_prompt"), path.stem
