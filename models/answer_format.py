@@ -143,19 +143,26 @@ def _valued_claims(claims: Any, answer: Any) -> Any:
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
+def _number(text: str) -> int | float:
+    text = text.strip()
+    return float(text) if any(ch in text for ch in ".eE") else int(text)
+
+
 def _numeric_claims(claims: Any, answer: Any) -> Any:
     """Count and value claims whose value is a number written as a string ("0.551963048"), when the typed
-    answer is a number: the number. Qwen2.5-Coder-1.5B quoted a right ratio so, and the claim verifier,
-    which compares types strictly, found it unsupported and the gate abstained."""
+    answer is a number (or a number written as a string too): the number. Qwen2.5-Coder-1.5B quoted a
+    right ratio so, and the claim verifier, which compares types strictly, found it unsupported and the
+    gate abstained."""
     value = answer.get("value") if isinstance(answer, dict) else None
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        value = _number(value)  # the typed answer written as a string too ("0.551963048")
     if not isinstance(claims, list) or not isinstance(value, (int, float)) or isinstance(value, bool):
         return claims
     out = []
     for c in claims:
         v = c.get("value") if isinstance(c, dict) and c.get("type") in ("count", "value") else None
         if isinstance(v, str) and _NUMBER.fullmatch(v.strip()):
-            number = float(v) if any(ch in v for ch in ".eE") else int(v)
-            c = {**c, "value": number}
+            c = {**c, "value": _number(v)}
         out.append(c)
     return out
 
@@ -188,6 +195,8 @@ def read_answer(reply: str, kind: str) -> dict[str, Any]:
             "the answer value has the wrong shape",
             problems=[f"answer.value must be {VALUE_WORDS[kind]} ({err})"],
         ) from err
+    if kind == "value" and isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        value = _number(value)  # a number written as a string is the number (as in its claims)
     out = answer.to_dict()
     out["answer"] = {"kind": kind, "value": value}
     return out

@@ -183,3 +183,21 @@ def test_a_number_written_as_a_string_in_a_claim_is_the_number(scripted, ctx) ->
     _, complete = scripted(json.dumps({**reply, "claims": [odd]}))
     got = report(complete, trace.question, trace)
     assert got.answer is not None and got.answer["claims"][0]["value"] == "many"
+
+
+def test_a_value_answer_and_its_claim_written_as_strings_are_numbers() -> None:
+    # Qwen2.5-Coder-1.5B wrote both the typed answer and its claim as "0.551963048"
+    from models.answer_format import read_answer
+
+    claim = {
+        "id": "c1",
+        "type": "value",
+        "evidence": ["s1"],
+        "from": "s1.rows[0].value",
+        "value": "0.551963048",
+    }
+    reply = {"text": "r", "answer": {"kind": "value", "value": "0.551963048"}, "claims": [claim]}
+    got = read_answer(json.dumps(reply), "value")
+    assert got["answer"]["value"] == 0.551963048 and got["claims"][0]["value"] == 0.551963048
+    named = {**reply, "answer": {"kind": "value", "value": "n42"}, "claims": []}
+    assert read_answer(json.dumps(named), "value")["answer"]["value"] == "n42"  # not a number: kept
