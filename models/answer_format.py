@@ -143,8 +143,11 @@ def _valued_claims(claims: Any, answer: Any) -> Any:
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
-def _number(text: str) -> int | float:
-    text = text.strip()
+def _number(x: Any) -> int | float | None:
+    """The number a string such as "0.551963048" writes; None for anything else."""
+    if not isinstance(x, str) or not _NUMBER.fullmatch(x.strip()):
+        return None
+    text = x.strip()
     return float(text) if any(ch in text for ch in ".eE") else int(text)
 
 
@@ -154,15 +157,17 @@ def _numeric_claims(claims: Any, answer: Any) -> Any:
     right ratio so, and the claim verifier, which compares types strictly, found it unsupported and the
     gate abstained."""
     value = answer.get("value") if isinstance(answer, dict) else None
-    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+    if _number(value) is not None:
         value = _number(value)  # the typed answer written as a string too ("0.551963048")
     if not isinstance(claims, list) or not isinstance(value, (int, float)) or isinstance(value, bool):
         return claims
     out = []
     for c in claims:
-        v = c.get("value") if isinstance(c, dict) and c.get("type") in ("count", "value") else None
-        if isinstance(v, str) and _NUMBER.fullmatch(v.strip()):
-            c = {**c, "value": _number(v)}
+        number = (
+            _number(c.get("value")) if isinstance(c, dict) and c.get("type") in ("count", "value") else None
+        )
+        if number is not None:
+            c = {**c, "value": number}
         out.append(c)
     return out
 
@@ -195,7 +200,7 @@ def read_answer(reply: str, kind: str) -> dict[str, Any]:
             "the answer value has the wrong shape",
             problems=[f"answer.value must be {VALUE_WORDS[kind]} ({err})"],
         ) from err
-    if kind == "value" and isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+    if kind == "value" and _number(value) is not None:
         value = _number(value)  # a number written as a string is the number (as in its claims)
     out = answer.to_dict()
     out["answer"] = {"kind": kind, "value": value}

@@ -39,6 +39,7 @@ from typing import Any
 
 from engine.api import operator_schemas
 from models.config import Sampling
+from models.manual import COMMON_ARGS
 from models.prompting import fence, fence_json
 
 __all__ = ["Sampling", "operators_taking", "repair_messages", "repeat_seed", "repeat_temperature"]
@@ -55,8 +56,6 @@ REPEAT_STEP = 0.3
 REPEAT_TEMPERATURE_MAX = 1.3
 #: operators named beside an argument its operator does not take
 OTHER_OPERATORS = 3
-#: the args every operator takes (they say nothing about which operator fits)
-_SHARED_ARGS = frozenset({"as_of_tt", "cursor", "limit"})
 #: the plan keys the task fills in (the model is never asked to write them, so they are not quoted back)
 TASK_KEYS = ("plan_id", "question")
 
@@ -77,7 +76,7 @@ def repeat_temperature(repeats: int, base: float = REPEAT_TEMPERATURE) -> float:
 def operators_taking(arg: str, step_args: set[str], op: str | None) -> list[str]:
     """Operators other than ``op`` that take ``arg``: those taking most of the step's other args first,
     then by name; at most :data:`OTHER_OPERATORS`."""
-    wanted = step_args - _SHARED_ARGS
+    wanted = step_args - set(COMMON_ARGS)  # every operator takes these: they say nothing about the fit
     found = []
     for name, schema in operator_schemas().items():
         takes = set((schema.get("args") or {}).get("properties") or {})

@@ -44,6 +44,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.api import us_to_iso
+
 #: a µs number in a question: "(1083369600000000 µs)", "[1083369600000000 µs, …", "600000000 µs"
 _MICROS = re.compile(r"(?<![\w.])(\d{1,19}) ?µs\b")
 #: numbers at or above this are time points (1973-03-03T09:46:40Z), below it durations
@@ -80,7 +82,6 @@ _SECOND = 1_000_000
 
 
 def _day_start(year: int, month: int, day: int) -> int | None:
-    from datetime import UTC, datetime
 
     try:
         return int(datetime(year, month, day, tzinfo=UTC).timestamp()) * _SECOND
@@ -257,12 +258,6 @@ def belief_time(question: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _iso(us: int) -> str:
-    seconds, micros = divmod(us, 1_000_000)
-    stamp = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{stamp}.{micros:06d}Z" if micros else f"{stamp}Z"
-
-
 def pinned(example: WorkedPlan, tt: int) -> WorkedPlan:
     """``example`` asked as believed at transaction time ``tt``: the clause on its question, ``as_of_tt``
     on each of its steps (a step that has one keeps it)."""
@@ -273,7 +268,7 @@ def pinned(example: WorkedPlan, tt: int) -> WorkedPlan:
         for st in example.plan.get("steps", [])
     ]
     question = example.question.rstrip().rstrip("?.").rstrip()
-    clause = f", as recorded at {_iso(tt)} ({tt} µs), before later corrections?"
+    clause = f", as recorded at {us_to_iso(tt)} ({tt} µs), before later corrections?"
     return replace(example, question=question + clause, plan={**example.plan, "steps": steps})
 
 
