@@ -54,6 +54,9 @@ VIOLATIONS_LIMIT = 1500
 REPEAT_TEMPERATURE = 0.7
 REPEAT_STEP = 0.3
 REPEAT_TEMPERATURE_MAX = 1.3
+#: temperature of the repairs after the greedy ones (PlannerConfig.greedy_repairs): cooler than a repeat's
+#: retry, which must move away from a plan already refused
+REPAIR_TEMPERATURE = 0.5
 #: operators named beside an argument its operator does not take
 OTHER_OPERATORS = 3
 #: the plan keys the task fills in (the model is never asked to write them, so they are not quoted back)

@@ -22,8 +22,10 @@ plan is quoted, so the prompt stays bounded however many repairs there are. A re
 earlier attempt (same canonical plan, or the same bytes) is not verified or run again (its problems are
 the earlier attempt's): the repair is re-sent with its failing steps left out of the quote, seeded
 sampling (hotter with each repeat) and the per-operator schema as its response format (``repeat_schema``:
-the keys and types it refused cannot be written again). Every attempt is logged, with ``repeated`` and its
-``sampling``.
+the keys and types it refused cannot be written again). Repairs after the first ``greedy_repairs`` are
+seeded samples at ``repair_temperature`` even when nothing repeated: a greedy decode of a repair prompt
+that differs from the last one only in the quoted plan tends to write the last repair again. Every attempt
+is logged, with ``repeated`` and its ``sampling``.
 
 Ablation switches (:class:`PlannerConfig`): ``contracts=False`` disables the verifier's declared-output
 check (an invented field then fails at run time instead), ``units=False`` its units check (issue 24: a
@@ -68,7 +70,13 @@ from models.plan_prompt import (
     static_prefix,
     task_suffix,
 )
-from models.plan_repair import REPEAT_TEMPERATURE, repair_messages, repeat_seed, repeat_temperature
+from models.plan_repair import (
+    REPAIR_TEMPERATURE,
+    REPEAT_TEMPERATURE,
+    repair_messages,
+    repeat_seed,
+    repeat_temperature,
+)
 from models.plan_schema import MAX_STEPS, SCHEMAS, STEP_ID_PATTERN, per_operator_schema
 from models.prompting import extract_json
 from models.worked_plans import question_names, resolve_names
@@ -141,6 +149,11 @@ class PlannerConfig:
     max_tokens: int | None = None
     #: temperature of the seeded retry after a repeated reply (models.plan_repair)
     repeat_temperature: float = REPEAT_TEMPERATURE
+    #: repairs sent greedy (temperature 0); later ones are seeded samples at ``repair_temperature``: a greedy
+    #: decode of a repair prompt that differs from the last one only in the quoted plan tends to write the
+    #: last repair again byte for byte (2 of 15 repair replies of the 1.5B model on 2026-12-05)
+    greedy_repairs: int = 1
+    repair_temperature: float = REPAIR_TEMPERATURE
     #: the retry after a repeated reply is also constrained by the per-operator schema (when no schema is
     #: sent otherwise): a model that keeps writing an argument its operator does not take, or a string
     #: where a number goes, cannot write it again
@@ -291,11 +304,12 @@ def plan_and_run(
     by_plan: dict[str, tuple[PlanAttempt, list[dict[str, Any]], bool]] = {}
     by_reply: dict[str, tuple[PlanAttempt, list[dict[str, Any]], bool]] = {}
     sampling: Sampling | None = None
+    constrain_retry = False  # the retry after a repeat also sends the per-operator schema
     tries = cfg.repair_budget + 1
     for n in range(1, tries + 1):
         # the keyword only when sampling: a completion function without it serves every greedy request
         extra = {"sampling": sampling} if sampling is not None else {}
-        sent = cfg.retry_schema(task.kind) if sampling is not None else schema
+        sent = cfg.retry_schema(task.kind) if constrain_retry else schema
         completion = complete("planner", messages, sent, cfg.max_tokens, **extra)
         reply = completion.text
         plan, parse_problem = _read(reply, task, completion.finish_reason, cfg.layout.time_names)
@@ -328,9 +342,13 @@ def plan_and_run(
             sampling = Sampling(
                 repeat_temperature(repeats, cfg.repeat_temperature), repeat_seed(task.task_id, n + 1)
             )
+            constrain_retry = True
             messages = repair_messages(base, reply, plan, problems, runtime, n, tries, repeated=True)
         else:
-            sampling = None
+            # the next request is repair n: greedy for the first ``greedy_repairs``, then seeded samples
+            greedy = n <= cfg.greedy_repairs
+            sampling = None if greedy else Sampling(cfg.repair_temperature, repeat_seed(task.task_id, n + 1))
+            constrain_retry = False
             messages = repair_messages(base, reply, plan, problems, runtime, n, tries)
     outcome.exhausted = True
     return outcome

@@ -76,6 +76,8 @@ class TgmsConfig(SystemConfig):
     #: plans' operators in the task's message; needs examples="retrieved")
     manual: Literal["full", "retrieved"] = "retrieved"
     time_names: bool = True  # the question's µs numbers as named constants T1, D1 a plan may write
+    #: repairs sent greedy; later repairs are seeded samples (models.planner.PlannerConfig.greedy_repairs)
+    greedy_repairs: int = Field(1, ge=0, le=16)
 
 
 @system("tgms", config=TgmsConfig)
@@ -90,6 +92,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
         units=config.units,
         constrained=config.constrained,
         schema=config.plan_schema,
+        greedy_repairs=config.greedy_repairs,
         layout=PromptLayout(config.examples, config.manual, config.time_names),
     )
     index = None

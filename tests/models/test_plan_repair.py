@@ -112,6 +112,35 @@ def test_each_repeat_gets_a_new_seed_and_the_budget_still_bounds_the_requests(sc
     assert runs == []  # never valid, never run
 
 
+def other_bad_plan(field: str) -> str:
+    plan = invented_ref_plan()
+    plan["steps"][1]["args"]["input"] = {"$ref": f"s1.{field}[*].uid"}
+    return json.dumps(plan)
+
+
+def test_repairs_after_the_first_greedy_one_are_seeded_samples(scripted_client, ctx) -> None:
+    # three different bad plans, then a good one: no repeat, yet repair 2 and 3 are sampled (a greedy decode
+    # of a prompt that differs from the last only in the quoted plan wrote the last repair again, byte for
+    # byte, in 2 of 15 repair replies of the 1.5B model)
+    bads = [other_bad_plan(f) for f in ("reached", "nodes", "found")]
+    server, client = scripted_client(by_turn(*bads, GOOD))
+    out = run(client, ctx)
+    assert [a.repeated for a in out.attempts] == [False] * 4 and out.attempts[-1].valid
+    bodies = server.log.chat_bodies
+    assert [b["temperature"] for b in bodies] == [0.0, 0.0, 0.5, 0.5]
+    assert [b["seed"] for b in bodies] == [0, 0, repeat_seed("t/1", 3), repeat_seed("t/1", 4)]
+    assert all("response_format" not in b for b in bodies)  # only a repeat's retry is constrained
+    assert [a.sampling for a in out.attempts[:2]] == [None, None]
+    assert out.attempts[2].sampling == {"temperature": 0.5, "seed": repeat_seed("t/1", 3)}
+
+
+def test_greedy_repairs_sets_how_many_repairs_stay_greedy(scripted_client, ctx) -> None:
+    bads = [other_bad_plan(f) for f in ("reached", "nodes", "found")]
+    server, client = scripted_client(by_turn(*bads, GOOD))
+    run(client, ctx, PlannerConfig(greedy_repairs=3))
+    assert [b["temperature"] for b in server.log.chat_bodies] == [0.0] * 4
+
+
 def test_a_repeated_plan_that_failed_at_run_time_is_not_run_again(scripted_client, ctx) -> None:
     runs: list[Any] = []
     # passes the verifier without contracts, fails at run time on the invented field, three times
