@@ -21,8 +21,9 @@ Ablation switches: ``--contracts``, ``--units``, ``--constrained`` (``on``/``off
 configuration beside the named ``--ablations``; ``--repair-budget`` applies to every system of the run
 (and names the run directory: records made with another budget are never mixed in).
 
-Not here yet: ``--questions`` (the analyst questions of tests/analyst, truth by their SQL) needs a suite
-built from those questions; docs/benchmarks.md says what that takes.
+``--questions N`` runs a stratified sample of N analyst questions of the suite's data set instead
+(tests/analyst, gold by their SQL, their plans never shown; :mod:`pipeline.bench.analyst_bundle`); it
+needs a checkout (the questions live with the tests).
 """
 
 from __future__ import annotations
