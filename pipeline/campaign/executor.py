@@ -275,9 +275,9 @@ def run_jobs(
     server that answers one request at a time (llama.cpp) keeps a prompt prefix only across consecutive
     requests: with a small cap the tasks run cell by cell and each request reuses the previous one's prefix
     instead of re-reading ~3k tokens. With ``prepare`` every actor builds each cell's system first (in the
-    background, :meth:`TaskActor.prepare`), and the tasks of cells whose systems are ready go first, so a
-    long one-off build (vector_rag's embeddings) overlaps other cells' tasks instead of holding their
-    slots."""
+    background, :meth:`TaskActor.prepare`), and while any build runs only tasks of cells whose systems are
+    ready are sent, so a long one-off build (vector_rag's embeddings) overlaps other cells' tasks instead
+    of holding their slots."""
     ray = import_ray()
     on_record = on_record or write_result
     queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]] = {}
@@ -316,10 +316,14 @@ def run_jobs(
 
     last: list[str] = [""]  # the cell of the task submitted last
 
-    def next_task(queue: deque[tuple[CellJob, dict[str, Any], int]]) -> tuple[CellJob, dict[str, Any], int]:
-        """The next task of the cell submitted last while it is ready (or nothing is), else the first task
-        of a ready cell, else the first task: cells run one after another, a cell still being prepared
-        waits unless nothing else can run."""
+    def next_task(
+        queue: deque[tuple[CellJob, dict[str, Any], int]],
+    ) -> tuple[CellJob, dict[str, Any], int] | None:
+        """The next task of the cell submitted last while it is ready, else the first task of a ready cell;
+        None while no queued cell is ready and some are still being prepared (a task of a cell being built
+        would only hold a slot waiting for its build: with two slots, two vector_rag tasks held both for
+        the whole embedding while the model server sat idle); else the first task. Cells run one after
+        another."""
 
         def ready(item: tuple[CellJob, dict[str, Any], int]) -> bool:
             return not preparing.get(item[0].cell.cell_id)
@@ -333,6 +337,8 @@ def run_jobs(
         if ready(queue[0]) and queue[0][0].cell.cell_id == last[0]:
             return take(0)  # the usual case: the queue is cell-major
         ready_at = next((i for i, item in enumerate(queue) if ready(item)), None)
+        if ready_at is None and prep_refs:
+            return None  # wait for a build to finish
         if ready_at is None:
             same = next((i for i, item in enumerate(queue) if item[0].cell.cell_id == last[0]), 0)
             return take(same)
@@ -345,8 +351,11 @@ def run_jobs(
                 free = [a for a in pool.live(suite) if a.in_flight < pool.concurrency]
                 if not free:
                     break
+                picked = next_task(queue)
+                if picked is None:
+                    break
+                job, task, resubmits = picked
                 actor = min(free, key=lambda a: (a.in_flight, a.index))
-                job, task, resubmits = next_task(queue)
                 ref = actor.handle.run.remote(task, plain(job), job.system_config, job.settings)
                 actor.in_flight += 1
                 flights[ref] = _Flight(job, task, actor, resubmits)
@@ -359,7 +368,7 @@ def run_jobs(
         stats["finished"] += 1
 
     submit()
-    while flights:
+    while flights or (prep_refs and any(queues.values())):
         ready, _ = ray.wait([*flights, *prep_refs], num_returns=1)
         for ref in ready:
             if ref in prep_refs:

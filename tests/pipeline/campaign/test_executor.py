@@ -112,3 +112,25 @@ def test_a_small_flight_cap_runs_cells_one_after_another_after_preparing_them(
     # cell-major, except that a cell still being prepared may let the other go first once
     assert switches <= 2, order
     assert all(r["status"] != "infra_error" for j in jobs for r in read_records(j.records_path))
+
+
+def test_no_slot_waits_on_a_build_while_another_cell_is_ready(
+    ray_info: dict, small_bundle: Bundle, tmp_path: Path
+) -> None:
+    """vector_rag's build (the embedder's load and the chunk embeddings) takes seconds, text_to_cypher's
+    (a Kuzu graph of the small store) far less: its tasks go first. Before, the first tasks went out while
+    nothing was ready yet and two vector_rag tasks held both slots for the whole embedding."""
+    cluster = cluster_conf(actors=2, actor_concurrency=4)
+    with ScriptedServer(smoke_reply) as server:
+        endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=1, timeout_s=30)
+        jobs = jobs_for(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, scripted_model())
+        order: list[str] = []
+        with start_actors(small_bundle.bundles(), endpoint, cluster, tmp_path / "work") as pool:
+
+            def on_record(job: CellJob, result: dict[str, Any]) -> None:
+                write_result(job, result)
+                order.append(job.cell.system)
+
+            stats = run_jobs(pool, jobs, on_record, max_in_flight=2, prepare=True)
+    assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
+    assert order[0] == "text_to_cypher", order
