@@ -238,7 +238,10 @@ class ChatClient:
                     **where,
                 )
             raise ResponseError(
-                f"request rejected (HTTP {status})", status=status, body=resp.text[:2000], **where
+                f"request rejected (HTTP {status}) by {url}/v1/chat/completions",
+                status=status,
+                body=resp.text[:2000],
+                **where,
             )
         return _parse(resp, where, latency, attempt)
 

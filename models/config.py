@@ -33,6 +33,14 @@ class Sampling:
         return {"temperature": self.temperature, "seed": self.seed}
 
 
+def root_url(url: str) -> str:
+    """A replica's root URL: ``http://host:port``. The OpenAI SDK's ``base_url`` spelling
+    (``http://host:port/v1``) is accepted too: the client appends ``/v1/chat/completions`` itself, so a kept
+    ``/v1`` would send requests to ``/v1/v1/...``."""
+    url = url.strip().rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
 @dataclass(frozen=True)
 class EndpointConfig:
     """Everything the client needs to talk to one model; frozen so one config is shared by threads.
@@ -63,7 +71,7 @@ class EndpointConfig:
     def __post_init__(self) -> None:
         if isinstance(self.base_urls, str):
             object.__setattr__(self, "base_urls", (self.base_urls,))
-        object.__setattr__(self, "base_urls", tuple(u.rstrip("/") for u in self.base_urls))
+        object.__setattr__(self, "base_urls", tuple(root_url(u) for u in self.base_urls))
         if not self.base_urls:
             raise InvalidArgError("EndpointConfig needs at least one base URL")
         if self.flavour not in ("vllm", "llamacpp", "openai"):

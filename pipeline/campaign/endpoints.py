@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 
 from engine.api import InvalidArgError, NotFoundError
-from models.config import EndpointConfig
+from models.config import EndpointConfig, root_url
 from models.errors import InfraError
 from models.local.paths import cache_root
 from models.local.server import LocalServer, ServerSpec
@@ -68,9 +68,9 @@ def read_endpoints_file(path: str | os.PathLike[str]) -> list[str]:
 
 def replica_urls(model: ModelConf) -> list[str]:
     """``api_base`` then the endpoints file's lines, without duplicates; E_INVALID_ARG when none."""
-    urls = [u.rstrip("/") for u in model.api_base]
+    urls = [root_url(u) for u in model.api_base]
     if model.endpoints_file:
-        urls += [u.rstrip("/") for u in read_endpoints_file(model.endpoints_file)]
+        urls += [root_url(u) for u in read_endpoints_file(model.endpoints_file)]
     urls = list(dict.fromkeys(urls))
     if not urls:
         raise InvalidArgError(

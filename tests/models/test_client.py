@@ -36,6 +36,22 @@ def test_reply_tokens_and_latency_are_recorded(server: ScriptedServer) -> None:
     assert "response_format" not in body
 
 
+@pytest.mark.parametrize("suffix", ["/v1", "/v1/", "/"])
+def test_the_openai_sdk_base_url_spelling_reaches_the_same_endpoint(
+    server: ScriptedServer, suffix: str
+) -> None:
+    # http://host:port/v1 (the OpenAI SDK's base_url) once went to /v1/v1/chat/completions: a 404
+    with ChatClient(config(server.url + suffix)) as client:
+        assert client.complete(user("how many edges")).text == "re: how many edges"
+    assert EndpointConfig(base_urls=(server.url + suffix,), model="m").base_urls == (server.url,)
+
+
+def test_a_rejected_request_names_the_url_it_went_to(server: ScriptedServer) -> None:
+    with ChatClient(config(server.url + "/api")) as client, pytest.raises(ModelError) as err:
+        client.complete(user("how many edges"))
+    assert f"{server.url}/api/v1/chat/completions" in err.value.message and "HTTP 404" in err.value.message
+
+
 def test_missing_usage_gives_none_tokens(server: ScriptedServer) -> None:
     server.usage = False
     with ChatClient(config(server.url)) as client:
