@@ -87,25 +87,35 @@ def test_sweep_removes_only_the_scratch_of_dead_actors(tmp_path: Path) -> None:
     assert not dead.exists() and alive.exists() and other.exists()
 
 
+def run_in_order(
+    bundle: Bundle, systems: list[str], n_tasks: int, out: Path, max_in_flight: int
+) -> tuple[dict[str, int], list[str], int, list[CellJob]]:
+    """Run ``systems`` on two actors with ``prepare`` against the scripted server: the stats, the systems
+    in the order their records were written, the most requests the server had in flight, the jobs."""
+    cluster = cluster_conf(actors=2, actor_concurrency=4)
+    with ScriptedServer(smoke_reply) as server:
+        endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=1, timeout_s=30)
+        jobs = jobs_for(bundle, systems, n_tasks, out, scripted_model())
+        order: list[str] = []
+        with start_actors(bundle.bundles(), endpoint, cluster, out / "work") as pool:
+
+            def on_record(job: CellJob, result: dict[str, Any]) -> None:
+                write_result(job, result)
+                order.append(job.cell.system)
+
+            stats = run_jobs(pool, jobs, on_record, max_in_flight=max_in_flight, prepare=True)
+        return stats, order, server.log.high_water, jobs
+
+
 def test_a_small_flight_cap_runs_cells_one_after_another_after_preparing_them(
     ray_info: dict, small_bundle: Bundle, tmp_path: Path
 ) -> None:
     """max_in_flight=1 (a one-request-at-a-time server): one request at a time, tasks cell by cell (so
     consecutive requests share a prompt prefix), every system built once by ``prepare`` beforehand."""
     n_tasks = 6
-    cluster = cluster_conf(actors=2, actor_concurrency=4)
-    with ScriptedServer(smoke_reply) as server:
-        endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=1, timeout_s=10)
-        jobs = jobs_for(small_bundle, ["static_graph_rag", "tgms"], n_tasks, tmp_path, scripted_model())
-        order: list[str] = []
-        with start_actors(small_bundle.bundles(), endpoint, cluster, tmp_path / "work") as pool:
-
-            def on_record(job: CellJob, result: dict[str, Any]) -> None:
-                write_result(job, result)
-                order.append(job.cell.system)
-
-            stats = run_jobs(pool, jobs, on_record, max_in_flight=1, prepare=True)
-        high_water = server.log.high_water
+    stats, order, high_water, jobs = run_in_order(
+        small_bundle, ["static_graph_rag", "tgms"], n_tasks, tmp_path, 1
+    )
     assert stats["finished"] == 2 * n_tasks and stats["submitted"] == 2 * n_tasks
     assert high_water == 1, "one task in flight at a time"
     switches = sum(1 for a, b in itertools.pairwise(order) if a != b)
@@ -120,17 +130,6 @@ def test_no_slot_waits_on_a_build_while_another_cell_is_ready(
     """vector_rag's build (the embedder's load and the chunk embeddings) takes seconds, text_to_cypher's
     (a Kuzu graph of the small store) far less: its tasks go first. Before, the first tasks went out while
     nothing was ready yet and two vector_rag tasks held both slots for the whole embedding."""
-    cluster = cluster_conf(actors=2, actor_concurrency=4)
-    with ScriptedServer(smoke_reply) as server:
-        endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=1, timeout_s=30)
-        jobs = jobs_for(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, scripted_model())
-        order: list[str] = []
-        with start_actors(small_bundle.bundles(), endpoint, cluster, tmp_path / "work") as pool:
-
-            def on_record(job: CellJob, result: dict[str, Any]) -> None:
-                write_result(job, result)
-                order.append(job.cell.system)
-
-            stats = run_jobs(pool, jobs, on_record, max_in_flight=2, prepare=True)
+    stats, order, _, _ = run_in_order(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2)
     assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
     assert order[0] == "text_to_cypher", order
