@@ -2,8 +2,11 @@
 and the §5.6 operator table (Markdown and LaTeX) and the PNG plots, read back from MLflow alone.
 
 The tracking store is ``--tracking-uri``, else ``$MLFLOW_TRACKING_URI``, else ``./mlflow.db`` when it
-exists (a campaign's run directory). Prints the files written as JSON. A plugin of ``tgms`` (entry point
-group ``tgms.commands``), with the built-in commands' interface: ``HELP``, ``add_arguments``, ``run``.
+exists (a campaign's run directory), else, with ``--experiment NAME``, ``campaigns/NAME/mlflow.db`` when it
+exists (where ``tgms-campaign`` puts experiment NAME's store), so the README's ``tgms report
+--experiment main`` works from the directory the main job ran in. Prints the files written as JSON. A
+plugin of ``tgms`` (entry point group ``tgms.commands``), with the built-in commands' interface: ``HELP``,
+``add_arguments``, ``run``.
 """
 
 from __future__ import annotations
@@ -28,22 +31,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, type=fspath, metavar="DIR", help="where the report is written")
     p.add_argument(
         "--tracking-uri", metavar="URI", default=None,
-        help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else ./mlflow.db when it exists)",
+        help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else ./mlflow.db, else "
+        "campaigns/<experiment>/mlflow.db when it exists)",
     )  # fmt: skip
 
 
-def tracking_uri(given: str | None) -> str:
+def tracking_uri(given: str | None, experiment: str | None = None) -> str:
     if given:
         return given
     env = os.environ.get("MLFLOW_TRACKING_URI")
     if env:
         return env
-    local = Path("mlflow.db")
-    if local.is_file():
-        return f"sqlite:///{local.resolve()}"
+    tried = [Path("mlflow.db")]
+    if experiment:
+        tried.append(Path("campaigns") / experiment / "mlflow.db")
+    for local in tried:
+        if local.is_file():
+            return f"sqlite:///{local.resolve()}"
     raise InvalidArgError(
         "no tracking store: give --tracking-uri (e.g. sqlite:///campaigns/main/mlflow.db), set "
-        "MLFLOW_TRACKING_URI, or run in a campaign's run directory (where mlflow.db is)"
+        "MLFLOW_TRACKING_URI, or run in a campaign's run directory (where mlflow.db is)",
+        tried=[str(p) for p in tried],
     )
 
 
@@ -52,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from reports.read import Reader
 
     out = out_dir(args.out)
-    with Reader(tracking_uri(args.tracking_uri)) as reader:
+    with Reader(tracking_uri(args.tracking_uri, args.experiment)) as reader:
         data = reader.load(run_id=args.run_id, experiment=args.experiment)
         files = write_report(data, out)
     print_json(
