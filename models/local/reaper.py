@@ -6,7 +6,8 @@ module holds the live servers and stops them all at interpreter exit (``atexit``
 The signal handlers are installed while at least one server is live and the previous handlers restored
 when the last one stops; after stopping the servers a handler defers to the previous one (SIGINT's
 default raises ``KeyboardInterrupt``; SIGTERM's default is re-delivered, so the exit status stays
-"killed by SIGTERM"). A SIGKILL of the parent cannot be caught: that case is the one left to the OS.
+"killed by SIGTERM"). A SIGKILL of the parent cannot be caught: the server's watchdog
+(:mod:`models.local.watchdog`, a small process started beside it) stops it then.
 """
 
 from __future__ import annotations

@@ -11,11 +11,11 @@ SIGTERM to the group, a grace period, SIGKILL to whatever is left. Live servers 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +28,11 @@ from models.config import EndpointConfig, Flavour
 from models.errors import LocalServerError
 from models.local import reaper
 from models.local.paths import logs_dir
+from models.local.watchdog import group_alive
+from models.local.watchdog import signal_group as _signal_group
+
+#: run by path beside every server (models/local/watchdog.py: stdlib only)
+WATCHDOG = Path(__file__).with_name("watchdog.py")
 
 HOST = "127.0.0.1"
 LOG_TAIL_BYTES = 4000
@@ -63,6 +68,7 @@ class LocalServer:
         self.startup_s: float | None = None  # from spawn to the first ready answer
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
+        self._watchdog: subprocess.Popen[bytes] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> LocalServer:
@@ -92,6 +98,7 @@ class LocalServer:
                 f"cannot run the {self.spec.name} server: {exc}", reason="bad_config", argv=argv
             ) from exc
         reaper.register(self)
+        self._start_watchdog()
         try:
             self._wait_ready()
         except BaseException:
@@ -119,8 +126,38 @@ class LocalServer:
         if group_alive(pgid):
             _signal_group(pgid, signal.SIGKILL)
         self._proc = None
+        self._stop_watchdog()
         self._close_log()
         reaper.unregister(self)
+
+    def _start_watchdog(self) -> None:
+        """The process that stops this server if this process dies without stopping it (SIGKILL):
+        :mod:`models.local.watchdog`, in its own session so a terminal's signals are left to us."""
+        assert self._proc is not None
+        argv = [sys.executable, "-I", str(WATCHDOG), str(os.getpid()), str(self._proc.pid)]
+        argv.append(str(self.spec.stop_timeout_s))
+        try:
+            self._watchdog = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._log,
+                start_new_session=True,
+            )
+        except OSError as exc:  # the server still runs; only a SIGKILL of this process would orphan it
+            if self._log is not None:
+                self._log.write(f"no watchdog: {exc}\n".encode())
+                self._log.flush()
+
+    def _stop_watchdog(self) -> None:
+        dog, self._watchdog = self._watchdog, None
+        if dog is None:
+            return
+        try:
+            dog.wait(timeout=5)  # it exits within half a second of the group's end
+        except subprocess.TimeoutExpired:
+            dog.kill()
+            dog.wait(timeout=5)
 
     def __enter__(self) -> LocalServer:
         return self.start()
@@ -205,26 +242,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def group_alive(pgid: int) -> bool:
-    """Whether any process of the group is still running (zombies awaiting their reaper don't count)."""
-    proc = Path("/proc")
-    if not proc.is_dir():  # not Linux: ask the kernel whether the group can still be signalled
-        try:
-            os.killpg(pgid, 0)
-            return True
-        except (ProcessLookupError, PermissionError):
-            return False
-    for stat in proc.glob("[0-9]*/stat"):
-        try:
-            # "pid (comm) state ppid pgrp ...": comm may hold spaces and ")", so split after the last ")"
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
 def read_tail(path: Path, limit: int = LOG_TAIL_BYTES) -> str:
     try:
         with open(path, "rb") as f:
@@ -240,8 +257,3 @@ def _answers(http: httpx.Client, url: str) -> bool:
         return http.get(url).status_code == 200
     except httpx.HTTPError:
         return False
-
-
-def _signal_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)

@@ -1,4 +1,4 @@
-"""A parent holding a server that is interrupted, terminated or just exits leaves no orphan server.
+"""A parent holding a server that is interrupted, terminated, SIGKILLed or just exits leaves no orphan server.
 
 Each case runs a real child Python process that starts a server (the scripted TEST DOUBLE as a
 subprocess), prints the server's pid, and then is signalled or returns; the test checks that the server
@@ -95,3 +95,28 @@ def test_a_parent_that_fails_or_forgets_to_stop_leaves_no_orphan(tmp_path: Path,
     proc.wait(timeout=30)
     assert proc.returncode == (1 if mode == "raise" else 0)
     assert wait_gone(server_pid, timeout_s=5), f"server {server_pid} outlived its parent"
+
+
+def test_a_sigkilled_parent_leaves_no_orphan(tmp_path: Path) -> None:
+    """SIGKILL runs no code in the parent: the watchdog started beside the server stops it."""
+    proc, server_pid = run_child("with", tmp_path)
+    try:
+        assert wait_gone(server_pid, timeout_s=0.2) is False
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert wait_gone(server_pid, timeout_s=10), f"server {server_pid} outlived its SIGKILLed parent"
+
+
+def test_the_watchdog_leaves_with_a_server_stopped_in_order(tmp_path: Path) -> None:
+    from models.local.server import LocalServer
+    from tests.models.local.conftest import scripted_spec
+
+    with LocalServer(scripted_spec(), log_dir=tmp_path) as server:
+        dog = server._watchdog
+        assert dog is not None and dog.poll() is None  # watching
+    assert dog.poll() == 0 and server._watchdog is None  # exited and reaped: no zombie left behind
