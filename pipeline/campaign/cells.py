@@ -38,6 +38,12 @@ class Cell:
         parts = (self.suite, self.system, self.model, f"s{self.seed}", self.ablation)
         return ".".join(_safe(p) for p in parts)
 
+    def run_name(self, with_suite: bool = False) -> str:
+        """The cell's name in the MLflow UI: ``tgms · seed 0 · none`` (the suite first when a campaign has
+        several); the id stays in the ``tgms.cell_id`` tag."""
+        parts = ([self.suite] if with_suite else []) + [self.system, f"seed {self.seed}", self.ablation]
+        return " · ".join(parts)
+
     def tags(self) -> dict[str, str]:
         return {
             "tgms.kind": "cell",

@@ -21,6 +21,7 @@ Every process started here is stopped here, on errors and on Ctrl-C too.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import time
@@ -88,7 +89,11 @@ def ensure_bundle(name: str, suite: SuiteConf, root: Path) -> tuple[Path, dict[s
 def tracking_target(config: CampaignConfig, base_dir: Path) -> tuple[str, str, str]:
     """(tracking URI, experiment name, artifact location): by default a SQLite store in the run
     directory (the sweep's directory under --multirun, so a sweep lands in one experiment)."""
-    uri = config.tracking.uri or f"sqlite:///{(base_dir / 'mlflow.db').resolve()}"
+    uri = (
+        config.tracking.uri
+        or os.environ.get("MLFLOW_TRACKING_URI")  # as `tgms report` and MLflow itself read it
+        or f"sqlite:///{(base_dir / 'mlflow.db').resolve()}"
+    )
     artifacts = config.tracking.artifact_location or (base_dir / "mlruns").resolve().as_uri()
     return uri, config.tracking.experiment or config.experiment.name, artifacts
 
@@ -140,7 +145,11 @@ def evaluate(
     if not config.run.resume:
         for cell in cells:
             _set_aside(paths(cell))
-    run_ids = {c: tracker.start_cell(parent, _knob_params(config, c), _cell_tags(config, c)) for c in cells}
+    several = len(config.suites) > 1
+    run_ids = {
+        c: tracker.start_cell(parent, _knob_params(config, c), _cell_tags(config, c), c.run_name(several))
+        for c in cells
+    }
     prior = {cell: recorded(cell) for cell in cells}  # read once: resume skips these, progress counts them
     done = {cell: {r["task_id"] for r in prior[cell] if r.get("status") != "infra_error"} for cell in cells}
     todo = {cell: [t for t in tasks[cell.suite] if t["id"] not in done[cell]] for cell in cells}
@@ -271,7 +280,7 @@ def ops_bench(config: CampaignConfig, run_dir: Path, tracker: Any, parent: str) 
 def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = "") -> CampaignResult:
     """Run one campaign (see the module docstring); the tables are printed by :func:`main`."""
     from pipeline.campaign import tables as tables_mod
-    from pipeline.campaign.tracking import CampaignTracker, flatten, git_revision
+    from pipeline.campaign.tracking import CampaignTracker, flatten, git_commit, git_revision
 
     t0 = time.perf_counter()
     run_dir = Path(config.run.dir)
@@ -289,11 +298,15 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
         **_serving_tags(config.model),
         "tgms.run_dir": str(run_dir.resolve()),
     }
+    commit = git_commit()
+    if commit:
+        tags["mlflow.source.git.commit"] = commit
     for name, (_, manifest) in bundles.items():
         tags[f"tgms.store_digest.{name}"] = manifest["store_digest"]
         tags[f"tgms.suite_sha256.{name}"] = manifest["suite_sha256"]
         tags[f"tgms.test_sha256.{name}"] = manifest["test_sha256"]
-    parent = tracker.start_campaign(campaign_id(config), flatten(config.model_dump(mode="json")), tags)
+    title = f"{config.experiment.name} · {', '.join(config.suites)} · {config.model.name}"
+    parent = tracker.start_campaign(campaign_id(config), flatten(config.model_dump(mode="json")), tags, title)
     status = "FAILED"
     try:
         suites = {n: json.loads((p / SUITE).read_text(encoding="utf-8")) for n, (p, _) in bundles.items()}

@@ -84,6 +84,19 @@ def git_revision(path: str | Path | None = None) -> str:
     return f"{sha}-dirty" if dirty else sha
 
 
+def git_commit(path: str | Path | None = None) -> str | None:
+    """The full commit of the source tree (MLflow's ``mlflow.source.git.commit``, shown in its UI), or
+    None outside a git checkout."""
+    cwd = Path(path) if path is not None else Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=20, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
 def bundle_tags(suite: str, manifest: Mapping[str, Any]) -> dict[str, str]:
     """The parent run's tags of one suite's bundle: ``tgms.store_digest.<suite>``,
     ``tgms.suite_sha256.<suite>``, ``tgms.test_sha256.<suite>`` (from its ``manifest.json``)."""
@@ -171,15 +184,25 @@ class CampaignTracker:
             self._log_params(run.info.run_id, flatten(params), existing)
             return str(run.info.run_id)
 
-    def start_campaign(self, campaign_id: str, params: Mapping[str, Any], tags: Mapping[str, Any]) -> str:
+    def start_campaign(
+        self, campaign_id: str, params: Mapping[str, Any], tags: Mapping[str, Any], name: str | None = None
+    ) -> str:
         """The parent run of ``campaign_id`` (resumed if a run with that tag exists); ``params`` is the
-        (nested) config, flattened; ``tags`` are added to ``tgms.kind`` and ``tgms.campaign_id``."""
+        (nested) config, flattened; ``tags`` are added to ``tgms.kind`` and ``tgms.campaign_id``; ``name``
+        is what the MLflow UI shows (default the id)."""
         all_tags = {**tags, "tgms.kind": "campaign", "tgms.campaign_id": campaign_id}
         filters = ["tags.`tgms.kind` = 'campaign'", f"tags.`tgms.campaign_id` = {_quoted(campaign_id)}"]
-        return self._start(filters, campaign_id, params, all_tags)
+        return self._start(filters, name or campaign_id, params, all_tags)
 
-    def start_cell(self, parent_id: str, cell_params: Mapping[str, Any], cell_tags: Mapping[str, Any]) -> str:
-        """The child run of one cell under ``parent_id`` (resumed by its ``tgms.cell_id`` tag)."""
+    def start_cell(
+        self,
+        parent_id: str,
+        cell_params: Mapping[str, Any],
+        cell_tags: Mapping[str, Any],
+        name: str | None = None,
+    ) -> str:
+        """The child run of one cell under ``parent_id`` (resumed by its ``tgms.cell_id`` tag), shown as
+        ``name`` (default the cell id)."""
         cell_id = cell_tags.get("tgms.cell_id")
         if not isinstance(cell_id, str) or not cell_id:
             raise InvalidArgError("cell tags need a 'tgms.cell_id'", tags=sorted(cell_tags))
@@ -189,7 +212,7 @@ class CampaignTracker:
             f"tags.`mlflow.parentRunId` = {_quoted(parent_id)}",
             f"tags.`tgms.cell_id` = {_quoted(cell_id)}",
         ]
-        return self._start(filters, cell_id, cell_params, all_tags)
+        return self._start(filters, name or cell_id, cell_params, all_tags)
 
     def end_run(self, run_id: str, status: str = "FINISHED") -> None:
         if status not in STATUSES:

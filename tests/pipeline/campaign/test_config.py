@@ -75,6 +75,18 @@ def test_defaults_are_the_main_job() -> None:
     assert config.experiment.mutations.enabled and config.tracking.uri is None
 
 
+def test_the_tracking_store_is_the_config_then_mlflow_tracking_uri_then_the_run_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.campaign.driver import tracking_target
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert tracking_target(load(), tmp_path)[0] == f"sqlite:///{tmp_path.resolve() / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://mlflow.example:5000")
+    assert tracking_target(load(), tmp_path)[0] == "http://mlflow.example:5000"
+    assert tracking_target(load("tracking.uri=sqlite:///x.db"), tmp_path)[0] == "sqlite:///x.db"
+
+
 def test_lists_sweep_inside_one_run_and_scalars_are_lists() -> None:
     config = load("seeds=[0,1,2]", "systems=tgms", "ablations=[none,no_taint]")
     assert config.seeds == [0, 1, 2] and config.systems == ["tgms"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ mlflow = pytest.importorskip("mlflow")
 
 from tests.conftest import SHARED_DATA, collegemsg_head  # noqa: E402
 
+MODEL_NAME = "scripted"  # conf/model/scripted.yaml
 SYSTEMS = ["static_graph_rag", "text_to_cypher", "tgms", "vector_rag"]
 EVENTS = 12_000
 
@@ -39,7 +41,8 @@ def campaign(
         "experiment=smoke", f"catalog.suites.collegemsg.source={head}", f"run.cache_dir={cache}",
         "cluster.num_cpus=2", "run.progress_every_s=0.5", *where, *overrides,
     ]  # fmt: skip
-    env = {**os.environ, "TGMS_CACHE": str(cache), "RAY_AUTH_MODE": "disabled"}
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}  # the run's own store
+    env.update({"TGMS_CACHE": str(cache), "RAY_AUTH_MODE": "disabled"})
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
@@ -74,6 +77,9 @@ def test_parent_and_cell_runs_with_metrics(smoke: dict[str, Any]) -> None:
     assert parent.data.tags["tgms.store_digest.collegemsg"] == manifest["store_digest"]
     assert parent.data.tags["tgms.test_sha256.collegemsg"] == manifest["test_sha256"]
     assert parent.data.tags["tgms.git_revision"]
+    # what the MLflow UI shows: names a person reads, the commit in its own field
+    assert parent.info.run_name == f"smoke · collegemsg · {MODEL_NAME}"
+    assert re.fullmatch(r"[0-9a-f]{40}", parent.data.tags["mlflow.source.git.commit"])
     assert parent.data.params["experiment.name"] == "smoke"
     assert parent.info.status == "FINISHED"
     cells = runs(smoke["db"], "smoke", "cell")
@@ -82,6 +88,10 @@ def test_parent_and_cell_runs_with_metrics(smoke: dict[str, Any]) -> None:
     )
     for r in cells:
         assert r.data.tags["mlflow.parentRunId"] == parent.info.run_id
+        tags = r.data.tags
+        assert (
+            r.info.run_name == f"{tags['tgms.system']} · seed {tags['tgms.seed']} · {tags['tgms.ablation']}"
+        )
         serving = json.loads(r.data.tags["tgms.serving"])
         assert serving["kind"] == "scripted" and serving["temperature"] == 0.0
         assert "tgms.params_b" not in r.data.tags, "the scripted double has no size: no Table 6 point"
