@@ -132,13 +132,15 @@ def _check_t5_crosscheck(store_dir: Path, suite: dict[str, Any]) -> None:
 
 
 def _check_mutations(store_dir: Path, suite: dict[str, Any]) -> None:
-    """Issue 7's acceptance on the real suite: >= 100 cases per class, 100 % detection where the verifier
-    must catch it, 0 false positives, the by-construction negative reported with its reason."""
+    """Issue 7's acceptance on the real suite: up to 100 cases per class, each pool claim at most once
+    (issue 26: no "100/100" from 16 claims), 100 % detection where the verifier must catch it, 0 false
+    positives, the by-construction negative reported with its reason."""
     from pipeline.mutations import run_experiment
 
     by = {r["class"]: r for r in run_experiment(store_dir, suite, per_class=100, seed=0)["classes"]}
     for name in EXPECT_DETECTED:
-        assert by[name]["cases"] == 100 and by[name]["detected"] == 100, by[name]
+        cases = min(100, by[name]["pool"])
+        assert by[name]["cases"] == cases and by[name]["detected"] == cases, by[name]
     assert all(r["false_positives"] == 0 for r in by.values())
     assert by["wrong belief state"]["pool"] >= 30 and by["truncated-page count"]["pool"] >= 15
     assert by["truncated-page count"]["detected_without_mechanism"] == 0
