@@ -30,10 +30,15 @@ def test_main_job_installs_what_its_defaults_use() -> None:
     scripts = pyproject["project"]["scripts"]
     run = main.split("&&")[-1].split("#")[0].strip()
     assert run in scripts, f"the main job's command {run!r} is a console script"
-    # conf/config.yaml defaults: model=local (llama.cpp: `local`), vector_rag (embeddings: `rag`),
-    # text_to_cypher and the replay check (Kuzu: `kuzu`), Hydra/Ray/MLflow (`campaign`)
+    # conf/config.yaml defaults: a llama.cpp model served on the CPU (`local`), vector_rag (embeddings:
+    # `rag`), text_to_cypher and the replay check (Kuzu: `kuzu`), Hydra/Ray/MLflow (`campaign`)
     defaults = (REPO / "conf" / "config.yaml").read_text(encoding="utf-8")
-    assert "- model: local" in defaults and "vector_rag" in defaults and "text_to_cypher" in defaults
+    model = re.search(r"^  - model: (\S+)$", defaults, re.M)
+    assert model and "vector_rag" in defaults and "text_to_cypher" in defaults
+    entry = (REPO / "conf" / "model" / f"{model.group(1)}.yaml").read_text(encoding="utf-8")
+    assert re.search(r"^kind: local$", entry, re.M), "the main job serves its model itself"
+    # its weights need no step beside the command: shipped (SmolLM2) or fetched on first use
+    assert "model_file:" not in entry or re.search(r"^  fetch: true", entry, re.M)
     assert {"campaign", "kuzu", "local", "rag"} <= _extras(main)
     assert set(_extras(main)) <= set(pyproject["project"]["optional-dependencies"])
     # llama-cpp-python must not be built natively on these VMs (AMX faults; ../shared/NOTES-ENV.md)
