@@ -69,13 +69,8 @@ def run_child(mode: str, tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
     return proc, int(json.loads(line)["pid"])
 
 
-@pytest.mark.parametrize(
-    ("signum", "expected_returncode"),
-    [(signal.SIGINT, -signal.SIGINT), (signal.SIGTERM, -signal.SIGTERM)],
-    ids=["ctrl-c", "sigterm"],
-)
-def test_a_signalled_parent_leaves_no_orphan(tmp_path: Path, signum: int, expected_returncode: int) -> None:
-    proc, server_pid = run_child("with", tmp_path)
+def signal_running(proc: subprocess.Popen[str], server_pid: int, signum: int) -> None:
+    """Send ``signum`` to the parent while its server runs, and wait for the parent to end."""
     try:
         assert wait_gone(server_pid, timeout_s=0.2) is False  # the server runs
         proc.send_signal(signum)
@@ -84,6 +79,16 @@ def test_a_signalled_parent_leaves_no_orphan(tmp_path: Path, signum: int, expect
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("signum", "expected_returncode"),
+    [(signal.SIGINT, -signal.SIGINT), (signal.SIGTERM, -signal.SIGTERM)],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_signalled_parent_leaves_no_orphan(tmp_path: Path, signum: int, expected_returncode: int) -> None:
+    proc, server_pid = run_child("with", tmp_path)
+    signal_running(proc, server_pid, signum)
     # SIGINT: KeyboardInterrupt unwinds, and Python then exits "killed by SIGINT"; SIGTERM: re-delivered
     assert proc.returncode == expected_returncode
     assert wait_gone(server_pid, timeout_s=5), f"server {server_pid} outlived its parent"
@@ -100,14 +105,7 @@ def test_a_parent_that_fails_or_forgets_to_stop_leaves_no_orphan(tmp_path: Path,
 def test_a_sigkilled_parent_leaves_no_orphan(tmp_path: Path) -> None:
     """SIGKILL runs no code in the parent: the watchdog started beside the server stops it."""
     proc, server_pid = run_child("with", tmp_path)
-    try:
-        assert wait_gone(server_pid, timeout_s=0.2) is False
-        proc.kill()
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    signal_running(proc, server_pid, signal.SIGKILL)
     assert proc.returncode == -signal.SIGKILL
     assert wait_gone(server_pid, timeout_s=10), f"server {server_pid} outlived its SIGKILLed parent"
 
