@@ -66,7 +66,8 @@ def test_cli_setup_llamacpp_without_the_extra_exits_with_the_structured_error(
 def test_unknown_engine_is_refused() -> None:
     with pytest.raises(LocalServerError) as err:
         local_spec("ollama")
-    assert err.value.details == {"reason": "bad_config", "allowed": ["llamacpp", "llama-server", "vllm"]}
+    allowed = ["llamacpp", "llama-server", "vllm", "auto"]
+    assert err.value.details == {"reason": "bad_config", "allowed": allowed}
 
 
 def test_llamacpp_command_is_the_measured_one(tmp_path: Path) -> None:
