@@ -18,6 +18,7 @@ without a model call, with the count and how it was made (:mod:`pipeline.systems
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -46,6 +47,8 @@ class VectorRagConfig(SystemConfig):
     k: int = Field(8, ge=1, le=200)  # chunks retrieved per question
     batch_size: int = Field(64, ge=1, le=4096)  # embedding batch
     tokenizer: str | None = None  # the serving model's tokenizer dir: measured token counts
+    #: where chunk vectors are cached (default $TGMS_CACHE/embeddings, shared by every run)
+    cache_dir: str | None = None
 
 
 def event_sentence(src: str, dst: str, rel: str, t: int, t_end: int, props: str) -> str:
@@ -90,7 +93,8 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
     latest = read_latest(env.store())
     texts = chunk_texts(latest, config.chunk_events)
     params = {"serialization": SERIALIZATION_VERSION, "chunk_events": config.chunk_events}
-    index = chunk_index(texts, embeddings_dir(), cache_key(latest.digest, params), config.batch_size)
+    cache = Path(config.cache_dir) if config.cache_dir else embeddings_dir()
+    index = chunk_index(texts, cache, cache_key(latest.digest, params), config.batch_size)
     sys_prompt = system_prompt(latest)
     limit = chunk_limit(texts)  # a chunk is never cut inside its fence
 

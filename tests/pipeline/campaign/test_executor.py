@@ -3,6 +3,7 @@ and the records files (durable appends, torn tails, what counts as done)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -88,14 +89,22 @@ def test_sweep_removes_only_the_scratch_of_dead_actors(tmp_path: Path) -> None:
 
 
 def run_in_order(
-    bundle: Bundle, systems: list[str], n_tasks: int, out: Path, max_in_flight: int
+    bundle: Bundle,
+    systems: list[str],
+    n_tasks: int,
+    out: Path,
+    max_in_flight: int,
+    knobs: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[dict[str, int], list[str], int, list[CellJob]]:
     """Run ``systems`` on two actors with ``prepare`` against the scripted server: the stats, the systems
     in the order their records were written, the most requests the server had in flight, the jobs."""
     cluster = cluster_conf(actors=2, actor_concurrency=4)
     with ScriptedServer(smoke_reply) as server:
         endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=1, timeout_s=30)
-        jobs = jobs_for(bundle, systems, n_tasks, out, scripted_model())
+        jobs = [
+            dataclasses.replace(j, system_config=(knobs or {}).get(j.cell.system, j.system_config))
+            for j in jobs_for(bundle, systems, n_tasks, out, scripted_model())
+        ]
         order: list[str] = []
         with start_actors(bundle.bundles(), endpoint, cluster, out / "work") as pool:
 
@@ -130,6 +139,8 @@ def test_no_slot_waits_on_a_build_while_another_cell_is_ready(
     """vector_rag's build (the embedder's load and the chunk embeddings) takes seconds, text_to_cypher's
     (a Kuzu graph of the small store) far less: its tasks go first. Before, the first tasks went out while
     nothing was ready yet and two vector_rag tasks held both slots for the whole embedding."""
-    stats, order, _, _ = run_in_order(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2)
+    # vectors cached by an earlier run would make the build fast: embed into a fresh directory
+    knobs = {"vector_rag": {"cache_dir": str(tmp_path / "embeddings")}}
+    stats, order, _, _ = run_in_order(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs)
     assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
     assert order[0] == "text_to_cypher", order
