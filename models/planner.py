@@ -22,10 +22,12 @@ plan is quoted, so the prompt stays bounded however many repairs there are. A re
 earlier attempt (same canonical plan, or the same bytes) is not verified or run again (its problems are
 the earlier attempt's): the repair is re-sent with its failing steps left out of the quote, seeded
 sampling (hotter with each repeat) and the per-operator schema as its response format (``repeat_schema``:
-the keys and types it refused cannot be written again). Repairs after the first ``greedy_repairs`` are
+the keys and types it refused cannot be written again); that request is a **redraw** of the repair that
+got the repeat and spends none of the budget (``repeat_redraws`` a task), so a repeat never ends the loop on
+a plan already refused. Repairs after the first ``greedy_repairs`` are
 seeded samples at ``repair_temperature`` even when nothing repeated: a greedy decode of a repair prompt
 that differs from the last one only in the quoted plan tends to write the last repair again. Every attempt
-is logged, with ``repeated`` and its ``sampling``.
+is logged, with ``repeated``, ``redraw``, its ``sampling`` and the reply's head.
 
 Ablation switches (:class:`PlannerConfig`): ``contracts=False`` disables the verifier's declared-output
 check (an invented field then fails at run time instead), ``units=False`` its units check (issue 24: a
@@ -98,6 +100,8 @@ __all__ = [
     "task_suffix",
 ]
 
+#: characters of a reply kept in its attempt's record
+REPLY_RECORD_LIMIT = 4000
 #: runtime error codes the model can act on (the rest, e.g. a backend failure, end the loop)
 REPAIRABLE = ("E_COST", "E_NOT_FOUND", "E_INVALID_ARG", "E_UPSTREAM", "E_LIMIT", "E_SCHEMA", "E_GROUNDING")
 
@@ -158,6 +162,10 @@ class PlannerConfig:
     #: sent otherwise): a model that keeps writing an argument its operator does not take, or a string
     #: where a number goes, cannot write it again
     repeat_schema: bool = True
+    #: a reply that repeats an earlier attempt is asked again at once, sampled, without spending the
+    #: budget, up to this many times a task (the 1.5B model's analyst run on 2026-12-05: 5 of 104 repair
+    #: replies repeated the reply before them, and each one spent a repair on nothing)
+    repeat_redraws: int = 2
     #: what goes in the static prefix and what in the task's message (models.plan_prompt): worked plans
     #: fixed or retrieved, the manual full or retrieved, the question's times as named constants
     layout: PromptLayout = DEFAULT_LAYOUT
@@ -203,6 +211,12 @@ class PlanAttempt:
     repeated: bool = False
     #: ``{temperature, seed}`` when this attempt's request was sampled (the retry after a repeat)
     sampling: dict[str, Any] | None = None
+    #: the request re-asked a repair whose reply repeated (``PlannerConfig.repeat_redraws``): it did not
+    #: spend the repair budget
+    redraw: bool = False
+    #: the model's reply as received (its first REPLY_RECORD_LIMIT characters): what `tgms ask --html`
+    #: and a reader of the record see of a plan that never parsed or never ran
+    reply: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -213,6 +227,8 @@ class PlanAttempt:
             "runtime_error": self.runtime_error,
             "repeated": self.repeated,
             "sampling": self.sampling,
+            "redraw": self.redraw,
+            "reply": self.reply,
         }
 
 
@@ -306,7 +322,12 @@ def plan_and_run(
     sampling: Sampling | None = None
     constrain_retry = False  # the retry after a repeat also sends the per-operator schema
     tries = cfg.repair_budget + 1
-    for n in range(1, tries + 1):
+    counted = 0  # requests that spent the budget (a redraw after a repeat does not)
+    redraws = 0
+    redraw = False  # the next request is a redraw
+    n = 0
+    while True:
+        n += 1
         # the keyword only when sampling: a completion function without it serves every greedy request
         extra = {"sampling": sampling} if sampling is not None else {}
         sent = cfg.retry_schema(task.kind) if constrain_retry else schema
@@ -328,12 +349,22 @@ def plan_and_run(
             if sha is not None:
                 by_plan[sha] = (attempt, problems, runtime)
         attempt.sampling = sampling.to_dict() if sampling is not None else None
+        attempt.reply = reply[:REPLY_RECORD_LIMIT]
+        attempt.redraw = redraw
         outcome.attempts.append(attempt)
+        counted += 0 if redraw else 1
         if not problems:
             outcome.repaired = n > 1
             return outcome
         if runtime and attempt.runtime_error and attempt.runtime_error.get("error") not in REPAIRABLE:
             return outcome  # nothing the model can change: the caller reports the failed trace
+        # a repeated reply is asked again at once (a redraw, up to ``repeat_redraws`` a task) without
+        # spending the budget: the repair it repeated never got an answer, and the budget's last request
+        # repeating would otherwise end the loop on a plan already refused
+        redraw = attempt.repeated and redraws < cfg.repeat_redraws
+        redraws += redraw
+        if counted >= tries and not redraw:
+            break
         if attempt.repeated:
             # the repair again without the failing steps in the quote, sampled: at temperature 0 the same
             # prompt can only get the same reply; the seed keeps the sampled request one fixed, cacheable
@@ -343,13 +374,13 @@ def plan_and_run(
                 repeat_temperature(repeats, cfg.repeat_temperature), repeat_seed(task.task_id, n + 1)
             )
             constrain_retry = True
-            messages = repair_messages(base, reply, plan, problems, runtime, n, tries, repeated=True)
+            messages = repair_messages(base, reply, plan, problems, runtime, counted, tries, repeated=True)
         else:
             # the next request is repair n: greedy for the first ``greedy_repairs``, then seeded samples
-            greedy = n <= cfg.greedy_repairs
+            greedy = counted <= cfg.greedy_repairs
             sampling = None if greedy else Sampling(cfg.repair_temperature, repeat_seed(task.task_id, n + 1))
             constrain_retry = False
-            messages = repair_messages(base, reply, plan, problems, runtime, n, tries)
+            messages = repair_messages(base, reply, plan, problems, runtime, counted, tries)
     outcome.exhausted = True
     return outcome
 

@@ -7,8 +7,10 @@ question as named constants and a plan may write the name (the string ``"T1"``) 
 - time points (≥ :data:`TIME_FLOOR`, i.e. after 1973) are ``T1, T2, …`` in increasing order, durations
   ``D1, D2, …`` in increasing order. They come from the question's µs numbers and from dates and
   durations written in words (a person's question: "in May 2004" gives the month's start and the next
-  month's start, "20 to 26 April 2004" the first day's start and the day after the last, "on 8 October
-  2004" that day's start and the next, "within 10 minutes" 600000000), all UTC, ends half-open. Naming
+  month's start, "April and May 2004" April's start and June's, "20 to 26 April 2004" the first day's
+  start and the day after the last, "on 8 October 2004" that day's start and the next, "in 2011" the
+  year's start and the next year's, "since 2012" that year's start, "within 10 minutes" 600000000), all
+  UTC, ends half-open. Naming
   by order, not by position in the sentence, gives the same names to the same roles across paraphrases
   of a question (a window's start is always the smaller).
 - :func:`resolve_names` replaces, in a plan's step args, every string that is exactly a constant's name by
@@ -70,6 +72,15 @@ _MONTH = r"(January|February|March|April|May|June|July|August|September|October|
 _DAY_RANGE = re.compile(
     rf"\b(\d{{1,2}})(?: {_MONTH})? (?:to|and|-|–) (\d{{1,2}}) {_MONTH},? (\d{{4}})\b", re.I
 )
+#: "April and May 2004", "April to June 2004", "December 2003 to February 2004": the first month's start
+#: and the start of the month after the last
+_MONTH_RANGE = re.compile(
+    rf"\b{_MONTH}(?:,? (\d{{4}}))? (?:to|and|through|until|-|–) {_MONTH},? (\d{{4}})\b", re.I
+)
+#: a bare year: "in 2011", "during 2004" (the year's start and the next year's), "since 2012", "before
+#: 2005" (the year's start only); not a year inside an ISO date ("2004-05-01")
+_YEAR = re.compile(r"\b(in|during|throughout|over|since|before|after|until|from|by) (\d{4})\b(?![-\d])", re.I)
+_WHOLE_YEAR = ("in", "during", "throughout", "over")
 #: "8 October 2004"
 _DAY = re.compile(rf"\b(\d{{1,2}}) {_MONTH},? (\d{{4}})\b", re.I)
 #: "May 2004" (not preceded by a day number)
@@ -97,6 +108,15 @@ def worded_times(question: str) -> set[int]:
     """The µs values of the dates and durations the question writes in words (UTC; ends half-open)."""
     out: set[int | None] = set()
     taken: list[tuple[int, int]] = []
+    for m in _MONTH_RANGE.finditer(question):
+        m1, y1, m2, y2 = m.groups()
+        first_month, last_month, last_year = _month_index(m1), _month_index(m2), int(y2)
+        first_year = int(y1) if y1 else last_year - (first_month > last_month)  # "December to February 2004"
+        out |= {
+            _day_start(first_year, first_month, 1),
+            _day_start(last_year + last_month // 12, last_month % 12 + 1, 1),
+        }
+        taken.append(m.span())
     for m in _DAY_RANGE.finditer(question):
         d1, m1, d2, m2, y = m.groups()
         first = _day_start(int(y), _month_index(m1 or m2), int(d1))
@@ -116,6 +136,13 @@ def worded_times(question: str) -> set[int]:
             continue
         mon, y = _month_index(m.group(1)), int(m.group(2))
         out |= {_day_start(y, mon, 1), _day_start(y + mon // 12, mon % 12 + 1, 1)}
+    for m in _YEAR.finditer(question):
+        if any(a <= m.start(2) < b for a, b in taken):
+            continue
+        year = int(m.group(2))
+        out.add(_day_start(year, 1, 1))
+        if m.group(1).lower() in _WHOLE_YEAR:
+            out.add(_day_start(year + 1, 1, 1))
     for m in _DURATION.finditer(question):
         n = int(m.group(1)) if m.group(1).isdigit() else _WORDS[m.group(1).lower()]
         out.add(n * _UNITS[m.group(2).lower()] * _SECOND)

@@ -11,6 +11,10 @@ sample of them into a campaign bundle, so the systems are measured on them exact
   the classes in turn (ids in order inside a class), so N questions span every class the set has.
 - **gold**: the question's SQL result, computed when the bundle is built. The question's own plan is
   **never** put in the bundle (a task's ``oracle_plan`` is null): nothing a system sees can come from it.
+- **input uids**: the entities the question names as such ("user 9", "account 35", "users 9 and 569"),
+  as SNAP uids (:func:`named_uids`). Not every integer: the harness grounds its own plans on every number
+  of the question, but a planner shown "n20, n2004, n26" as the input uids of "How many messages were sent
+  during the week of 20 to 26 April 2004?" wrote them into its plans (the 1.5B model, 2026-12-05).
 - **store**: the data set loaded on the canonical clock, as the analyst harness builds it; its event log
   is the bundle's, so the actors replay it and prove its digest like any bundle.
 - **splits**: the questions are the ``test`` split (held out: never tuned on); ``train`` is the generated
@@ -23,6 +27,7 @@ from a checkout; elsewhere it says so.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -61,6 +66,15 @@ def _harness() -> Any:
             missing="tests.analyst",
         ) from err
     return harness
+
+
+#: "user 9", "account 35's", "users 9 and 569", "nodes 3, 4 or 5": the entity noun, then its numbers
+_NAMED = re.compile(r"\b(?:users?|accounts?|nodes?)\s+(\d+(?:\s*(?:,|and|or)\s*\d+)*)", re.I)
+
+
+def named_uids(question: str) -> frozenset[str]:
+    """The uids a question names as entities (SNAP uids: ``user 9`` -> ``n9``); see the module docstring."""
+    return frozenset(f"n{d}" for m in _NAMED.finditer(question) for d in re.findall(r"\d+", m.group(1)))
 
 
 def eligible(questions: list[dict[str, Any]], dataset: str) -> list[dict[str, Any]]:
@@ -134,8 +148,7 @@ def build_analyst_bundle(
         con = duckdb.connect()
         try:
             tasks = [
-                _task(q, harness.sql_answer(con, q, spec, None), harness.task_uids(q["question"]))
-                for q in chosen
+                _task(q, harness.sql_answer(con, q, spec, None), named_uids(q["question"])) for q in chosen
             ]
         finally:
             con.close()

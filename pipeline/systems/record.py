@@ -70,6 +70,10 @@ class Attempt(_Strict):
     repeated: bool = False
     #: the request was sent with seeded sampling ``{temperature, seed}`` (the retry after a repeat)
     sampling: dict[str, Any] | None = None
+    #: the request re-asked a repair whose reply repeated (tgms: models.planner, ``repeat_redraws``)
+    redraw: bool = False
+    #: the model's reply as received (its head; models.planner.REPLY_RECORD_LIMIT), when recorded
+    reply: str | None = None
 
 
 class Tokens(_Strict):

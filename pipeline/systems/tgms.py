@@ -78,6 +78,9 @@ class TgmsConfig(SystemConfig):
     time_names: bool = True  # the question's µs numbers as named constants T1, D1 a plan may write
     #: repairs sent greedy; later repairs are seeded samples (models.planner.PlannerConfig.greedy_repairs)
     greedy_repairs: int = Field(1, ge=0, le=16)
+    #: a repeated reply is asked again at once without spending the repair budget, up to this many times a
+    #: task (models.planner.PlannerConfig.repeat_redraws)
+    repeat_redraws: int = Field(2, ge=0, le=8)
 
 
 @system("tgms", config=TgmsConfig)
@@ -93,6 +96,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
         constrained=config.constrained,
         schema=config.plan_schema,
         greedy_repairs=config.greedy_repairs,
+        repeat_redraws=config.repeat_redraws,
         layout=PromptLayout(config.examples, config.manual, config.time_names),
     )
     index = None

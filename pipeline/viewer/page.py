@@ -170,7 +170,13 @@ def _reply(a: dict[str, Any]) -> str:
                 "asked again with seeded sampling after a repeated reply",
             )
         )
-    return " ".join(parts) or '<span class="muted">greedy</span>'
+    if a.get("redraw"):
+        parts.append(badge("redraw", "muted", "the repair asked again after a repeat: no budget spent"))
+    head = " ".join(parts) or '<span class="muted">greedy</span>'
+    if isinstance(a.get("reply"), str) and a["reply"]:
+        # the reply as received: what the model wrote, whether or not it parsed
+        head += f"<details><summary>reply</summary><pre>{clip(a['reply'], 4000)}</pre></details>"
+    return head
 
 
 def _attempts(view: TraceView) -> str:

@@ -103,13 +103,32 @@ def test_each_repeat_gets_a_new_seed_and_the_budget_still_bounds_the_requests(sc
     server, client = scripted_client(by_turn(BAD))  # the model never changes its plan
     runs: list[Any] = []
     out = run(client, ctx, runs=runs)
-    assert out.exhausted and server.log.chat_count == 4 and out.repeat_replies == 3
+    # budget 3 repairs + the first attempt, and 2 redraws of a repeated repair that spend no budget
+    assert out.exhausted and server.log.chat_count == 6 and out.repeat_replies == 5
+    assert [a.redraw for a in out.attempts] == [False, False, True, True, False, False]
     seeds = [b["seed"] for b in server.log.chat_bodies]
-    assert seeds[:2] == [0, 0] and seeds[2:] == [repeat_seed("t/1", 3), repeat_seed("t/1", 4)]
-    assert len(set(seeds[2:])) == 2
-    # each further repeat samples hotter (a 1.5B model repeated 4 of 8 retries at 0.7)
-    assert [b["temperature"] for b in server.log.chat_bodies] == [0.0, 0.0, 0.7, 1.0]
+    assert seeds[:2] == [0, 0] and seeds[2:] == [repeat_seed("t/1", n) for n in (3, 4, 5, 6)]
+    assert len(set(seeds[2:])) == 4
+    # each further repeat samples hotter (a 1.5B model repeated 4 of 8 retries at 0.7), up to the cap
+    assert [b["temperature"] for b in server.log.chat_bodies] == [0.0, 0.0, 0.7, 1.0, 1.3, 1.3]
     assert runs == []  # never valid, never run
+    assert all(a.reply == BAD for a in out.attempts)  # every reply recorded as received
+
+
+def test_a_redraw_after_a_repeat_spends_no_budget(scripted_client, ctx) -> None:
+    # the last budgeted repair repeats: the redraw still gets its chance, and its new plan is the answer
+    good = json.dumps(reach_plan())
+    server, client = scripted_client(by_turn(BAD, "about 40", "no plan either", BAD, good))
+    out = run(client, ctx)
+    assert not out.exhausted and out.attempts[-1].valid and out.attempts[-1].redraw
+    assert [a.repeated for a in out.attempts] == [False, False, False, True, False]
+    assert server.log.chat_count == 5
+
+
+def test_no_redraws_keeps_the_budget_as_the_bound(scripted_client, ctx) -> None:
+    server, client = scripted_client(by_turn(BAD))
+    out = run(client, ctx, PlannerConfig(repeat_redraws=0))
+    assert out.exhausted and server.log.chat_count == 4 and not any(a.redraw for a in out.attempts)
 
 
 def other_bad_plan(field: str) -> str:

@@ -135,6 +135,12 @@ def test_the_fixed_examples_show_named_times_in_the_prefix() -> None:
             "users who sent in April 2004 also sent in June 2004",
             ["2004-04-01", "2004-05-01", "2004-06-01", "2004-07-01"],
         ),
+        ("how many messages did user 9 send in April and May 2004?", ["2004-04-01", "2004-06-01"]),
+        ("from December 2003 to February 2004", ["2003-12-01", "2004-03-01"]),
+        ("the ratings account 35 gave in 2013", ["2013-01-01", "2014-01-01"]),
+        ("ratings given since 2012", ["2012-01-01"]),  # an open end: the year's start only
+        # a year inside an ISO date is not a bare year; its µs number is the time
+        ("from 2004-05-19T00:00:00Z (1084924800000000 µs) on", ["2004-05-19"]),
     ],
 )
 def test_dates_written_in_words_are_named_half_open_in_utc(question: str, expected: list[str]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.api import InvalidArgError
-from pipeline.bench.analyst_bundle import KIND_MAP, build_analyst_bundle, eligible, stratified
+from pipeline.bench.analyst_bundle import KIND_MAP, build_analyst_bundle, eligible, named_uids, stratified
 from pipeline.campaign.bundle import verify_bundle
 from tests.analyst import harness
 
@@ -44,3 +44,18 @@ def test_a_bundle_of_questions_has_sql_gold_and_no_plan(tmp_path: Path) -> None:
     assert build_analyst_bundle("collegemsg", 6, tmp_path / "b", [], lambda _: None)[1] == manifest
     with pytest.raises(InvalidArgError):
         build_analyst_bundle("collegemsg", 10_000, tmp_path / "c", [], lambda _: None)
+
+
+@pytest.mark.parametrize(
+    ("question", "uids"),
+    [
+        ("How many messages were sent during the week of 20 to 26 April 2004?", set()),
+        ("How many users received messages from more than 20 distinct senders in May 2004?", set()),
+        ("How many times did user 569 message user 9 within 10 minutes?", {"n569", "n9"}),
+        ("What was user 9's longest silence, in seconds?", {"n9"}),
+        ("How many accounts were rated by both account 35 and account 2642?", {"n35", "n2642"}),
+        ("Did users 9, 12 or 30 write in 2004?", {"n9", "n12", "n30"}),
+    ],
+)
+def test_input_uids_are_the_entities_a_question_names_not_its_other_numbers(question: str, uids: set) -> None:
+    assert named_uids(question) == uids

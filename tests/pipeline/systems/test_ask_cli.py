@@ -99,3 +99,5 @@ def test_the_html_page_shows_every_attempt_with_its_violations_and_the_sampled_r
     assert "1 repair reply repeated an earlier attempt" in section
     assert section.count("answer_field") == 2 and ".nope" in section  # both bad attempts' violations
     assert ">repeat<" in section and "sampled T=0.7 seed=" in section and "greedy" in section
+    # the retry after the repeat is a redraw (no repair budget spent), and every reply is shown as received
+    assert section.count(">redraw<") == 1 and section.count("<summary>reply</summary>") == 3

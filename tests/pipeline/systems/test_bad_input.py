@@ -29,11 +29,13 @@ CUT = '{"steps": [{"id": "s1", "op": "compute", "args": {"fn": "count", "input":
 def test_an_empty_reply_is_named_and_ends_as_model_error(make_system, dev) -> None:
     system, server = make_system(scripted_rule(dev, planner=lambda t: ""))
     rec = run_task(system, dev[0])
-    assert rec.status == "model_error" and rec.correct is False and server.log.chat_count == 4
-    assert [v["code"] for a in rec.attempts for v in a.violations] == ["empty_reply"] * 4
+    # the first attempt and 3 repairs, and 2 redraws of a repeated repair (no budget spent)
+    assert rec.status == "model_error" and rec.correct is False and server.log.chat_count == 6
+    assert [v["code"] for a in rec.attempts for v in a.violations] == ["empty_reply"] * 6
     assert rec.errors[0]["error"] == "E_MODEL_OUTPUT"
     assert rec.errors[0]["details"]["last_violations"][0]["code"] == "empty_reply"
-    assert rec.repeat_replies == 3  # the same empty reply: retried with seeded sampling, not copied
+    assert rec.repeat_replies == 5  # the same empty reply: retried with seeded sampling, not copied
+    assert sum(a.redraw for a in rec.attempts) == 2
     TaskRecord.model_validate_json(rec.to_json())
 
 

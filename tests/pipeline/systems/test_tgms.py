@@ -124,15 +124,19 @@ def test_without_gating_the_wrong_answer_is_emitted_and_scored_wrong(make_system
     assert rec.gate is not None and rec.gate["abstained"]
 
 
-def test_a_planner_that_never_plans_ends_as_model_error_with_four_attempts(make_system, dev) -> None:
+def test_a_planner_that_never_plans_ends_as_model_error_after_the_budget_and_two_redraws(
+    make_system, dev
+) -> None:
     system, server = make_system(scripted_rule(dev, planner=lambda t: "Sorry, I cannot help with that."))
     rec = run_task(system, dev[0])
     assert rec.status == "model_error" and rec.correct is False and rec.answer is None
-    assert [a.n for a in rec.attempts] == [1, 2, 3, 4] and rec.first_emission_valid is False
+    assert [a.n for a in rec.attempts] == [1, 2, 3, 4, 5, 6] and rec.first_emission_valid is False
     assert all(a.sha256 is None and not a.valid for a in rec.attempts)
-    assert rec.errors and rec.errors[0]["error"] == "E_MODEL_OUTPUT" and server.log.chat_count == 4
-    # the same words three more times: each a repeat, each retried with seeded sampling
-    assert rec.repeat_replies == 3 and [a.repeated for a in rec.attempts] == [False, True, True, True]
+    assert rec.errors and rec.errors[0]["error"] == "E_MODEL_OUTPUT" and server.log.chat_count == 6
+    # the same words five more times: each a repeat, each retried with seeded sampling; two of those
+    # retries are redraws that spend no repair budget
+    assert rec.repeat_replies == 5 and [a.repeated for a in rec.attempts] == [False] + [True] * 5
+    assert [a.redraw for a in rec.attempts] == [False, False, True, True, False, False]
     assert rec.trace_digest is None and rec.reporter is None
 
 
