@@ -3,7 +3,9 @@ UTC calendar keys, the shared selection arguments and the fast selection over th
 
 An *event* is a believed edge version whose ``vt_s`` lies in the window; its time ``t`` is ``vt_s``.
 Fields (docs/operators.md §15): ``src``, ``dst``, ``rel_type``, ``eid``, ``t``, ``vt_e``, ``prop.<name>``
-(missing = null) and the UTC calendar keys of ``t``. Field values are computed for the selected scan
+(missing = null) and the UTC calendar keys of ``t``. ``vt_s`` is another name of ``t`` (:data:`ALIASES`):
+the rows of ``list_events`` carry it, and a planner that reads them writes it (Qwen2.5-Coder-1.5B did in 11
+of 40 analyst plans, 2026-12-05). Field values are computed for the selected scan
 positions only, as *columns*: an int64 array (with a null mask for calendar keys past year 9999), an
 object array of strings, or an object array of decoded property values. Property texts are decoded only
 for the property a predicate, key or aggregate names.
@@ -33,6 +35,8 @@ CALENDAR = ("year", "month", "day", "week", "hour", "dow", "month_of_year")
 INT_FIELDS = ("eid", "t", "vt_e", "year", "hour", "dow", "month_of_year")
 STR_FIELDS = ("src", "dst", "rel_type", "month", "day", "week")
 FIELDS = ("src", "dst", "rel_type", "eid", "t", "vt_e", *CALENDAR)
+#: other names of a field: the same column
+ALIASES = {"vt_s": "t"}
 PRED_OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
 US_HOUR = 3_600_000_000
 US_DAY = 86_400_000_000
@@ -45,7 +49,7 @@ Scalar = int | Annotated[float, Field(allow_inf_nan=False)] | str | bool
 
 def check_field(name: str, where: str) -> str:
     """``name`` if it is an event field, else ``E_INVALID_ARG`` naming the vocabulary."""
-    if name in FIELDS or (name.startswith("prop.") and len(name) > 5):
+    if name in FIELDS or name in ALIASES or (name.startswith("prop.") and len(name) > 5):
         return name
     raise invalid(f"{where}: unknown event field {name!r}; fields: {list(FIELDS)} or prop.<name>")
 
@@ -267,6 +271,7 @@ class Columns:
         self._memo: dict[str, Col] = {}
 
     def get(self, name: str) -> Col:
+        name = ALIASES.get(name, name)
         if name not in self._memo:
             self._memo[name] = self._build(name)
         return self._memo[name]

@@ -19,6 +19,7 @@ from engine.operators.base import Model, OneOf, PagedOutput, invalid
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.event_fields import (
+    ALIASES,
     CALENDAR,
     INT_FIELDS,
     PRED_OPS,
@@ -200,7 +201,7 @@ def _check_aggregate(g: Aggregate, group_by: list[str]) -> None:
         check_field(g.field, "aggregates.field")
         return
     check_field(g.field, "aggregates.field")
-    if g.field not in INT_FIELDS and not g.field.startswith("prop."):
+    if ALIASES.get(g.field, g.field) not in INT_FIELDS and not g.field.startswith("prop."):
         raise invalid(f"{g.fn} needs a numeric field ({list(INT_FIELDS)} or prop.<name>), got {g.field!r}")
 
 

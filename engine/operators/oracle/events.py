@@ -67,7 +67,7 @@ def calendar(t: int, key: str) -> Any:
 
 
 def field_value(ev: dict[str, Any], name: str) -> Any:
-    if name == "t":
+    if name in ("t", "vt_s"):  # vt_s: another name of t
         return ev["vt_s"]
     if name in ("src", "dst", "rel_type", "eid", "vt_e"):
         return ev[name]
@@ -147,7 +147,7 @@ def _is_scalar(v: Any) -> bool:
 def _field(name: Any, where: str) -> str:
     if not isinstance(name, str):
         raise SchemaError(f"{where} must be a string", field=where)
-    if name in FIELDS or (name.startswith("prop.") and len(name) > 5):
+    if name in FIELDS or name == "vt_s" or (name.startswith("prop.") and len(name) > 5):  # vt_s = t
         return name
     raise _bad(f"unknown event field {name!r}", field=where)
 
@@ -317,7 +317,8 @@ def _aggregates(raw: Any, group_by: list[str]) -> list[dict[str, Any]]:
                     raise _bad(f"{w}: other needs a node key", field=w)
             elif not (fn == "count_distinct" and field in ("pair", "unordered_pair")):
                 _field(field, w)
-                if fn != "count_distinct" and field not in NUMERIC and not field.startswith("prop."):
+                numeric = field in NUMERIC or field == "vt_s"  # vt_s: another name of t
+                if fn != "count_distinct" and not numeric and not field.startswith("prop."):
                     raise _bad(f"{w}: {fn} needs a numeric field", field=w)
         if name is None:
             name = fn if field is None else f"{fn}_{field}".replace(".", "_")

@@ -302,3 +302,18 @@ def test_sums_past_int64_stay_exact(make_store) -> None:
         {"src": "a", "sum_t": 3 * 2**61 + 3, "sum_prop_w": 3 * 2**61, "mean_t": 2**61 + 1},
         {"src": "b", "sum_t": 7, "sum_prop_w": 1, "mean_t": 7},
     ]
+
+
+def test_vt_s_is_another_name_of_t_in_predicates_and_aggregates(env) -> None:
+    # list_events rows carry vt_s and the manual says t (= vt_s): a plan may write either name
+    ctx, store, _ = env
+    for op, value in (("ge", T2), ("lt", T4), ("eq", T1)):
+        by_t = both(ctx, store, "list_events", where=[{"field": "t", "op": op, "value": value}])
+        by_vt_s = both(ctx, store, "list_events", where=[{"field": "vt_s", "op": op, "value": value}])
+        assert by_vt_s == by_t and by_t["rows_total"] > 0
+    agg = both(ctx, store, "aggregate_events", aggregates=[{"fn": "min", "field": "vt_s", "as": "first"},
+               {"fn": "max", "field": "t", "as": "last"}])["rows"]  # fmt: skip
+    assert agg == [{"first": T1, "last": T5}]
+    for other in ("t", "vt_s"):  # a field comparison names it too
+        pred = [{"field": "vt_e", "op": "gt", "other": other}]
+        assert both(ctx, store, "list_events", where=pred)["rows_total"] == 5
