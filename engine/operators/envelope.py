@@ -51,6 +51,10 @@ def encode_cursor(offset: int, key: str) -> str:
     return f"{offset}.{_cursor_tag(key, offset)}"
 
 
+#: characters of a bad cursor echoed back in its error
+CURSOR_ECHO = 64
+
+
 def decode_cursor(cursor: str | None, key: str) -> int:
     """The offset of a cursor this query issued on this store state; anything else is ``E_INVALID_ARG``
     (a cursor of another query, one issued before the store changed, or an edited offset)."""
@@ -62,7 +66,9 @@ def decode_cursor(cursor: str | None, key: str) -> int:
             "bad cursor: not a cursor returned by this call (same arguments, same store state); "
             "start again without a cursor",
             field="cursor",
-            value=cursor,
+            # a cursor is ~40 characters: a longer value is echoed by its head and length only
+            value=cursor if len(cursor) <= CURSOR_ECHO else cursor[:CURSOR_ECHO] + "…",
+            length=len(cursor),
         )
     return int(off)
 

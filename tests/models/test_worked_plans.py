@@ -10,6 +10,7 @@ from models.manual import estimate_tokens, operator_manual
 from models.plan_prompt import (
     FIXED_EXAMPLES,
     FIXED_LAYOUT,
+    NO_TIMES,
     PlanTask,
     PromptLayout,
     first_messages,
@@ -115,6 +116,22 @@ def test_the_retrieved_layout_keeps_a_short_constant_prefix_and_moves_the_blocks
     # a task with no retrieved plans (a question outside any suite) gets the fixed layout, prefix included
     assert b == first_messages(PlanTask("t/2", "How many?", (), "count", "card"), FIXED_LAYOUT)
     assert operator_manual() in b[0]["content"] and "new_node_rate" in b[0]["content"]
+
+
+def test_a_question_without_times_is_told_to_leave_the_window_out() -> None:
+    timed = first_messages(PlanTask("t/1", Q, (), "count", "card"))[1]["content"]
+    untimed = first_messages(
+        PlanTask("t/2", "Which user sent most, over the whole period?", (), "entity", "c")
+    )
+    assert NO_TIMES not in timed and NO_TIMES in untimed[1]["content"]
+    # a duration alone is not a time: the window is still left out
+    durations = first_messages(PlanTask("t/3", "Replies within 10 minutes, ever?", (), "count", "c"))
+    assert NO_TIMES in durations[1]["content"] and "D1 = 600000000" in durations[1]["content"]
+    # without named times the prompt says nothing of it (the no_time_names ablation is the old prompt)
+    plain = first_messages(
+        PlanTask("t/2", "Which user, ever?", (), "entity", "c"), PromptLayout("fixed", "full", False)
+    )
+    assert NO_TIMES not in plain[1]["content"]
 
 
 def test_the_fixed_examples_show_named_times_in_the_prefix() -> None:

@@ -156,6 +156,32 @@ def test_invalid_plan_is_refused_with_every_violation(tools: ToolServer) -> None
     assert refused.is_error and refused.value["details"]["verification"] == report
 
 
+def test_limits_refuse_before_any_work(tools: ToolServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import engine.mcp.toolserver as ts
+
+    huge = plan()
+    huge["steps"] = [dict(huge["steps"][0], id=f"s{i}") for i in range(1, 20_001)]
+    verified: list[Any] = []
+    monkeypatch.setattr(ts, "verify_plan", lambda *a, **k: verified.append(a))  # must not be reached
+    for tool in ("run_plan", "verify_plan"):
+        start = time.process_time()
+        r = tools.call(tool, {"plan": huge})
+        assert r.is_error and r.value["error"] == "E_LIMIT" and r.value["details"]["steps"] == 20_000
+        assert len(json.dumps(r.value)) < 1000 and time.process_time() - start < 2.0
+    assert verified == []
+    monkeypatch.setattr(ts, "MAX_ARGUMENT_BYTES", 1000)
+    r = tools.call("list_events", {"where": [{"field": "src", "op": "in", "value": ["n1"] * 500}]})
+    assert r.is_error and r.value["error"] == "E_LIMIT" and r.value["details"]["limit"] == 1000
+
+
+def test_a_long_bogus_cursor_is_not_echoed_whole(tools: ToolServer) -> None:
+    r = tools.call("temporal_reachability", {**reach("n41"), "cursor": "7." + "x" * 100_000})
+    assert r.is_error and r.value["error"] == "E_INVALID_ARG"
+    assert len(json.dumps(r.value)) < 2000 and r.value["details"]["length"] == 100_002
+
+
 def test_concurrent_calls_use_their_own_sessions(store: Path) -> None:
     server = ToolServer(store, workers=3)
     sources = ["n41", "n36", "n44", "n9", "n19", "n32", "n3", "n48"] * 2
