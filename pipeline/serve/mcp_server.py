@@ -17,7 +17,6 @@ turns on its DNS-rebinding protection). SIGINT and SIGTERM stop the server clean
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import socket
 import sys
@@ -35,6 +34,7 @@ import uvicorn
 from mcp.server.lowlevel import Server
 
 from engine.api import ConflictError, ToolResult, ToolServer
+from pipeline.serve.stdio_lines import StdinLines
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
@@ -104,56 +104,19 @@ async def _stop_on_signal(
             return
 
 
-class _StdinLines:
-    """stdin's lines for the SDK's stdio transport, read on a daemon thread.
-
-    The SDK reads stdin on an anyio worker thread that a cancellation must wait for: a stop signal would
-    then hang until the client closes stdin. A daemon thread handing lines over a memory stream lets the
-    server stop at once; it reads the descriptor with ``os.read`` (no buffered file, whose lock a daemon
-    thread blocked in ``readline`` would hold while the interpreter shuts down, which aborts it)."""
-
-    def __init__(self, fd: int = 0) -> None:
-        self._fd = fd
-        self._send, self._recv = anyio.create_memory_object_stream[str](16)
-
-    def _lines(self) -> Iterator[bytes]:
-        pending = b""
-        while chunk := os.read(self._fd, 1 << 16):
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            yield from lines
-        if pending:
-            yield pending
-
-    def start(self) -> None:
-        token = anyio.lowlevel.current_token()
-
-        def pump() -> None:
-            with contextlib.suppress(Exception):  # the loop may be gone when stdin ends: nothing to tell
-                try:
-                    for raw in self._lines():
-                        anyio.from_thread.run(self._send.send, raw.decode("utf-8", "replace"), token=token)
-                finally:
-                    anyio.from_thread.run_sync(self._send.close, token=token)
-
-        threading.Thread(target=pump, name="tgms-stdin", daemon=True).start()
-
-    def __aiter__(self) -> Any:
-        return self._recv.__aiter__()
-
-
 async def serve_stdio(server: Server[Any], ready: Callable[[], None]) -> None:
     """Serve one client over this process's stdin/stdout until stdin closes or a stop signal arrives;
     ``ready()`` once a stop signal would be handled (a signal before that would kill the process)."""
     from mcp.server.stdio import stdio_server
 
-    stdin = _StdinLines()
+    stdin = StdinLines()
     stdin.start()
     async with anyio.create_task_group() as tg:
         await tg.start(_stop_on_signal, tg.cancel_scope)
         ready()
         async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
-            await server.run(read, write, server.create_initialization_options())
+            stdin.bind(write)  # a line that is not JSON gets its parse error through the SDK's writer
+            await server.run(read, stdin.replies(write), server.create_initialization_options())
         tg.cancel_scope.cancel()
 
 

@@ -138,3 +138,34 @@ def test_stops_cleanly_on_a_signal_while_stdin_is_open(cm_store: Path, sig: sign
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_raw_stdio_answers_a_bad_line_and_every_request_before_end_of_input(cm_store: Path) -> None:
+    # a client that writes its requests and closes stdin at once (echo … | tgms serve): a line that is not
+    # JSON gets the JSON-RPC parse error, and the calls still in flight at end of input get their replies
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    calls = [{"jsonrpc": "2.0", "id": 2 + i, "method": "tools/call",
+              "params": {"name": "temporal_reachability", "arguments": reach_args(src, limit=3)}}
+             for i, src in enumerate(("n41", "n9", "n105"))]  # fmt: skip
+    lines = [json.dumps(init), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             "this is not json", *map(json.dumps, calls)]  # fmt: skip
+    proc = subprocess.run(
+        [*SERVE, "--store", str(cm_store)], input="\n".join(lines) + "\n", capture_output=True, text=True,
+        cwd=REPO_ROOT, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    replies = [json.loads(x) for x in proc.stdout.splitlines()]
+    by_id = {r.get("id"): r for r in replies}
+    assert sorted(by_id, key=str) == sorted([None, 1, 2, 3, 4], key=str) and len(replies) == 5
+    assert by_id[None]["error"]["code"] == -32700 and "not JSON" in by_id[None]["error"]["data"]
+    for i in (2, 3, 4):
+        assert "result" in by_id[i] and not by_id[i]["result"].get("isError"), by_id[i]
