@@ -244,6 +244,13 @@ class Store:
             result = self._apply_logged(pending, pending.ops(self.log_path))
             self.recovered.append({"action": "applied_pending", "seq": pending.seq, "status": result.status})
 
+    def committed_batch_ids(self) -> set[str]:
+        """The ``batch_id`` of every committed batch in the log (a writer that labels its batches skips
+        those on a rerun: ``tgms write``)."""
+        # a read-only store keeps no log state: read the log (it changes no file)
+        batches = self._log.state.batches if self._log is not None else read_log(self.log_path).batches
+        return {b.batch_id for b in batches if (b.outcome or {}).get("status") == "committed"}
+
     def applied_seq(self) -> int:
         """The last batch the database has applied (its meta ``last_seq``)."""
         return int(self.backend.get_meta().get("last_seq", "0"))

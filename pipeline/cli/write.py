@@ -8,13 +8,26 @@ earlier lines were committed (they stay committed). Progress goes to stderr: a l
 ``--progress-every`` batches (and at the end), or a self-updating line on a terminal. ``--create`` makes an
 empty store at DIR first when there is none there (after the file has parsed, so a malformed file creates
 nothing).
+
+**Safe to rerun.** Each line's batch is written with a ``batch_id`` made from its content and how many
+identical lines came before it in the file (:func:`batch_ids`); a rerun skips every line whose batch the
+store has committed already and says how many it skipped, so a rerun after a failure, a crash or a stop
+continues where the last run ended instead of writing the same events twice. **SIGTERM or Ctrl-C** stops
+after the batch in hand: the structured ``E_INTERRUPTED`` error names the committed count and the last
+committed line, and the exit code is 143 (SIGTERM) or 130 (SIGINT). A batch cut off inside the store is
+completed when the store next opens (the log is written before the database).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import signal
 import sys
 import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +38,10 @@ from engine.api import (
     SchemaError,
     Store,
     TGMSError,
+    canonical_json,
     error_from_dict,
     parse_batch,
+    sha256_hex,
 )
 from pipeline.cli._common import add_store, print_json
 from pipeline.cli.inputs import add_whole, fspath, iter_lines, parse_json
@@ -103,23 +118,94 @@ class _Progress:
             )
 
 
+def batch_ids(batches: list[tuple[int, list[dict[str, Any]]]]) -> list[str]:
+    """Each line's ``batch_id``: ``w-`` + 20 hex digits of its batch's canonical JSON + ``-k``, the k-th
+    line of the file with that batch (so two identical lines are two batches, and a line keeps its id
+    when lines are appended to the file)."""
+    seen: Counter[str] = Counter()
+    ids = []
+    for _, batch in batches:
+        key = sha256_hex(canonical_json(batch))[:20]
+        ids.append(f"w-{key}-{seen[key]}")
+        seen[key] += 1
+    return ids
+
+
+class _Stopped(Exception):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGINT raise :class:`_Stopped` in the write loop (restored after)."""
+
+    def stop(signum: int, _frame: Any) -> None:
+        raise _Stopped(signum)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def run(args: argparse.Namespace) -> int:
     batches = read_batches(args.ops_file)
-    results = []
-    progress = _Progress(len(batches), args.progress_every)
     with _open(args) as store:
-        for lineno, batch in batches:
-            try:
-                r = store.try_write(batch)
-            except TGMSError as exc:  # not a refused batch: the store itself failed (see `tgms check`)
-                raise _line_failed(exc, args.ops_file, lineno, len(results), len(batches), False) from None
-            if r.error is not None:
-                err = error_from_dict(r.error)
-                raise _line_failed(err, args.ops_file, lineno, len(results), len(batches), True)
-            results.append({"seq": r.seq, "tt": r.tt, "status": r.status, **r.stats})
-            progress(len(results), lineno)
-    print_json({"batches": results})
+        done = store.committed_batch_ids()
+        todo = [(n, batch, bid) for (n, batch), bid in zip(batches, batch_ids(batches), strict=True)]
+        todo = [t for t in todo if t[2] not in done]
+        skipped = len(batches) - len(todo)
+        if skipped:
+            print(f"write: {skipped} line(s) already committed by an earlier run: skipped", file=sys.stderr)
+        results: list[dict[str, Any]] = []
+        try:
+            with _stop_on_signals():
+                _write_lines(store, todo, args, results)
+        except _Stopped as stop:
+            _report_stop(stop, results, len(todo), skipped, args.ops_file)
+            return 128 + stop.signum
+    print_json({"batches": results, "skipped": skipped})
     return 0
+
+
+def _write_lines(
+    store: Store, todo: list[tuple[int, list[dict[str, Any]], str]], args: argparse.Namespace, results: list
+) -> None:
+    """Write ``todo`` in order, appending each committed batch's result; the first failure raises."""
+    progress = _Progress(len(todo), args.progress_every)
+    for lineno, batch, bid in todo:
+        try:
+            r = store.try_write(batch, bid)
+        except TGMSError as exc:  # not a refused batch: the store itself failed (see `tgms check`)
+            raise _line_failed(exc, args.ops_file, lineno, len(results), len(todo), False) from None
+        if r.error is not None:
+            raise _line_failed(error_from_dict(r.error), args.ops_file, lineno, len(results), len(todo), True)
+        results.append({"seq": r.seq, "tt": r.tt, "status": r.status, "line": lineno, **r.stats})
+        progress(len(results), lineno)
+
+
+def _report_stop(stop: _Stopped, results: list[dict[str, Any]], todo: int, skipped: int, path: str) -> None:
+    """The structured E_INTERRUPTED error on stderr: what this run committed, and how to go on."""
+    name = signal.Signals(stop.signum).name
+    last = results[-1]["line"] if results else None
+    through = f", through line {last}" if last is not None else ""
+    error = {
+        "error": "E_INTERRUPTED",
+        "message": f"stopped by {name}: {len(results)} of {todo} batch(es) committed in this run{through}; "
+        "rerun the same command to write the rest (committed lines are skipped)",
+        "details": {
+            "signal": name,
+            "committed_batches": len(results),
+            "last_committed_line": last,
+            "skipped_as_committed_before": skipped,
+            "file": path,
+        },
+    }
+    print(json.dumps(error, sort_keys=True), file=sys.stderr, flush=True)
 
 
 def _open(args: argparse.Namespace) -> Store:

@@ -69,3 +69,57 @@ def test_create_over_a_file_is_refused(capsys, tmp_path, ops_file):
     ran = run_cli(capsys, "write", "--store", ops_file, ops_file, "--create")
     assert ran.error["error"] == "E_INVALID_ARG"
     assert ops_file.read_text() == OPS
+
+
+def test_a_rerun_skips_the_committed_lines_and_writes_the_rest(capsys, tmp_path, ops_file):
+    root = tmp_path / "mine"
+    assert run_cli(capsys, "write", "--store", root, ops_file, "--create").code == 0
+    with Store.open(root, read_only=True) as s:
+        digest = s.digest()
+    again = run_cli(capsys, "write", "--store", root, ops_file)
+    assert again.code == 0 and again.json == {"batches": [], "skipped": 2}
+    assert "2 line(s) already committed" in again.err
+    with Store.open(root, read_only=True) as s:
+        assert s.digest() == digest  # nothing written twice
+    # a line appended (the same node asserted again is a new line, not a committed one)
+    ops_file.write_text(OPS + '{"op": "assert_node", "uid": "c", "vt_s": 5}\n' + OPS.splitlines()[0] + "\n")
+    more = run_cli(capsys, "write", "--store", root, ops_file)
+    assert more.code == 0 and more.json["skipped"] == 2 and len(more.json["batches"]) == 2
+    assert [b["line"] for b in more.json["batches"]] == [3, 4]
+
+
+def test_sigterm_reports_what_was_committed_and_a_rerun_finishes_without_duplicates(tmp_path):
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO_ROOT
+
+    root, ops = tmp_path / "big", tmp_path / "big.jsonl"
+    ops.write_text(
+        "".join(json.dumps({"op": "assert_node", "uid": f"u{i}", "vt_s": i}) + "\n" for i in range(3000))
+    )
+    cmd = [sys.executable, "-m", "pipeline.cli.main", "write", "--store", str(root), str(ops), "--create",
+           "--progress-every", "1"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # wait until some batches are committed, then stop it
+        if "committed 50/" in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    stop = json.loads(next(x for x in err.splitlines() if x.startswith('{"details"')))
+    assert stop["error"] == "E_INTERRUPTED" and stop["details"]["signal"] == "SIGTERM"
+    committed = stop["details"]["committed_batches"]
+    assert 50 <= committed < 3000 and stop["details"]["last_committed_line"] == committed
+    time.sleep(0.1)
+    rerun = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    out = json.loads(rerun.stdout)
+    assert out["skipped"] >= committed and out["skipped"] + len(out["batches"]) == 3000
+    with Store.open(root, read_only=True) as s:
+        assert len(s.entity_ids()) == 3000
+        assert len(s.committed_batch_ids()) == 3000  # each line once: none re-applied
