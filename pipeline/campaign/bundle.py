@@ -68,6 +68,30 @@ def _source(dataset: str, source: str | None, events: int, nodes: int) -> dict[s
     return {"name": f"SNAP {dataset}", "sha256": source_sha256(source_path(dataset, source))}
 
 
+def remove_stale_scratch(out: Path) -> list[str]:
+    """Remove the scratch folders (``.bundle-<pid>-*``) that builds into ``out`` left behind when they were
+    killed (SIGKILL runs no clean-up); a live build's folder (its pid running) is kept. Returns the names
+    removed."""
+    removed = []
+    for folder in sorted(out.glob(".bundle-*")):
+        pid = folder.name.split("-")[1]
+        if pid.isdigit() and _alive(int(pid)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder.name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def build_bundle(
     dataset: str,
     seed: int,
@@ -87,8 +111,9 @@ def build_bundle(
     if any((out / f).exists() for f in FILES):
         raise ConflictError(f"{out} already holds a bundle; choose an empty directory", path=str(out))
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_scratch(out)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=".bundle-", dir=out) as scratch:
+    with tempfile.TemporaryDirectory(prefix=f".bundle-{os.getpid()}-", dir=out) as scratch:
         store_dir = Path(scratch) / "store"
         progress(f"building the {dataset} store (canonical clock) ...")
         build_store(

@@ -6,8 +6,11 @@ import argparse
 import hashlib
 import json
 import os
+import signal
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +138,18 @@ def _can_create(d: Path) -> bool:
         return True
     d.rmdir()
     return False
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt inside the block, so ``finally`` and ``with`` clean-ups run (a
+    temporary folder is removed) and the CLI's boundary reports ``E_INTERRUPTED``; restored after."""
+
+    def interrupt(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from engine.api import DATASETS
-from pipeline.cli._common import out_dir, print_json, progress
+from pipeline.cli._common import out_dir, print_json, progress, sigterm_as_interrupt
 from pipeline.cli.inputs import add_whole, fspath
 
 HELP = "canonical bundles: `tgms bundle build --dataset NAME --seed S --out DIR`, `tgms bundle verify DIR`"
@@ -35,15 +35,16 @@ def run(args: argparse.Namespace) -> int:
         print_json(verify_bundle(args.bundle, progress=progress))
         return 0
     out_dir(args.out)
-    manifest = build_bundle(
-        args.dataset,
-        args.seed,
-        args.out,
-        source=args.source,
-        events=args.events,
-        nodes=args.nodes,
-        crosscheck=not args.no_crosscheck,
-        progress=progress,
-    )
+    with sigterm_as_interrupt():  # a stopped build removes its scratch folder
+        manifest = build_bundle(
+            args.dataset,
+            args.seed,
+            args.out,
+            source=args.source,
+            events=args.events,
+            nodes=args.nodes,
+            crosscheck=not args.no_crosscheck,
+            progress=progress,
+        )
     print_json({k: v for k, v in manifest.items() if k != "planted"})
     return 0

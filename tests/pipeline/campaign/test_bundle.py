@@ -9,6 +9,7 @@ file is changed.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -90,3 +91,35 @@ def test_cli_verify_and_missing_bundle(two_builds: tuple[Path, Path], tmp_path: 
     assert '"E_NOT_FOUND"' in capsys.readouterr().err
     with pytest.raises(NotFoundError):
         verify_bundle(tmp_path)
+
+
+def test_a_killed_builds_scratch_is_removed_by_the_next_build(tmp_path: Path) -> None:
+    from pipeline.campaign.bundle import remove_stale_scratch
+
+    out = tmp_path / "b"
+    dead, legacy, live = out / ".bundle-999999999-abc", out / ".bundle-xyz", out / f".bundle-{os.getpid()}-q"
+    for folder in (dead, legacy, live):
+        (folder / "store").mkdir(parents=True)
+    assert remove_stale_scratch(out) == [".bundle-999999999-abc", ".bundle-xyz"]
+    assert not dead.exists() and not legacy.exists() and live.exists()  # a running build's folder stays
+
+
+def test_sigterm_of_a_bundle_build_leaves_no_scratch_and_says_so(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    out = tmp_path / "syn"
+    cmd = [sys.executable, "-m", "pipeline.cli.main", "bundle", "build", "--dataset", "synthetic",
+           "--events", "200000", "--nodes", "5000", "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # the build is under way: its scratch folder exists
+        if "building the synthetic store" in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and '"E_INTERRUPTED"' in err, err[-2000:]
+    assert list(out.glob(".bundle-*")) == [] and not (out / "manifest.json").exists()
