@@ -152,6 +152,9 @@ class ModelConf(_Strict):
     """Requests in flight per replica at most."""
     timeout_s: float = Field(300.0, gt=0)
     """Seconds per request before it is retried."""
+    ready_timeout_s: float = Field(120.0, gt=0)
+    """kind endpoint: seconds to wait for every replica to be ready before anything is made (a vLLM replica
+    may still be loading); the wait says which replica it waits for and why."""
     reply_delay_s: float = Field(0.0, ge=0)
     """kind scripted only: seconds the test double waits before each reply (throughput benchmarks)."""
     replicas: int = Field(1, ge=1, le=64)

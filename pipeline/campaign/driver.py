@@ -20,6 +20,7 @@ Every process started here is stopped here, on errors and on Ctrl-C too.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -35,6 +36,7 @@ from engine.api import InvalidArgError, NotFoundError, TGMSError, replay
 from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
 from pipeline.campaign.cells import Cell, campaign_id, cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
+from pipeline.campaign.preflight import preflight
 
 #: the Hydra config tree: conf/ at the repository root
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -161,7 +163,14 @@ def evaluate(
             progress.add_cell(cell.cell_id, len(tasks[cell.suite]), prior[cell])
         cache = Path(config.run.cache_dir) if config.run.cache_dir else None
         with ExitStack() as stack:
-            endpoint, window = stack.enter_context(open_model(config.model, cache, config.run.response_cache))
+            endpoint, window = stack.enter_context(
+                open_model(
+                    config.model,
+                    cache,
+                    config.run.response_cache,
+                    ready_timeout_s=config.model.ready_timeout_s,
+                )
+            )
             stack.enter_context(ray_session(config.cluster))
             # system builds (embeddings, Kuzu graphs) are keyed by store digest and knobs: under the cache
             # directory a later run reuses them instead of recomputing them per run directory
@@ -367,6 +376,11 @@ def _task(cfg: Any) -> None:
     base_dir = Path(hc.sweep.dir if multirun else hc.runtime.output_dir)
     with _structured_errors():
         config = validate(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
+        try:  # before the run directory, the bundles or the tracking store are touched
+            preflight(config, tracking_target(config, base_dir)[0], Path(config.run.dir), say)
+        except TGMSError:
+            _discard_fresh_run_dir(Path(config.run.dir))
+            raise
         result = run_campaign(config, base_dir, OmegaConf.to_yaml(cfg, resolve=True))
         if config.run.print_tables:
             for text in result.tables.values():
@@ -377,6 +391,18 @@ def _task(cfg: Any) -> None:
             f"open it with: mlflow ui --backend-store-uri {result.tracking_uri}",
             flush=True,
         )
+
+
+def _discard_fresh_run_dir(run_dir: Path) -> None:
+    """Remove the run directory Hydra made for a campaign refused before it started (it holds nothing but
+    Hydra's own files), so a refused config leaves nothing behind; a directory with anything else in it (a
+    run to resume) is kept."""
+    import shutil
+
+    if run_dir.is_dir() and {p.name for p in run_dir.iterdir()} <= {".hydra", "driver.log"}:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        with contextlib.suppress(OSError):  # campaigns/, when this run made it: only if empty
+            run_dir.parent.rmdir()
 
 
 def main() -> None:

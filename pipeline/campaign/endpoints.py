@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -38,6 +38,7 @@ from pipeline.campaign.config import ModelConf
 
 READY_TIMEOUT_S = 120.0  # the bounded wait for replicas served elsewhere (a vLLM replica may be loading)
 _POLL_S = 0.5
+SAY_EVERY_S = 5.0
 
 
 def endpoint_to_dict(config: EndpointConfig) -> dict[str, Any]:
@@ -104,13 +105,29 @@ def _probe(http: httpx.Client, url: str, served: str) -> str | None:
 
 
 def wait_ready(
-    urls: list[str], served: str, *, timeout_s: float = READY_TIMEOUT_S, headers: dict[str, str] | None = None
+    urls: list[str],
+    served: str,
+    *,
+    timeout_s: float = READY_TIMEOUT_S,
+    headers: dict[str, str] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> None:
-    """Poll every replica until all are ready; an :class:`InfraError` naming each unready one otherwise."""
-    deadline = time.monotonic() + timeout_s
+    """Poll every replica until all are ready; an :class:`InfraError` naming each unready one otherwise.
+    ``say`` gets a line every :data:`SAY_EVERY_S` while replicas are waited for (which, and why)."""
+    start = time.monotonic()
+    deadline = start + timeout_s
+    said = start
     pending = {u: "not checked yet" for u in urls}
     with httpx.Client(timeout=5.0, headers=headers or {}) as http:
         while True:
+            now = time.monotonic()
+            if say is not None and pending and now - said >= SAY_EVERY_S:
+                said = now
+                say(
+                    f"waiting for {len(pending)} of {len(urls)} replica(s) "
+                    f"({now - start:.0f} of {timeout_s:g} s): "
+                    + "; ".join(f"{u}: {w}" for u, w in pending.items())
+                )
             for url in list(pending):
                 why = _probe(http, url, served)
                 if why is None:
