@@ -108,10 +108,6 @@ def evaluate(
     tracker: Any,
     parent: str,
 ) -> list[CellResult]:
-    from pipeline.campaign.endpoints import open_model
-    from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
-    from pipeline.campaign.progress import Progress
-    from pipeline.campaign.ray_runtime import ray_session
     from pipeline.campaign.records import latest_records
 
     listed = None
@@ -152,6 +148,32 @@ def evaluate(
         c: tracker.start_cell(parent, _knob_params(config, c), _cell_tags(config, c), c.run_name(several))
         for c in cells
     }
+    try:
+        return _evaluate_cells(config, run_dir, bundles, tracker, cells, run_ids, tasks, paths, recorded)
+    except BaseException as exc:  # the cell runs end with the campaign: none is left RUNNING
+        status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
+        for run_id in run_ids.values():
+            with contextlib.suppress(Exception):
+                tracker.end_run(run_id, status)
+        raise
+
+
+def _evaluate_cells(
+    config: CampaignConfig,
+    run_dir: Path,
+    bundles: dict[str, tuple[Path, dict[str, Any]]],
+    tracker: Any,
+    cells: list[Cell],
+    run_ids: dict[Cell, str],
+    tasks: dict[str, list[dict[str, Any]]],
+    paths: Any,
+    recorded: Any,
+) -> list[CellResult]:
+    from pipeline.campaign.endpoints import open_model
+    from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
+    from pipeline.campaign.progress import Progress
+    from pipeline.campaign.ray_runtime import ray_session
+
     prior = {cell: recorded(cell) for cell in cells}  # read once: resume skips these, progress counts them
     done = {cell: {r["task_id"] for r in prior[cell] if r.get("status") != "infra_error"} for cell in cells}
     todo = {cell: [t for t in tasks[cell.suite] if t["id"] not in done[cell]] for cell in cells}
@@ -361,9 +383,15 @@ def _structured_errors() -> Iterator[None]:
     except TGMSError as exc:
         write_error(exc)
         sys.exit(exit_code(exc))
-    except KeyboardInterrupt:
-        say("interrupted: every process this campaign started has been stopped; rerun to resume")
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        from pipeline.cli._common import interrupted_by_sigterm
+
+        name = "SIGTERM" if interrupted_by_sigterm(exc) else "SIGINT"
+        say(
+            f"interrupted ({name}): every process this campaign started has been stopped, its MLflow runs "
+            "ended as KILLED and every record written so far kept; rerun the same command to resume"
+        )
+        sys.exit(143 if interrupted_by_sigterm(exc) else 130)
 
 
 def _task(cfg: Any) -> None:
@@ -374,7 +402,9 @@ def _task(cfg: Any) -> None:
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
     base_dir = Path(hc.sweep.dir if multirun else hc.runtime.output_dir)
-    with _structured_errors():
+    from pipeline.cli._common import sigterm_as_interrupt
+
+    with _structured_errors(), sigterm_as_interrupt():  # SIGTERM stops in order, as Ctrl-C does
         config = validate(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
         try:  # before the run directory, the bundles or the tracking store are touched
             preflight(config, tracking_target(config, base_dir)[0], Path(config.run.dir), say)

@@ -12,6 +12,9 @@ whoever started it.
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,6 +73,20 @@ def ray_session(cluster: ClusterConf) -> Iterator[dict[str, Any]]:
     if ray.is_initialized():
         yield _describe(ray, cluster.kind, started=False)
         return
+    # Ray's core worker installs abseil's failure-signal handler in the driver too: on SIGTERM it prints a
+    # native "SIGTERM received" dump and the process ends in SIGABRT (exit 134) after the driver's own
+    # handler has run, so a stopped campaign looked like a crash. The driver handles SIGTERM itself
+    # (pipeline.cli._common.sigterm_as_interrupt): the handler stays off for it (workers keep theirs).
+    # (ray reads the variable when it is first imported: the module constant is set too)
+    os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
+    constants = sys.modules.get("ray._private.ray_constants")
+    if constants is not None and os.environ["RAY_DISABLE_FAILURE_SIGNAL_HANDLER"] == "1":
+        constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
+    # ray.init replaces the driver's SIGTERM handler with sys.exit(15): the campaign's own (which stops it
+    # in order, runs ended as KILLED) is put back once Ray is up
+    sigterm = (
+        signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    )
     if cluster.kind == "local":
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         ray.init(
@@ -81,6 +98,8 @@ def ray_session(cluster: ClusterConf) -> Iterator[dict[str, Any]]:
     else:
         address = cluster_address(cluster)
         ray.init(address=address, log_to_driver=False, configure_logging=False)
+    if sigterm is not None:
+        signal.signal(signal.SIGTERM, sigterm)
     try:
         yield _describe(ray, cluster.kind, started=True)
     finally:

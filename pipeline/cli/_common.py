@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -140,13 +141,29 @@ def _can_create(d: Path) -> bool:
     return False
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as an interrupt (:func:`sigterm_as_interrupt`): the exit code is 143, not 130."""
+
+
+#: SIGTERMs received under sigterm_as_interrupt (a library may catch the interrupt and raise a plain one)
+_SIGTERM_SEEN: list[float] = []
+
+
+def interrupted_by_sigterm(exc: BaseException) -> bool:
+    """Whether an interrupt came from SIGTERM: a :class:`Terminated`, or any KeyboardInterrupt after a
+    SIGTERM was received (Ray's ``get``/``wait`` re-raise their own)."""
+    return isinstance(exc, Terminated) or bool(_SIGTERM_SEEN)
+
+
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt inside the block, so ``finally`` and ``with`` clean-ups run (a
-    temporary folder is removed) and the CLI's boundary reports ``E_INTERRUPTED``; restored after."""
+    """SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) inside the block, so ``finally`` and
+    ``with`` clean-ups run (a temporary folder is removed, runs are ended, servers stopped) and the
+    boundary reports ``E_INTERRUPTED``; the previous handler is restored after."""
 
     def interrupt(_signum: int, _frame: Any) -> None:
-        raise KeyboardInterrupt
+        _SIGTERM_SEEN.append(time.time())
+        raise Terminated
 
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import json
 import os
 import sys
 import warnings
@@ -22,6 +23,7 @@ from typing import NoReturn
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 from engine.api import InvalidArgError, SchemaError, StoreWarning
+from pipeline.cli._common import interrupted_by_sigterm
 from pipeline.cli.boundary import exit_code, structured, write_error
 
 # command name -> module under pipeline.cli (each defines ``add_arguments(parser)`` and ``run(args)``)
@@ -100,9 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
             return 0
-        except KeyboardInterrupt:
-            print('{"error": "E_INTERRUPTED", "message": "interrupted", "details": {}}', file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as exc:
+            name = "SIGTERM" if interrupted_by_sigterm(exc) else "SIGINT"
+            print(json.dumps({"error": "E_INTERRUPTED", "message": f"interrupted ({name})",
+                              "details": {"signal": name}}), file=sys.stderr)  # fmt: skip
+            return 143 if interrupted_by_sigterm(exc) else 130
         except Exception as exc:  # the boundary: nothing raw reaches the user (see boundary.structured)
             err = structured(exc)
             write_error(err)
