@@ -41,6 +41,11 @@ from pipeline.systems.base import RunSettings
 
 READY_TIMEOUT_S = 600.0  # a proof replays a whole store; a big one on a busy node takes a while
 CLOSE_TIMEOUT_S = 10.0
+#: a task killed for memory: the first pause before it is retried (doubling per kill, up to the max), and
+#: how many more times such a task is retried than one whose actor died otherwise
+MEMORY_BACKOFF_S = 2.0
+MEMORY_BACKOFF_MAX_S = 60.0
+MEMORY_RETRIES = 3
 
 
 @dataclass(frozen=True)
@@ -141,7 +146,8 @@ def start_actors(
     actor_class = task_actor_class().options(
         max_concurrency=cluster.actor_concurrency,
         num_cpus=cluster.actor_cpus,
-        max_restarts=1,
+        # a memory kill takes the actor with it: restarts let it come back (its store replayed again)
+        max_restarts=1 + MEMORY_RETRIES,
         max_task_retries=1,
     )
     data = endpoint if isinstance(endpoint, dict) else endpoint_to_dict(endpoint)
@@ -380,8 +386,14 @@ def run_jobs(
             flight.actor.in_flight -= 1
             try:
                 finish(flight, ray.get(ref))
-            except ray.exceptions.RayActorError as err:
-                _on_actor_error(ray, err, flight, queues, stats, max_resubmits, finish)
+            except (ray.exceptions.OutOfMemoryError, ray.exceptions.RayActorError) as err:
+                if memory_kill(ray, err):
+                    # Ray's memory monitor killed the worker: retry after a pause with fewer tasks in flight
+                    # (the pressure may be another process's) instead of ending the campaign
+                    cap = _memory_backoff(err, cap, len(flights) + 1, stats)
+                    _on_actor_error(ray, err, flight, queues, stats, max_resubmits + MEMORY_RETRIES, finish)
+                else:
+                    _on_actor_error(ray, err, flight, queues, stats, max_resubmits, finish)
             except ray.exceptions.RayTaskError as err:
                 cause = _cause(err)
                 if isinstance(cause, CorruptError):  # an actor that no longer proves its store
@@ -401,6 +413,29 @@ def run_jobs(
                 left=sum(len(queues[s]) for s in stranded),
             )
     return stats
+
+
+def memory_kill(ray: Any, err: BaseException) -> bool:
+    """Whether a task or its actor was killed for memory (Ray's memory monitor, or the kernel's)."""
+    if isinstance(err, ray.exceptions.OutOfMemoryError):
+        return True
+    text = str(err)
+    return "OutOfMemory" in text or "out of memory" in text.lower() or "memory monitor" in text.lower()
+
+
+def _memory_backoff(err: BaseException, cap: int, in_flight: int, stats: dict[str, int]) -> int:
+    """Pause (doubling per kill, capped) and halve the tasks in flight; returns the new cap."""
+    stats["memory_kills"] = stats.get("memory_kills", 0) + 1
+    new_cap = max(1, min(cap, in_flight) // 2)
+    pause = min(MEMORY_BACKOFF_S * 2 ** (stats["memory_kills"] - 1), MEMORY_BACKOFF_MAX_S)
+    print(
+        f"a task was killed for memory ({_message(err)[:160]}); retrying it in {pause:g} s with at most "
+        f"{new_cap} task(s) in flight",
+        file=sys.stderr,
+        flush=True,
+    )
+    time.sleep(pause)
+    return new_cap
 
 
 def _on_actor_error(

@@ -144,3 +144,20 @@ def test_no_slot_waits_on_a_build_while_another_cell_is_ready(
     stats, order, _, _ = run_in_order(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs)
     assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
     assert order[0] == "text_to_cypher", order
+
+
+def test_a_memory_kill_is_recognised_and_backs_off_with_fewer_tasks_in_flight(monkeypatch: Any) -> None:
+    import ray
+
+    import pipeline.campaign.executor as ex
+
+    slept: list[float] = []
+    monkeypatch.setattr(ex.time, "sleep", slept.append)
+    oom = ray.exceptions.OutOfMemoryError("Task was killed due to the node running low on memory.")
+    assert ex.memory_kill(ray, oom)
+    died = ray.exceptions.ActorDiedError()
+    assert not ex.memory_kill(ray, died)  # an actor that died otherwise is not a memory kill
+    stats: dict[str, int] = {}
+    caps = [ex._memory_backoff(oom, cap, in_flight, stats) for cap, in_flight in ((8, 6), (3, 3), (1, 1))]
+    assert caps == [3, 1, 1] and stats["memory_kills"] == 3
+    assert slept == [ex.MEMORY_BACKOFF_S, 2 * ex.MEMORY_BACKOFF_S, 4 * ex.MEMORY_BACKOFF_S]
