@@ -84,6 +84,20 @@ def replica_urls(model: ModelConf) -> list[str]:
     return urls
 
 
+def api_key(model: ModelConf) -> str | None:
+    """The API key from ``model.api_key_env`` (None without one); E_INVALID_ARG when the variable is unset."""
+    if not model.api_key_env:
+        return None
+    key = os.environ.get(model.api_key_env)
+    if key is None:
+        raise InvalidArgError(f"model.api_key_env names {model.api_key_env}, which is not set")
+    return key
+
+
+def auth_headers(key: str | None) -> dict[str, str] | None:
+    return {"Authorization": f"Bearer {key}"} if key else None
+
+
 def _probe(http: httpx.Client, url: str, served: str) -> str | None:
     """None when the replica is ready, else why not (one line)."""
     try:
@@ -274,12 +288,6 @@ def open_model(
             )
         return
     urls = replica_urls(model)
-    key = None
-    if model.api_key_env:
-        key = os.environ.get(model.api_key_env)
-        if key is None:
-            raise InvalidArgError(f"model.api_key_env names {model.api_key_env}, which is not set")
-    wait_ready(
-        urls, served, timeout_s=ready_timeout_s, headers={"Authorization": f"Bearer {key}"} if key else None
-    )
+    key = api_key(model)
+    wait_ready(urls, served, timeout_s=ready_timeout_s, headers=auth_headers(key))
     yield EndpointConfig(base_urls=tuple(urls), model=served, api_key=key, **common), model.max_model_len

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
-from engine.api import ConflictError, CorruptError, InvalidArgError
+from engine.api import ConflictError, CorruptError
 from pipeline.campaign.config import CampaignConfig
 
 #: attempts on a locked tracking store, a second apart, before it is reported
@@ -117,22 +117,16 @@ def check_run_parent(run_dir: Path) -> None:
 
 def check_endpoints(config: CampaignConfig, say: Callable[[str], None]) -> None:
     """For ``model.kind: endpoint``: URLs, key and readiness, before anything is made."""
-    from pipeline.campaign.endpoints import replica_urls, wait_ready
+    from pipeline.campaign.endpoints import api_key, auth_headers, replica_urls, wait_ready
 
     model = config.model
     if model.kind != "endpoint":
         return
     urls = replica_urls(model)
-    headers = None
-    if model.api_key_env:
-        key = os.environ.get(model.api_key_env)
-        if key is None:
-            raise InvalidArgError(f"model.api_key_env names {model.api_key_env}, which is not set")
-        headers = {"Authorization": f"Bearer {key}"}
-    say(f"checking {len(urls)} replica(s) of {model.served_name or model.name}: {', '.join(urls)}")
-    wait_ready(
-        urls, model.served_name or model.name, timeout_s=model.ready_timeout_s, headers=headers, say=say
-    )
+    headers = auth_headers(api_key(model))
+    served = model.served_name or model.name
+    say(f"checking {len(urls)} replica(s) of {served}: {', '.join(urls)}")
+    wait_ready(urls, served, timeout_s=model.ready_timeout_s, headers=headers, say=say)
 
 
 def preflight(config: CampaignConfig, tracking_uri: str, run_dir: Path, say: Callable[[str], None]) -> None:
