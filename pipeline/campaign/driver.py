@@ -375,14 +375,18 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
 
 @contextmanager
 def _structured_errors() -> Iterator[None]:
-    """A TGMSError leaves as the one structured error on stderr and a non-zero exit (not a traceback)."""
+    """Whatever escapes leaves as the one structured error on stderr and in driver.log, with a non-zero
+    exit (never a traceback); an interrupt as a line saying what was kept (pipeline.campaign.boundary)."""
     from pipeline.cli.boundary import exit_code, write_error
 
     try:
         yield
-    except TGMSError as exc:
-        write_error(exc)
-        sys.exit(exit_code(exc))
+    except Exception as exc:  # Ray, MLflow, the file system: the one structured error, never a traceback
+        from pipeline.campaign.boundary import report
+
+        err = report(exc)
+        write_error(err)
+        sys.exit(exit_code(err))
     except KeyboardInterrupt as exc:
         from pipeline.cli._common import interrupted_by_sigterm
 

@@ -404,6 +404,10 @@ def run_jobs(
                     "details": {},
                 }
                 finish(flight, {"record": _infra(flight, error), "trace": None})
+            except ray.exceptions.RayError as err:  # a worker crashed, an object was lost: run it again
+                if memory_kill(ray, err):
+                    cap = _memory_backoff(err, cap, len(flights) + 1, stats)
+                _on_actor_error(ray, err, flight, queues, stats, max_resubmits + MEMORY_RETRIES, finish)
         submit()
         stranded = [s for s, q in queues.items() if q and not pool.live(s)]
         if stranded and not flights:

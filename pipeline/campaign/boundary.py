@@ -1,0 +1,63 @@
+"""The campaign driver's boundary: whatever escapes a campaign becomes the one structured error, naming the
+cause and the fix, on stderr and in the run's log (issue 26, item 1).
+
+The command line's boundary (:mod:`pipeline.cli.boundary`) maps file-system and input failures; a
+campaign can also meet Ray and MLflow failures, mapped here by the exception's package so neither needs
+to be imported:
+
+- a Ray worker killed for memory (``ray.exceptions.OutOfMemoryError``, or an actor that died of it, past
+  the executor's retries) → ``E_INFRA`` saying so and what to lower;
+- any other Ray failure (a node lost, the runtime gone) → ``E_INFRA`` naming the Ray error;
+- an MLflow or SQLAlchemy failure (the tracking store) → ``E_CONFLICT`` when the database is locked, else
+  ``E_UPSTREAM`` naming the tracking URI's failure;
+- anything else → :func:`pipeline.cli.boundary.structured` (``E_CONFLICT``/``E_LIMIT``/``E_BACKEND`` for
+  the file system, ``E_INTERNAL`` otherwise).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from engine.api import ConflictError, TGMSError, UpstreamError
+from models.errors import InfraError
+from pipeline.cli.boundary import structured
+
+log = logging.getLogger("tgms.campaign")
+
+
+def _package(exc: BaseException) -> str:
+    return type(exc).__module__.split(".", 1)[0]
+
+
+def driver_error(exc: BaseException) -> TGMSError:
+    """The structured error for an exception that escaped a campaign (module docstring)."""
+    if isinstance(exc, TGMSError):
+        return exc
+    name, text = type(exc).__name__, str(exc).strip()
+    head = text.splitlines()[0][:300] if text else name
+    package = _package(exc)
+    if package == "ray":
+        if name == "OutOfMemoryError" or "out of memory" in text.lower() or "OutOfMemory" in text:
+            return InfraError(
+                f"Ray killed the campaign's workers for memory and the retries ran out ({head}): free memory "
+                "on the node, or lower cluster.actors, cluster.actor_concurrency or model.concurrency; "
+                "rerun the same command to resume",
+                ray_error=name,
+            )
+        return InfraError(f"Ray failed: {name}: {head}; rerun the same command to resume", ray_error=name)
+    if package in ("mlflow", "sqlalchemy"):
+        if "locked" in text.lower():
+            return ConflictError(
+                f"the MLflow tracking store is locked ({head}): wait for the other writer (another campaign, "
+                "`mlflow ui`) or set tracking.uri to another store",
+                error=name,
+            )
+        return UpstreamError(f"the MLflow tracking store failed: {name}: {head}", error=name)
+    return structured(exc)
+
+
+def report(exc: BaseException) -> TGMSError:
+    """The structured error for ``exc``, also written to the run's log (Hydra's job log, driver.log)."""
+    err = driver_error(exc)
+    log.error("%s", err.to_json(), exc_info=not isinstance(exc, TGMSError))
+    return err
