@@ -146,6 +146,8 @@ def header_lines(data: Mapping[str, Any]) -> list[str]:
         file = f"file SHA-256 {sha} ({mod['sha256_check']})"
     elif mod["kind"] == "scripted" or mod["name"] == "scripted":
         file = "the scripted TEST DOUBLE, no model: a check of the pipeline, never a result"
+    elif mod["kind"] == "local":
+        file = "the GGUF its local engine ships with (no model_file in its config)"
     else:
         file = "no model file in its config (served elsewhere)"
     return [
