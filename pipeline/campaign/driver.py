@@ -148,6 +148,8 @@ def evaluate(
         c: tracker.start_cell(parent, _knob_params(config, c), _cell_tags(config, c), c.run_name(several))
         for c in cells
     }
+    for c, run_id in run_ids.items():  # the UI's Dataset column: the suite's bundle
+        tracker.log_bundle(run_id, c.suite, *bundles[c.suite])
     try:
         return _evaluate_cells(config, run_dir, bundles, tracker, cells, run_ids, tasks, paths, recorded)
     except BaseException as exc:  # the cell runs end with the campaign: none is left RUNNING
@@ -340,6 +342,8 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
     parent = tracker.start_campaign(campaign_id(config), flatten(config.model_dump(mode="json")), tags, title)
     status = "FAILED"
     try:
+        for name, (path, manifest) in bundles.items():
+            tracker.log_bundle(parent, name, path, manifest)
         suites = {n: json.loads((p / SUITE).read_text(encoding="utf-8")) for n, (p, _) in bundles.items()}
         tracker.log_suite_tables(parent, suites)  # Table 2 of `tgms report` (tables/table2.md, .tex)
         cells: list[CellResult] = []

@@ -26,6 +26,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,9 @@ METRICS_PER_BATCH = 1000  # log_batch: at most 1000 metrics
 #: computes (a rerun on another Ray cluster, with resume switched on, is still the same campaign)
 RESUME_MUTABLE = ("run.", "cluster.", "tracking.", "hydra.")
 STATUSES = ("RUNNING", "FINISHED", "FAILED", "KILLED")
+#: the experiment tag that opens MLflow 3's UI on its runs table ("Model training") instead of the GenAI
+#: traces overview, which shows a campaign as empty charts
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 DB_NAME = "mlflow.db"
 ARTIFACTS_DIR = "mlruns"
 
@@ -153,13 +157,17 @@ class CampaignTracker:
             exp = self.client.get_experiment_by_name(name)
             if exp is None:
                 try:
-                    return self.client.create_experiment(name, artifact_location=artifact_location)
+                    return self.client.create_experiment(
+                        name, artifact_location=artifact_location, tags=dict([EXPERIMENT_KIND])
+                    )
                 except MlflowException:  # another job of a sweep created it first
                     exp = self.client.get_experiment_by_name(name)
                     if exp is None:
                         raise
             if exp.lifecycle_stage == "deleted":
                 self.client.restore_experiment(exp.experiment_id)
+            if EXPERIMENT_KIND[0] not in exp.tags:
+                self.client.set_experiment_tag(exp.experiment_id, *EXPERIMENT_KIND)
             return exp.experiment_id
 
     # -- runs -------------------------------------------------------------------------------------------
@@ -213,6 +221,23 @@ class CampaignTracker:
             f"tags.`tgms.cell_id` = {_quoted(cell_id)}",
         ]
         return self._start(filters, name or cell_id, cell_params, all_tags)
+
+    def log_bundle(self, run_id: str, suite: str, path: Path, manifest: Mapping[str, Any]) -> None:
+        """The suite's bundle as the run's MLflow dataset input (the UI's Dataset column): named
+        ``<suite>-s<seed>``, its digest the store digest's head, its source the bundle directory."""
+        from mlflow.data.dataset_source_registry import resolve_dataset_source
+        from mlflow.data.meta_dataset import MetaDataset
+        from mlflow.entities import DatasetInput, InputTag
+
+        with warnings.catch_warnings():  # a local path matches two registered local sources: either is it
+            warnings.simplefilter("ignore", UserWarning)
+            source = resolve_dataset_source(str(Path(path).resolve()))
+        digest = str(manifest.get("store_digest", ""))[:32]
+        dataset = MetaDataset(source, name=f"{suite}-s{manifest.get('seed')}", digest=digest)
+        context = [InputTag("mlflow.data.context", "evaluation")]
+        entity = DatasetInput(dataset._to_mlflow_entity(), tags=context)
+        with self._lock:
+            self.client.log_inputs(run_id, datasets=[entity])
 
     def end_run(self, run_id: str, status: str = "FINISHED") -> None:
         if status not in STATUSES:

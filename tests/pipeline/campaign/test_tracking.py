@@ -336,3 +336,19 @@ def test_concurrent_starts_of_one_cell_make_one_run(tracker: CampaignTracker) ->
         ids = set(pool.map(lambda _: tracker.start_cell(parent, {"k": 1}, tags), range(12)))
     assert len(ids) == 1
     assert len(_runs(tracker, "tags.`tgms.kind` = 'cell'")) == 1
+
+
+def test_the_bundle_is_each_runs_dataset_and_the_ui_opens_on_runs(
+    tracker: CampaignTracker, tmp_path: Path
+) -> None:
+    parent = tracker.start_campaign("c-datasets", {"a": 1}, {}, "main · collegemsg · x")
+    bundle = tmp_path / "bundles" / "collegemsg-s0"
+    bundle.mkdir(parents=True)
+    manifest = {"seed": 0, "store_digest": "c1e13cbb" * 8}
+    for _ in range(2):  # a resumed run logs it again: still one input
+        tracker.log_bundle(parent, "collegemsg", bundle, manifest)
+    inputs = tracker.client.get_run(parent).inputs.dataset_inputs
+    assert [(i.dataset.name, i.dataset.digest) for i in inputs] == [("collegemsg-s0", "c1e13cbb" * 4)]
+    assert str(bundle.resolve()) in inputs[0].dataset.source
+    tags = tracker.client.get_experiment(tracker.experiment_id).tags
+    assert tags["mlflow.experimentKind"] == "custom_model_development"
