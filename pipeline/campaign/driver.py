@@ -449,4 +449,8 @@ def main() -> None:
         import hydra
     except ImportError:  # pragma: no cover - depends on the install
         sys.exit("tgms-campaign needs the campaign extra: pip install 'tgms[campaign]'")
+    from pipeline.campaign.overrides import check_overrides
+
+    with _structured_errors():  # Hydra's own composition errors, as the one structured error
+        check_overrides(CONF_DIR, sys.argv[1:])
     hydra.main(config_path=str(CONF_DIR), config_name="config", version_base=None)(_task)()
