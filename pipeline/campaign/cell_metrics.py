@@ -19,6 +19,7 @@ from typing import Any
 from pipeline.campaign.outcomes import latest_by_task, outcome_of
 from pipeline.scoring.bootstrap import DEFAULT_RESAMPLES, paired_bootstrap
 from pipeline.scoring.metrics import TaskOutcome, summarize
+from pipeline.scoring.significance import mcnemar_exact
 
 METRICS = (
     "accuracy",
@@ -136,6 +137,8 @@ def _pair(
         )
         # the bootstrap's own seed must not overwrite the cell's sampling seed
         row.update({k: v for k, v in boot.items() if k not in ("n", "seed")}, bootstrap_seed=boot["seed"])
+        # McNemar's exact p beside the CI (pipeline.scoring.significance)
+        row.update(mcnemar_exact([sa[t] for t in common], [sb[t] for t in common]))
     return row
 
 
@@ -147,4 +150,5 @@ def comparison_metrics(comparisons: Iterable[Mapping[str, Any]]) -> dict[str, fl
             out[f"{c['key']}.diff"] = float(c["diff"])
             out[f"{c['key']}.low"] = float(c["ci_low"])
             out[f"{c['key']}.high"] = float(c["ci_high"])
+            out[f"{c['key']}.mcnemar_p"] = float(c["mcnemar_p"])
     return out

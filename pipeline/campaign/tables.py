@@ -140,11 +140,16 @@ def comparisons_markdown(comparisons: Sequence[Mapping[str, Any]]) -> str:
             diff, ci = f"{c['diff']:+.3f}", f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
         else:
             diff, ci = "—", "no common scored task"
+        # McNemar's exact p on the discordant tasks (older comparisons.json files have none)
+        p = f"{c['mcnemar_p']:.2g}" if c.get("mcnemar_p") is not None else "—"
+        split = f"{c['only_a']} / {c['only_b']}" if c.get("only_a") is not None else "—"
         rows.append(
-            [c["suite"], c["model"], c["seed"], c["ablation"], f"{c['a']} − {c['b']}", diff, ci, c["n"]]
-        )
-    header = ["suite", "model", "seed", "ablation", "a − b", "diff", "95% CI", "tasks"]
-    return f"{title}.\n\n" + markdown_table(header, "lllllrrr", rows) + "\n"
+            [c["suite"], c["model"], c["seed"], c["ablation"], f"{c['a']} − {c['b']}", diff, ci, c["n"],
+             split, p]
+        )  # fmt: skip
+    header = ["suite", "model", "seed", "ablation", "a − b", "diff", "95% CI", "tasks", "only a / only b",
+              "McNemar p"]  # fmt: skip
+    return f"{title}.\n\n" + markdown_table(header, "lllllrrrrr", rows) + "\n"
 
 
 # -- LaTeX -----------------------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def test_runs_read_back_through_the_rest_api(
     params = _kv(parent_a["data"]["params"])
     assert params["experiment.name"] == "smoke" and params["catalog.systems.tgms.gating"] == "true"
     ci = {k for k in _kv(parent_a["data"]["metrics"]) if k.startswith("ci.")}
-    assert len(ci) == 12 * 3  # 6 pairs x 2 seeds, each diff/low/high
+    assert len(ci) == 12 * 4  # 6 pairs x 2 seeds, each diff/low/high/mcnemar_p
 
     cells = _search(server, exp_id, "tags.`tgms.kind` = 'cell'")
     assert len(cells) == len(logged.cells)

@@ -111,12 +111,14 @@ def test_report_of_one_campaign(logged: Logged, tmp_path: Path, capsys: pytest.C
     wrong, emitted = labs.count("wrong"), labs.count("wrong") + labs.count("right")
     assert gated_off[cols.index("unsupported")] == f"{wrong / emitted:.3f} ({wrong}/{emitted})"
 
-    pairs = [r for r in rows(t4, "collegemsg") if len(r) == 8]
+    pairs = [r for r in rows(t4, "collegemsg") if len(r) == 10]
     assert len(pairs) == 12  # 6 pairs of 4 systems x 2 seeds; the lone ablation cell has none
     want = independent_pair(logged, "tgms", "vector_rag", 1)
     (row,) = [r for r in pairs if r[2] == "1" and r[4] == "tgms − vector_rag"]
     assert row[5] == f"{want['diff']:+.3f}"
     assert row[6] == f"[{want['ci_low']:+.3f}, {want['ci_high']:+.3f}]" and row[7] == str(want["n"])
+    only_a, only_b = (int(x) for x in row[8].split(" / "))  # McNemar beside the CI
+    assert only_a - only_b == round(want["diff"] * want["n"]) and 0.0 <= float(row[9]) <= 1.0
 
     t2 = (out / "table2.md").read_text()
     dev = rows(t2, "dev")[0]
@@ -155,7 +157,7 @@ def test_report_of_an_experiment_spans_its_parents(
     t4 = (out / "table4.md").read_text()
     # the big model's two systems ran in two parents (one per sweep job): compared from their records
     want = independent_pair(logged, "tgms", "vector_rag", 0)
-    (row,) = [r for r in rows(t4, "collegemsg") if len(r) == 8 and r[1] == BIG]
+    (row,) = [r for r in rows(t4, "collegemsg") if len(r) == 10 and r[1] == BIG]
     assert row[4] == "tgms − vector_rag" and row[5] == f"{want['diff']:+.3f}"
     assert row[6] == f"[{want['ci_low']:+.3f}, {want['ci_high']:+.3f}]"
     t6 = (out / "table6.md").read_text()
