@@ -106,11 +106,21 @@ class Window(Model):
 
 
 class OpArgs(Model):
-    """Every operator accepts ``as_of_tt`` (null = current belief) and the paging arguments."""
+    """Every operator accepts ``as_of_tt`` (null = current belief) and the paging arguments. An empty
+    ``window`` object is no window, as null is (an operator whose window is optional reads the whole time
+    line; one that needs a window still says so): a planner told to leave the window out wrote
+    ``"window": {}`` in 3 of 11 analyst questions (Qwen2.5-Coder-1.5B, 2026-12-05)."""
 
     as_of_tt: Time | None = None
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
     cursor: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_window_is_none(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("window") == {}:
+            return {**data, "window": None}
+        return data
 
 
 class PagedOutput(Model):

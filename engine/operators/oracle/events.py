@@ -224,7 +224,7 @@ def _predicates(raw: Any) -> list[tuple[str, str, Any, str | None]]:
 def _selected(store: OracleStore, args: dict[str, Any]) -> list[dict[str, Any]]:
     """The believed events passing every filter, in (vt_s, eid, vid) order (args already checked)."""
     a = as_of_arg(args)
-    t_a, t_b = (0, 2**62) if args.get("window") is None else window_arg(args["window"])
+    t_a, t_b = (0, 2**62) if args.get("window") in (None, {}) else window_arg(args["window"])  # {}: none
     preds = _predicates(args.get("where"))
     # one uid or a list; [] selects nothing
     lists = {k: str_list_arg(args, k, allow_single=True) for k in ("src", "dst", "node")}

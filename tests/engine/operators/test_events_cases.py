@@ -317,3 +317,15 @@ def test_vt_s_is_another_name_of_t_in_predicates_and_aggregates(env) -> None:
     for other in ("t", "vt_s"):  # a field comparison names it too
         pred = [{"field": "vt_e", "op": "gt", "other": other}]
         assert both(ctx, store, "list_events", where=pred)["rows_total"] == 5
+
+
+def test_an_empty_window_is_no_window(env) -> None:
+    ctx, store, _ = env
+    whole = both(ctx, store, "list_events")
+    assert both(ctx, store, "list_events", window={}) == whole and whole["rows_total"] == 5
+    agg = both(ctx, store, "aggregate_events", window={}, group_by=["rel_type"])
+    assert agg == both(ctx, store, "aggregate_events", group_by=["rel_type"])
+    # an operator that needs a window still says so
+    with pytest.raises(TGMSError) as err:
+        call(ctx, "temporal_reachability", {"src": "a", "window": {}}, check_cost=False)
+    assert "window" in err.value.message
