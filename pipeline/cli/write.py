@@ -26,8 +26,6 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +41,7 @@ from engine.api import (
     parse_batch,
     sha256_hex,
 )
-from pipeline.cli._common import add_store, print_json
+from pipeline.cli._common import add_store, interrupted_by_sigterm, print_json, sigterm_as_interrupt
 from pipeline.cli.inputs import add_whole, fspath, iter_lines, parse_json
 
 HELP = "write batches of ops (one JSON batch per line)"
@@ -131,27 +129,6 @@ def batch_ids(batches: list[tuple[int, list[dict[str, Any]]]]) -> list[str]:
     return ids
 
 
-class _Stopped(Exception):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-@contextmanager
-def _stop_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGINT raise :class:`_Stopped` in the write loop (restored after)."""
-
-    def stop(signum: int, _frame: Any) -> None:
-        raise _Stopped(signum)
-
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-
-
 def run(args: argparse.Namespace) -> int:
     batches = read_batches(args.ops_file)
     with _open(args) as store:
@@ -163,11 +140,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"write: {skipped} line(s) already committed by an earlier run: skipped", file=sys.stderr)
         results: list[dict[str, Any]] = []
         try:
-            with _stop_on_signals():
+            with sigterm_as_interrupt():  # SIGTERM as Ctrl-C: stop after the batch in hand
                 _write_lines(store, todo, args, results)
-        except _Stopped as stop:
-            _report_stop(stop, results, len(todo), skipped, args.ops_file)
-            return 128 + stop.signum
+        except KeyboardInterrupt as exc:
+            signum = signal.SIGTERM if interrupted_by_sigterm(exc) else signal.SIGINT
+            _report_stop(signum, results, len(todo), skipped, args.ops_file)
+            return 128 + signum
     print_json({"batches": results, "skipped": skipped})
     return 0
 
@@ -188,9 +166,9 @@ def _write_lines(
         progress(len(results), lineno)
 
 
-def _report_stop(stop: _Stopped, results: list[dict[str, Any]], todo: int, skipped: int, path: str) -> None:
+def _report_stop(signum: int, results: list[dict[str, Any]], todo: int, skipped: int, path: str) -> None:
     """The structured E_INTERRUPTED error on stderr: what this run committed, and how to go on."""
-    name = signal.Signals(stop.signum).name
+    name = signal.Signals(signum).name
     last = results[-1]["line"] if results else None
     through = f", through line {last}" if last is not None else ""
     error = {
