@@ -10,9 +10,14 @@ assistant turn; a greedy model then continues "its" text and writes the same pla
   docs/security.md) beside the fenced problems. No assistant turn is sent, so there is nothing for the
   model to continue; the static prefix and the task's message stay a byte-identical prefix of the request
   (a server reuses its cached prefix for the repair too).
-- **Only what is wrong is repaired.** The section names the failing steps and fields, each problem with
-  the verifier's ``legal`` alternatives, and lists the steps to keep as they are (``targets``, fenced:
-  step ids are the model's own strings).
+- **Only what is wrong is repaired, and what is wrong is not quoted.** The section names the failing steps
+  and fields, each problem with the verifier's ``legal`` alternatives, and lists the steps to keep as they
+  are (``targets``, fenced: step ids are the model's own strings). The step arguments and answer fields a
+  problem names are left out of the quoted plan on every repair (:func:`failing_fields`): measured on 40
+  analyst questions (Qwen2.5-Coder-1.5B), 16 of 147 repair replies were byte-identical to the reply before
+  them, most after a first, greedy repair that quoted the whole plan, and a plan of one failing step was
+  quoted whole even after a repeat. A model shown every value it wrote copies them; shown the plan without
+  the refused values it has to write those anew.
 - **An argument the operator does not take names the operators that do.** Qwen2.5-Coder-1.5B wrote
   ``diff_snapshots`` with a ``uid`` for "contacts gained by n42" and, shown only diff_snapshots' legal
   arguments, repeated it; the operator it needed (``neighborhood_evolution``) takes ``uid``, ``t1`` and
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from engine.api import operator_schemas
@@ -42,7 +48,14 @@ from models.config import Sampling
 from models.manual import COMMON_ARGS
 from models.prompting import fence, fence_json
 
-__all__ = ["Sampling", "operators_taking", "repair_messages", "repeat_seed", "repeat_temperature"]
+__all__ = [
+    "Sampling",
+    "failing_fields",
+    "operators_taking",
+    "repair_messages",
+    "repeat_seed",
+    "repeat_temperature",
+]
 
 #: caps that keep a repair turn bounded (characters of escaped data)
 REPLY_ECHO_LIMIT = 1500
@@ -177,15 +190,75 @@ def targets(problems: list[dict[str, Any]], plan: dict[str, Any] | None) -> dict
     return {"change": change, "keep": keep}
 
 
-def quoted(reply: str, plan: dict[str, Any] | None, left_out: frozenset[str] = frozenset()) -> str:
-    """The previous attempt as data: its plan as compact JSON (without the keys the task fills in and the
-    steps in ``left_out``), or the raw reply's head when it held no plan. Fenced, so whatever it quotes
-    (stored values the model echoed, text that looks like instructions) is read as data."""
+#: the key of :func:`failing_fields` that names the answer's fields (never a step id: ids are ``s1``, ...,
+#: and a step named so would only lose its quoted answer fields too)
+ANSWER = "answer_spec"
+
+
+def _arg_name(fld: str) -> str | None:
+    """``args.window.t_a`` → ``window``; ``args.src[0]`` → ``src``; ``args`` (the whole object) → None."""
+    if not fld.startswith("args."):
+        return None
+    name = re.split(r"[.\[]", fld[len("args.") :], maxsplit=1)[0]
+    return name or None
+
+
+def failing_fields(problems: list[dict[str, Any]], plan: dict[str, Any] | None) -> dict[str, frozenset[str]]:
+    """The quoted plan's values a problem names, left out of every repair's quote: per step id, the step
+    arguments (``args.window.t_a`` leaves out ``window``), and under :data:`ANSWER` the answer_spec keys
+    (``answer_spec.from`` leaves out ``from``). A problem of a whole step, of ``args`` as a whole or of no
+    field leaves nothing out: the step stays quoted, so the model keeps the plan's shape."""
+    out: dict[str, set[str]] = {}
+    spec = plan.get("answer_spec") if isinstance(plan, dict) else None
+    for p in problems:
+        fld = _field_of(p) or ""
+        if fld.startswith("answer_spec.") and isinstance(spec, dict):
+            key = re.split(r"[.\[]", fld[len("answer_spec.") :], maxsplit=1)[0]
+            if key in spec:
+                out.setdefault(ANSWER, set()).add(key)
+            continue
+        step = _step(plan, p.get("step")) if p.get("step") else None
+        name = _arg_name(fld)
+        args = step.get("args") if step is not None else None
+        if name and isinstance(args, dict) and name in args:
+            out.setdefault(str(p["step"]), set()).add(name)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _without(
+    plan: dict[str, Any], left_out: frozenset[str], fields: dict[str, frozenset[str]]
+) -> dict[str, Any]:
+    """The plan as quoted: without the task's keys, the steps in ``left_out`` and the ``fields``."""
+    shown = {k: v for k, v in plan.items() if k not in TASK_KEYS}
+    steps = shown.get("steps")
+    if isinstance(steps, list):
+        kept = []
+        for s in steps:
+            if isinstance(s, dict) and s.get("id") in left_out:
+                continue
+            drop = fields.get(str(s.get("id"))) if isinstance(s, dict) else None
+            if drop and isinstance(s.get("args"), dict):
+                s = {**s, "args": {k: v for k, v in s["args"].items() if k not in drop}}
+            kept.append(s)
+        shown["steps"] = kept
+    if fields.get(ANSWER) and isinstance(shown.get("answer_spec"), dict):
+        shown["answer_spec"] = {k: v for k, v in shown["answer_spec"].items() if k not in fields[ANSWER]}
+    return shown
+
+
+def quoted(
+    reply: str,
+    plan: dict[str, Any] | None,
+    left_out: frozenset[str] = frozenset(),
+    fields: dict[str, frozenset[str]] | None = None,
+) -> str:
+    """The previous attempt as data: its plan as compact JSON (without the keys the task fills in, the
+    steps in ``left_out`` and the failing ``fields``), or the raw reply's head when it held no plan.
+    Fenced, so whatever it quotes (stored values the model echoed, text that looks like instructions) is
+    read as data."""
     if plan is None:
         return fence(reply, "previous_reply", REPLY_ECHO_LIMIT)
-    shown = {k: v for k, v in plan.items() if k not in TASK_KEYS}
-    if left_out and isinstance(shown.get("steps"), list):
-        shown["steps"] = [s for s in shown["steps"] if not (isinstance(s, dict) and s.get("id") in left_out)]
+    shown = _without(plan, left_out, fields or {})
     try:
         text = _compact(shown)
     except (TypeError, ValueError):  # not JSON-serializable: quote the reply itself
@@ -216,6 +289,7 @@ def repair_section(
     """The repair section after attempt ``n`` of ``of`` (appended to the task's user message).
     ``repeated``: the reply repeated an earlier one, so its failing steps are left out of the quote."""
     left_out = failing_steps(problems, plan) if repeated else frozenset()
+    fields = failing_fields(problems, plan)
     if plan is None:
         what = "could not be read as a plan. Your reply is quoted below as data"
     elif runtime:
@@ -227,17 +301,19 @@ def repair_section(
             f" without the failing steps ({', '.join(sorted(left_out))}): you sent the same plan again, so "
             "write those steps anew, differently (another operator or other arguments)"
         )
+    if any(k not in left_out for k in fields):
+        what += ", without the values the problems name: write those anew"
     aim = targets(problems, plan)
     lines = [
         f"REPAIR. Your attempt {n} of {of} {what}:",
-        quoted(reply, plan, left_out),
+        quoted(reply, plan, left_out, fields),
         "Problems, each with what is legal instead:",
         fence(describe(problems, plan), "problems", VIOLATIONS_LIMIT),
     ]
     if aim["change"]:
         lines += [
-            "Change only what the problems name (change); copy every step listed under keep, and the rest of "
-            "the plan, exactly as quoted:",
+            "Change only what the problems name (change), writing anew what the quote leaves out; copy every "
+            "step listed under keep, and the rest of the plan, exactly as quoted:",
             fence_json(aim, "targets"),
         ]
     lines.append("Reply with the whole corrected plan JSON object only.")

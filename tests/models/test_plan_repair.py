@@ -20,8 +20,10 @@ from models.client import ChatClient
 from models.config import Sampling
 from models.plan_repair import (
     describe,
+    failing_fields,
     failing_steps,
     operators_taking,
+    repair_section,
     repeat_seed,
     repeat_temperature,
     targets,
@@ -89,6 +91,10 @@ def test_a_repeated_bad_plan_is_asked_again_with_seeded_sampling(scripted_client
     repair = bodies[1]["messages"][-1]["content"]
     assert 'legal: ["truncated","cursor","rows","rows_total"]' in repair and "s2 args.input" in repair
     assert '"keep":["s1"]' in repair
+    # the value the problem names is not quoted back (the model cannot copy it), the rest of s2 is
+    first_quote = repair.split('<data name="previous_plan">\n', 1)[1].split("\n</data>", 1)[0]
+    assert '"fn":"count"' in first_quote and "s1.reached" not in first_quote
+    assert "without the values the problems name: write those anew" in repair
 
 
 def test_a_byte_identical_unreadable_reply_is_a_repeat(scripted_client, ctx) -> None:
@@ -245,3 +251,29 @@ def test_a_repeat_whose_every_step_fails_is_quoted_whole() -> None:
     two = {"steps": [*plan["steps"], {"id": "s2", "op": "compute", "args": {}}], "answer_spec": {}}
     assert failing_steps(problems, two) == {"s1"}
     assert failing_steps([{"code": "grounding", "step": "s9"}], two) == frozenset()  # no such step
+
+
+def test_every_repair_leaves_out_the_values_the_problems_name() -> None:
+    one = {
+        "plan_id": "p",
+        "steps": [{"id": "s1", "op": "aggregate_events", "args": {"window": {}, "group_by": ["src"]}}],
+        "answer_spec": {"kind": "entity", "from": "s1.rows[0].count(src)"},
+    }
+    problems = [
+        {"code": "arg_missing", "step": "s1", "field": "args.window.t_a", "message": "t_a is required"},
+        {"code": "grounding", "step": "s1", "field": "args.src[0]", "message": "src not in the plan"},
+        {"code": "ref_syntax", "field": "answer_spec.from", "message": "not a ref"},
+        {"code": "schema", "step": "s1", "field": "args", "message": "whole args: nothing to leave out"},
+    ]
+    assert failing_fields(problems, one) == {"s1": {"window"}, "answer_spec": {"from"}}  # src: not in args
+    section = repair_section(json.dumps(one), one, problems, runtime=False)
+    quote = section.split('<data name="previous_plan">\n', 1)[1].split("\n</data>", 1)[0]
+    # a plan of one failing step keeps its step (the plan's shape) but not the refused values
+    assert json.loads(quote) == {
+        "steps": [{"id": "s1", "op": "aggregate_events", "args": {"group_by": ["src"]}}],
+        "answer_spec": {"kind": "entity"},
+    }
+    assert "write those anew" in section and "args.window.t_a" in section  # the problem still names it
+    # nothing named, nothing left out: the quote is the plan (less the task's keys)
+    assert failing_fields([{"code": "schema", "message": "x"}], one) == {}
+    assert "write those anew" not in repair_section("", one, [{"code": "schema", "message": "x"}], False)
