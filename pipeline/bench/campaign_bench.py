@@ -14,16 +14,26 @@ Three figures, on the full CollegeMsg seed-0 bundle (built once under ``--work``
     the in-actor replay + digest seconds, and the wall time from creating the actors to the last proof
     (Ray's worker start included). Two actors at once on 2 cores share the CPU.
 
-Medians over ``--reps`` repetitions. The goals (issue 16) are printed beside: (a) ≥ 20 tasks/s,
-(b) ≥ 0.8 of ideal, (c) ≤ 2 s.
+(d) **smoke, as a user runs it**: ``tgms-campaign experiment=smoke`` in a new directory, as a child
+    process, first with an empty cache (``$TGMS_CACHE`` a new directory: the bundle, vector-RAG's
+    chunk vectors and the Kùzu graph are all built) and then again in another new directory with that
+    cache warm: wall seconds of each, from the command's start to its exit (Ray's start-up and the
+    MLflow store's set-up included).
+
+Medians over ``--reps`` repetitions ((d): one run each, it is minutes of CPU). The goals (issues 16 and 26)
+are printed beside: (a) ≥ 20 tasks/s, (b) ≥ 0.8 of ideal, (c) ≤ 2 s, (d) ≤ 60 s with an empty cache.
+``--parts`` picks the figures (``d`` alone: the smoke figure without the others).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -35,7 +45,15 @@ from pipeline.bench.stores import default_work_dir
 from pipeline.cli import inputs
 
 HELP = "campaign fan-out: tasks/s (instant and 1-s replies) and actor start-up on CollegeMsg"
-GOALS = {"instant_tasks_per_s": 20.0, "slow_fraction_of_ideal": 0.8, "actor_startup_s": 2.0}
+GOALS = {
+    "instant_tasks_per_s": 20.0,
+    "slow_fraction_of_ideal": 0.8,
+    "actor_startup_s": 2.0,
+    "smoke_empty_cache_s": 60.0,
+}
+PARTS = "abcd"
+#: a smoke run that takes longer than this is stopped and reported as such (it is seconds when healthy)
+SMOKE_TIMEOUT_S = 1800
 SLOW_REPLY_S = 1.0
 SLOW_ACTORS, SLOW_CONCURRENCY = 2, 8  # 16 requests in flight
 
@@ -50,6 +68,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--systems", default="tgms,static_graph_rag", help="systems of (a), comma-separated (default both)"
     )
     p.add_argument("--bundle", metavar="DIR", help="a CollegeMsg bundle to use (default: built under --work)")
+    p.add_argument(
+        "--parts",
+        default=PARTS,
+        type=_parts,
+        help="figures to measure, e.g. 'd' for smoke alone (default abcd; see the module docstring)",
+    )
+
+
+def _parts(text: str) -> str:
+    picked = "".join(sorted(set(text.strip().lower())))
+    if not picked or any(c not in PARTS for c in picked):
+        raise argparse.ArgumentTypeError(f"--parts takes letters of {PARTS!r}, got {text!r}")
+    return picked
 
 
 def _bundle(args: argparse.Namespace, progress: Callable[[str], None]) -> Path:
@@ -66,6 +97,17 @@ def _bundle(args: argparse.Namespace, progress: Callable[[str], None]) -> Path:
 
 
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:
+    parts = getattr(args, "parts", PARTS)
+    data: dict[str, Any] = {"when": stamp()}
+    if set(parts) & set("abc"):
+        data.update(_fan_out(args, progress, parts))
+    if "d" in parts:
+        data["smoke"] = _smoke(progress)
+    return BenchResult(data, table(data), ("campaign", "Throughput"))
+
+
+def _fan_out(args: argparse.Namespace, progress: Callable[[str], None], parts: str) -> dict[str, Any]:
+    """Figures (a)-(c), each when picked by ``parts``."""
     from pipeline.campaign.bundle import SUITE, read_manifest
     from pipeline.campaign.config import ClusterConf
     from pipeline.campaign.ray_runtime import ray_session
@@ -79,18 +121,21 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
         kind="local", num_cpus=2, actors=args.actors, actor_concurrency=args.actor_concurrency
     )
     bundles = {"collegemsg": (bundle, manifest)}
-    data: dict[str, Any] = {"when": stamp(), "bundle": str(bundle), "digest": manifest["store_digest"]}
+    data: dict[str, Any] = {"bundle": str(bundle), "digest": manifest["store_digest"]}
     with ray_session(cluster), tempfile.TemporaryDirectory(prefix="tgms-bench-campaign-") as scratch:
         work = Path(scratch)
-        progress("(c) actor start-up ...")
-        data["startup"] = [_startup(bundles, cluster.model_copy(update={"actors": n}), work, args.reps)
-                           for n in sorted({1, args.actors})]  # fmt: skip
+        if "c" in parts:
+            progress("(c) actor start-up ...")
+            data["startup"] = [_startup(bundles, cluster.model_copy(update={"actors": n}), work, args.reps)
+                               for n in sorted({1, args.actors})]  # fmt: skip
         data["instant"] = {}
-        for system in systems:
+        for system in systems if "a" in parts else []:
             progress(f"(a) {system}: {args.tasks} tasks, instant replies ...")
             data["instant"][system] = _throughput(
                 bundles, cluster, work, tasks[: args.tasks], system, 0.0, args.reps, progress
             )
+        if "b" not in parts:
+            return data
         slow = ClusterConf(kind="local", actors=SLOW_ACTORS, actor_concurrency=SLOW_CONCURRENCY)
         progress(
             f"(b) static_graph_rag: {args.slow_tasks} tasks, {SLOW_REPLY_S:g}-s replies, 16 in flight ..."
@@ -108,7 +153,36 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
     ideal = SLOW_ACTORS * SLOW_CONCURRENCY / SLOW_REPLY_S
     data["slow"]["ideal_tasks_per_s"] = ideal
     data["slow"]["fraction_of_ideal"] = round(data["slow"]["tasks_per_s"] / ideal, 3)
-    return BenchResult(data, table(data), ("campaign", "Throughput"))
+    return data
+
+
+def _smoke(progress: Callable[[str], None]) -> dict[str, Any]:
+    """(d): ``tgms-campaign experiment=smoke`` with an empty cache, then a warm one (module docstring)."""
+    runs: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="tgms-bench-smoke-") as scratch:
+        env = {**os.environ, "TGMS_CACHE": str(Path(scratch) / "cache")}
+        env.pop("MLFLOW_TRACKING_URI", None)  # the embedded default: a SQLite store in the run directory
+        for state in ("empty", "warm"):
+            cwd = Path(scratch) / state
+            cwd.mkdir()
+            progress(f"(d) smoke, {state} cache: tgms-campaign experiment=smoke in {cwd} ...")
+            cmd = [sys.executable, "-c", "from pipeline.campaign.driver import main; main()",
+                   "experiment=smoke"]  # fmt: skip
+            t0 = time.perf_counter()
+            try:
+                done = subprocess.run(
+                    cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=SMOKE_TIMEOUT_S
+                )
+                code: int | None = done.returncode
+                tail = (done.stdout + done.stderr)[-2000:]
+            except subprocess.TimeoutExpired as err:
+                code, tail = None, f"stopped after {SMOKE_TIMEOUT_S} s: {str(err.stdout or '')[-1500:]}"
+            seconds = round(time.perf_counter() - t0, 2)
+            runs[state] = {"seconds": seconds, "exit_code": code}
+            if code != 0:
+                runs[state]["tail"] = tail
+            progress(f"  {state} cache: exit {code} in {seconds:.1f} s")
+    return runs
 
 
 def _startup(bundles: dict[str, Any], cluster: Any, work: Path, reps: int) -> dict[str, Any]:
@@ -192,7 +266,7 @@ def _throughput(
 
 def table(data: dict[str, Any]) -> str:
     rows = []
-    for system, r in data["instant"].items():
+    for system, r in data.get("instant", {}).items():
         rows.append(
             (
                 f"(a) instant replies, {system}",
@@ -202,16 +276,17 @@ def table(data: dict[str, Any]) -> str:
                 f"≥ {GOALS['instant_tasks_per_s']:g} tasks/s",
             )
         )
-    s = data["slow"]
-    rows.append(
-        (
-            "(b) 1-s replies, static_graph_rag",
-            f"{s['tasks']} tasks, {s['actors']} actors × {s['actor_concurrency']} = 16 in flight",
-            f"{s['tasks_per_s']:.2f} tasks/s = {s['fraction_of_ideal']:.2f} of ideal 16",
-            f"≥ {GOALS['slow_fraction_of_ideal']:g} of ideal",
+    s = data.get("slow")
+    if s:
+        rows.append(
+            (
+                "(b) 1-s replies, static_graph_rag",
+                f"{s['tasks']} tasks, {s['actors']} actors × {s['actor_concurrency']} = 16 in flight",
+                f"{s['tasks_per_s']:.2f} tasks/s = {s['fraction_of_ideal']:.2f} of ideal 16",
+                f"≥ {GOALS['slow_fraction_of_ideal']:g} of ideal",
+            )
         )
-    )
-    for st in data["startup"]:
+    for st in data.get("startup", []):
         rows.append(
             (
                 "(c) actor start-up (replay + digest proof)",
@@ -222,5 +297,16 @@ def table(data: dict[str, Any]) -> str:
                 f"≤ {GOALS['actor_startup_s']:g} s",
             )
         )
-    head = f"Measured {data['when']}; medians; bundle digest {data['digest'][:12]}.\n\n"
+    for state, r in data.get("smoke", {}).items():
+        outcome = f"{r['seconds']:.1f} s" + ("" if r["exit_code"] == 0 else f" (exit {r['exit_code']})")
+        rows.append(
+            (
+                f"(d) smoke, {state} cache",
+                "tgms-campaign experiment=smoke: 4 systems × 2 seeds, scripted endpoint, mutations",
+                outcome,
+                f"≤ {GOALS['smoke_empty_cache_s']:g} s" if state == "empty" else "",
+            )
+        )
+    digest = f"; bundle digest {data['digest'][:12]}" if "digest" in data else ""
+    head = f"Measured {data['when']}; medians{digest}.\n\n"
     return head + markdown_table(["case", "setup", "measured", "goal"], "llll", rows)
