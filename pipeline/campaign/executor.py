@@ -351,7 +351,13 @@ def run_jobs(
         same = next((i for i, it in enumerate(queue) if it[0].cell.cell_id == last[0] and ready(it)), None)
         return take(same if same is not None else ready_at)
 
+    # after a memory kill nothing new is submitted until this time (time.monotonic); finished tasks are
+    # still collected meanwhile, so the driver's progress and records do not stall behind the pause
+    hold_until = [0.0]
+
     def submit() -> None:
+        if time.monotonic() < hold_until[0]:
+            return
         for suite, queue in queues.items():
             while queue and len(flights) < cap:
                 free = [a for a in pool.live(suite) if a.in_flight < pool.concurrency]
@@ -374,8 +380,14 @@ def run_jobs(
         stats["finished"] += 1
 
     submit()
-    while flights or (prep_refs and any(queues.values())):
-        ready, _ = ray.wait([*flights, *prep_refs], num_returns=1)
+    while flights or (any(queues.values()) and (prep_refs or time.monotonic() < hold_until[0])):
+        pending = [*flights, *prep_refs]
+        pause = hold_until[0] - time.monotonic()
+        if not pending:  # only tasks held back by a memory kill's pause: wait it out
+            time.sleep(max(pause, 0.0))
+            submit()
+            continue
+        ready, _ = ray.wait(pending, num_returns=1, timeout=pause if pause > 0 else None)
         for ref in ready:
             if ref in prep_refs:
                 # built (the node's other actors then load the build from the node cache), failed or its
@@ -386,14 +398,6 @@ def run_jobs(
             flight.actor.in_flight -= 1
             try:
                 finish(flight, ray.get(ref))
-            except (ray.exceptions.OutOfMemoryError, ray.exceptions.RayActorError) as err:
-                if memory_kill(ray, err):
-                    # Ray's memory monitor killed the worker: retry after a pause with fewer tasks in flight
-                    # (the pressure may be another process's) instead of ending the campaign
-                    cap = _memory_backoff(err, cap, len(flights) + 1, stats)
-                    _on_actor_error(ray, err, flight, queues, stats, max_resubmits + MEMORY_RETRIES, finish)
-                else:
-                    _on_actor_error(ray, err, flight, queues, stats, max_resubmits, finish)
             except ray.exceptions.RayTaskError as err:
                 cause = _cause(err)
                 if isinstance(cause, CorruptError):  # an actor that no longer proves its store
@@ -404,10 +408,19 @@ def run_jobs(
                     "details": {},
                 }
                 finish(flight, {"record": _infra(flight, error), "trace": None})
-            except ray.exceptions.RayError as err:  # a worker crashed, an object was lost: run it again
+            except ray.exceptions.RayError as err:
+                # the actor died or is restarting, its worker crashed, an object was lost: run the task again
+                budget = max_resubmits
                 if memory_kill(ray, err):
-                    cap = _memory_backoff(err, cap, len(flights) + 1, stats)
-                _on_actor_error(ray, err, flight, queues, stats, max_resubmits + MEMORY_RETRIES, finish)
+                    # Ray's memory monitor (or the kernel) killed the worker: retry after a pause with fewer
+                    # tasks in flight (the pressure may be another process's) instead of ending the campaign.
+                    # The other tasks of a killed actor fail with it: errors arriving during the pause are
+                    # that one kill, not new ones (each would halve the cap and double the pause again)
+                    if time.monotonic() >= hold_until[0]:
+                        cap, pause = _memory_backoff(err, cap, len(flights) + 1, stats)
+                        hold_until[0] = time.monotonic() + pause
+                    budget += MEMORY_RETRIES
+                _on_actor_error(ray, err, flight, queues, stats, budget, finish)
         submit()
         stranded = [s for s, q in queues.items() if q and not pool.live(s)]
         if stranded and not flights:
@@ -427,8 +440,9 @@ def memory_kill(ray: Any, err: BaseException) -> bool:
     return "OutOfMemory" in text or "out of memory" in text.lower() or "memory monitor" in text.lower()
 
 
-def _memory_backoff(err: BaseException, cap: int, in_flight: int, stats: dict[str, int]) -> int:
-    """Pause (doubling per kill, capped) and halve the tasks in flight; returns the new cap."""
+def _memory_backoff(err: BaseException, cap: int, in_flight: int, stats: dict[str, int]) -> tuple[int, float]:
+    """The new cap (half the tasks in flight) and the pause before the next submission (doubling per
+    kill, capped). The caller holds submissions for the pause; it does not sleep on the driver's loop."""
     stats["memory_kills"] = stats.get("memory_kills", 0) + 1
     new_cap = max(1, min(cap, in_flight) // 2)
     pause = min(MEMORY_BACKOFF_S * 2 ** (stats["memory_kills"] - 1), MEMORY_BACKOFF_MAX_S)
@@ -438,8 +452,7 @@ def _memory_backoff(err: BaseException, cap: int, in_flight: int, stats: dict[st
         file=sys.stderr,
         flush=True,
     )
-    time.sleep(pause)
-    return new_cap
+    return new_cap, pause
 
 
 def _on_actor_error(

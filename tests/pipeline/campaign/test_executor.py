@@ -52,6 +52,58 @@ def test_tasks_spread_over_actors_with_bounded_flight_and_a_killed_actor_loses_n
     assert 2 <= high_water <= cluster.actors * cluster.actor_concurrency
 
 
+def test_a_memory_kill_holds_new_tasks_back_but_keeps_collecting_finished_ones(
+    ray_info: dict, small_bundle: Bundle, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """After a memory kill nothing new is submitted for the pause, but tasks already in flight are still
+    collected and recorded meanwhile (the driver does not sleep on its loop); the killed task reruns once.
+    The kill is ``ray.kill`` taken for a memory kill: Ray's memory monitor cannot be made to kill one
+    chosen worker reliably on a machine whose other processes' memory moves under the test."""
+    import time
+
+    import ray
+
+    import pipeline.campaign.executor as ex
+
+    monkeypatch.setattr(ex, "memory_kill", lambda _ray, _err: True)
+    # replies take 2 s and the pause is 4 s: Ray takes up to about a second to report the killed actor's
+    # tasks, so the other actor's tasks in flight then finish inside the pause
+    monkeypatch.setattr(ex, "MEMORY_BACKOFF_S", 4.0)
+    backoffs: list[float] = []  # when the driver learnt of each kill
+    real_backoff = ex._memory_backoff
+
+    def timed_backoff(*args: Any) -> Any:
+        backoffs.append(time.monotonic())
+        return real_backoff(*args)
+
+    monkeypatch.setattr(ex, "_memory_backoff", timed_backoff)
+    n_tasks = 10
+    cluster = cluster_conf(actors=2, actor_concurrency=3)
+    with ScriptedServer(smoke_reply) as server:
+        server.delay_s = 2.0
+        endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=64, timeout_s=10)
+        jobs = jobs_for(small_bundle, ["static_graph_rag"], n_tasks, tmp_path, scripted_model())
+        written: list[float] = []
+        with start_actors(small_bundle.bundles(), endpoint, cluster, tmp_path / "work") as pool:
+            victim = pool.actors["collegemsg"][0]
+
+            def on_record(job: CellJob, result: dict[str, Any]) -> None:
+                write_result(job, result)
+                written.append(time.monotonic())
+                if len(written) == 3:
+                    ray.kill(victim.handle, no_restart=True)
+
+            stats = run_jobs(pool, jobs, on_record)
+    records = [r for j in jobs for r in read_records(j.records_path)]
+    assert sorted(r["task_id"] for r in records) == sorted(t["id"] for t in small_bundle.tasks[:n_tasks])
+    assert all(r["status"] != "infra_error" for r in records)
+    # one actor killed with tasks in flight is one kill: one pause, the cap halved once
+    assert stats["memory_kills"] == len(backoffs) == 1 and stats["resubmitted"] >= 1
+    # the other actor's tasks in flight at the kill were recorded during the pause, not after it
+    during = [t for t in written if 0 < t - backoffs[0] < ex.MEMORY_BACKOFF_S]
+    assert during, (backoffs, written)
+
+
 def record(task_id: str, status: str = "answered") -> dict[str, Any]:
     return {
         "task_id": task_id,
@@ -146,18 +198,21 @@ def test_no_slot_waits_on_a_build_while_another_cell_is_ready(
     assert order[0] == "text_to_cypher", order
 
 
-def test_a_memory_kill_is_recognised_and_backs_off_with_fewer_tasks_in_flight(monkeypatch: Any) -> None:
+def test_a_memory_kill_is_recognised_and_backs_off_with_fewer_tasks_in_flight() -> None:
     import ray
 
     import pipeline.campaign.executor as ex
 
-    slept: list[float] = []
-    monkeypatch.setattr(ex.time, "sleep", slept.append)
     oom = ray.exceptions.OutOfMemoryError("Task was killed due to the node running low on memory.")
     assert ex.memory_kill(ray, oom)
     died = ray.exceptions.ActorDiedError()
     assert not ex.memory_kill(ray, died)  # an actor that died otherwise is not a memory kill
     stats: dict[str, int] = {}
-    caps = [ex._memory_backoff(oom, cap, in_flight, stats) for cap, in_flight in ((8, 6), (3, 3), (1, 1))]
-    assert caps == [3, 1, 1] and stats["memory_kills"] == 3
-    assert slept == [ex.MEMORY_BACKOFF_S, 2 * ex.MEMORY_BACKOFF_S, 4 * ex.MEMORY_BACKOFF_S]
+    out = [ex._memory_backoff(oom, cap, in_flight, stats) for cap, in_flight in ((8, 6), (3, 3), (1, 1))]
+    assert [cap for cap, _ in out] == [3, 1, 1] and stats["memory_kills"] == 3
+    # the pauses double (the driver holds submissions for them; it never sleeps on its loop)
+    assert [pause for _, pause in out] == [
+        ex.MEMORY_BACKOFF_S,
+        2 * ex.MEMORY_BACKOFF_S,
+        4 * ex.MEMORY_BACKOFF_S,
+    ]
