@@ -37,6 +37,7 @@ from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, ve
 from pipeline.campaign.cells import Cell, campaign_id, cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
 from pipeline.campaign.preflight import preflight
+from pipeline.systems.embeddings import EMBED_THREADS_ENV
 
 #: the Hydra config tree: conf/ at the repository root
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -195,6 +196,10 @@ def _evaluate_cells(
                     ready_timeout_s=config.model.ready_timeout_s,
                 )
             )
+            if config.model.kind == "local" and config.cluster.kind == "local":
+                # the model server started above shares this machine's cores with the actors: vector_rag's
+                # embedder gets one thread (its workers inherit the driver's environment)
+                stack.enter_context(environment(EMBED_THREADS_ENV, "1"))
             stack.enter_context(ray_session(config.cluster))
             # system builds (embeddings, Kuzu graphs) are keyed by store digest and knobs: under the cache
             # directory a later run reuses them instead of recomputing them per run directory
@@ -441,6 +446,20 @@ def _discard_fresh_run_dir(run_dir: Path) -> None:
         shutil.rmtree(run_dir, ignore_errors=True)
         with contextlib.suppress(OSError):  # campaigns/, when this run made it: only if empty
             run_dir.parent.rmdir()
+
+
+@contextmanager
+def environment(name: str, value: str) -> Iterator[None]:
+    """``name=value`` in this process's environment (a user's own setting wins), put back on leaving."""
+    before = os.environ.get(name)
+    os.environ.setdefault(name, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 def main() -> None:

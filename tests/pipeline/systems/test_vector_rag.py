@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,29 @@ def test_embeddings_are_cached_by_store_and_chunking_and_a_corrupt_cache_is_rebu
 def test_top_k_breaks_ties_by_chunk_id() -> None:
     vectors = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], dtype=np.float32)
     assert [i for i, _ in top_k(vectors, np.array([1.0, 0.0]), 3)] == [1, 3, 0]
+
+
+def test_the_embedder_thread_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from engine.api import InvalidArgError
+    from pipeline.campaign.driver import environment
+    from pipeline.systems.embeddings import EMBED_THREADS_ENV, limit_threads
+
+    before = torch.get_num_threads()
+    monkeypatch.delenv(EMBED_THREADS_ENV, raising=False)
+    try:
+        assert limit_threads() is None and torch.get_num_threads() == before  # unset: torch's default
+        # the driver's setting for a campaign whose model server shares the machine, put back after
+        with environment(EMBED_THREADS_ENV, "1"):
+            assert limit_threads() == 1 and torch.get_num_threads() == 1
+        assert EMBED_THREADS_ENV not in os.environ
+        monkeypatch.setenv(EMBED_THREADS_ENV, "2")
+        with environment(EMBED_THREADS_ENV, "1"):  # a user's own setting wins
+            assert limit_threads() == 2
+        for bad in ("0", "two", "-1"):
+            monkeypatch.setenv(EMBED_THREADS_ENV, bad)
+            with pytest.raises(InvalidArgError, match=EMBED_THREADS_ENV):
+                limit_threads()
+    finally:
+        torch.set_num_threads(before)
