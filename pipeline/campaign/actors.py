@@ -60,6 +60,9 @@ class TaskActor:
         self.manifest = manifest
         self.endpoint = endpoint_from_dict(endpoint)
         self.node = socket.gethostname()
+        # Ray's id of the node: hosts can run several raylets (tests, a fat SLURM node), so the hostname
+        # alone does not say where an actor runs
+        self.node_id = _ray_node_id()
         self.pid = os.getpid()
         base = Path(work_dir) if work_dir else None
         if base is not None:
@@ -114,13 +117,15 @@ class TaskActor:
             raise self.refusal
 
     def ready(self) -> dict[str, Any]:
-        """The proof: ``{"suite", "digest", "seconds", "node", "pid"}`` (``E_CORRUPT`` if refused)."""
+        """The proof: ``{"suite", "digest", "seconds", "node", "node_id", "pid"}`` (``E_CORRUPT`` if
+        refused)."""
         self._check()
         return {
             "suite": self.suite,
             "digest": self.digest,
             "seconds": self.seconds,
             "node": self.node,
+            "node_id": self.node_id,
             "pid": self.pid,
         }
 
@@ -331,3 +336,13 @@ def task_actor_class() -> Any:
         ray = import_ray()
         _ACTOR_CLASS = ray.remote(TaskActor)
     return _ACTOR_CLASS
+
+
+def _ray_node_id() -> str | None:
+    """The Ray node id of this process, or None outside a Ray worker (an actor class used directly)."""
+    try:
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id()) if ray.is_initialized() else None
+    except Exception:  # no runtime context: not in a Ray worker
+        return None
