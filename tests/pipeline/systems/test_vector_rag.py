@@ -159,3 +159,34 @@ def test_the_embedder_thread_limit_comes_from_the_environment(monkeypatch: pytes
                 limit_threads()
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_hashing_embedder_finds_the_quoted_event_under_its_own_cache_key(
+    tiny_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.api import InvalidArgError
+    from pipeline.systems.embeddings import cache_key, hashing_embed
+
+    monkeypatch.setenv("TGMS_CACHE", str(tmp_path / "cache"))
+    question = f"Did {RARE[0]} send a message to {RARE[1]} at {us_to_iso(RARE[2])} ({RARE[2]} µs)?"
+    with ScriptedServer(_reply) as server:
+        env = make_env(tiny_store, server.url, tmp_path / "work")
+        cfg = {"chunk_events": 2, "k": 1, "embedder": "hashing"}
+        rec = run_task(build_system("vector_rag", env, cfg), _task(question))
+        again = run_task(build_system("vector_rag", env, cfg), _task(question))
+        env.close()
+    assert (
+        rec.context is not None and rec.context["chunk_ids"] == [9] and rec.context["embedder"] == "hashing"
+    )
+    assert rec.context["index"]["cached"] is False and again.context["index"]["cached"] is True
+    assert (
+        cache_key("d", {"x": 1}, "hashing") != cache_key("d", {"x": 1}, "minilm") == cache_key("d", {"x": 1})
+    )
+    a, b = hashing_embed(["n1 to n2", ""]), hashing_embed(["n1 to n2", ""])
+    assert a.dtype == np.float32 and a.shape == (2, 384) and np.array_equal(a, b)  # the same bytes each time
+    assert abs(float(np.linalg.norm(a[0])) - 1.0) < 1e-6 and not a[1].any()  # unit rows; no words, no vector
+    bad = make_env(tiny_store, "http://127.0.0.1:9", tmp_path / "w2")
+    with pytest.raises(InvalidArgError, match="bad config for system 'vector_rag'") as err:
+        build_system("vector_rag", bad, {"embedder": "x"})  # a name the config does not know
+    assert "embedder" in json.dumps(err.value.details, default=str)
+    bad.close()
