@@ -1,0 +1,104 @@
+"""A real Ray memory kill, run as its own process by ``test_memory_kill.py`` (the memory monitor is set
+when a Ray runtime starts, and the test session's runtime is already up).
+
+Ray's memory monitor kills a worker when the node's used memory passes ``RAY_memory_usage_threshold``
+(a fraction of the total). The runtime here starts with the threshold 2 GiB above what the machine uses
+now; one task actor's first task allocates 4 GiB (and touches every page), so the monitor kills that
+actor's worker. Ray restarts the actor, which replays and proves its store again; the task is run again
+(by Ray's own task retry or by the executor's resubmission, whichever sees it first) and, the allocation
+being a one-off, finishes. Prints one JSON object: the executor's stats, the records, the actor's pid
+before and after, and whether the allocation happened.
+
+Usage: python memory_kill_run.py BUNDLE_DIR OUT_DIR N_TASKS
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+GIB = 1 << 30
+#: Ray's own spelling of its settings (lower case after the prefix)
+THRESHOLD_ENV, REFRESH_ENV = "RAY_memory_usage_threshold", "RAY_memory_monitor_refresh_ms"
+HEADROOM, ALLOCATE = 2 * GIB, 4 * GIB
+
+
+def used_fraction_with(headroom: int) -> float:
+    with open("/proc/meminfo", encoding="ascii") as fh:
+        info = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in fh}
+    total, available = info["MemTotal"], info["MemAvailable"]
+    return min(0.99, (total - available + headroom) / total)
+
+
+def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
+    os.environ[THRESHOLD_ENV] = f"{used_fraction_with(HEADROOM):.4f}"
+    os.environ[REFRESH_ENV] = "100"
+    import ray
+
+    import pipeline.campaign.actors as actors
+    from models.config import EndpointConfig
+    from models.testing.scripted_server import ScriptedServer
+    from models.testing.smoke_rule import smoke_reply
+    from pipeline.campaign.bundle import SUITE, read_manifest
+    from pipeline.campaign.cells import Cell
+    from pipeline.campaign.config import ClusterConf, ModelConf
+    from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
+
+    marker = out / "allocated"
+
+    class HungryTaskActor(actors.TaskActor):
+        """A task actor whose first task (on any restart of any actor) allocates past the threshold once."""
+
+        def run(self, task: dict[str, Any], *args: Any) -> Any:
+            if not marker.exists():
+                marker.write_text(str(os.getpid()))
+                hog = bytearray(ALLOCATE)
+                for i in range(0, len(hog), 4096):  # touch every page: memory is only used once written
+                    hog[i] = 1
+                time.sleep(60)  # the monitor kills this worker long before
+            return super().run(task, *args)
+
+    actors._ACTOR_CLASS = ray.remote(HungryTaskActor)
+    manifest = read_manifest(bundle_dir)
+    suite = json.loads((bundle_dir / SUITE).read_text(encoding="utf-8"))
+    tasks = [*suite["splits"]["dev"], *suite["splits"]["test"]][:n_tasks]
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        model = ModelConf(name="scripted", kind="scripted", concurrency=16, timeout_s=20.0)
+        cell = Cell("collegemsg", "static_graph_rag", model.name, 0)
+        job = CellJob(
+            cell,
+            {},
+            run_settings(cell, model, model.max_model_len),
+            tasks,
+            out / "records" / f"{cell.cell_id}.jsonl",
+            out / "traces" / f"{cell.cell_id}.jsonl",
+        )
+        conf = ClusterConf(kind="local", actors=1, actor_concurrency=2, actor_cpus=1.0)
+        with ScriptedServer(smoke_reply) as server:
+            endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=16, timeout_s=20)
+            with start_actors({"collegemsg": (bundle_dir, manifest)}, endpoint, conf, out / "work") as pool:
+                actor = pool.actors["collegemsg"][0]
+                before = ray.get(actor.handle.ready.remote())
+                stats = run_jobs(pool, [job], write_result)
+                after = ray.get(actor.handle.ready.remote(), timeout=60)
+        return {
+            "threshold": os.environ[THRESHOLD_ENV],
+            "allocated_in": marker.read_text() if marker.exists() else None,
+            "pid_before": before["pid"],
+            "pid_after": after["pid"],
+            "digest_after": after["digest"],
+            "expected_digest": manifest["store_digest"],
+            "stats": stats,
+            "records": [json.loads(line) for line in job.records_path.read_text().splitlines()],
+        }
+    finally:
+        ray.shutdown()
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])), default=str))

@@ -1,0 +1,57 @@
+"""A real memory kill (issue 26): Ray's memory monitor kills a task actor that allocates past a threshold
+set 2 GiB above the machine's use; the run completes with every task recorded once and none unscored,
+and the actor comes back (a new process) with its store proven again. In a child process
+(``memory_kill_run.py``): the monitor's threshold is fixed when a Ray runtime starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.pipeline.campaign.conftest import Bundle
+from tests.pipeline.campaign.memory_kill_run import ALLOCATE, HEADROOM
+
+HERE = Path(__file__).parent
+
+
+def available_bytes() -> int:
+    with open("/proc/meminfo", encoding="ascii") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("MemAvailable:"))
+
+
+def test_a_task_actor_killed_for_memory_comes_back_and_the_run_completes(
+    small_bundle: Bundle, tmp_path: Path
+) -> None:
+    if available_bytes() < ALLOCATE + HEADROOM + (2 << 30):
+        pytest.skip("fewer than 8 GiB available: the test allocates 4 GiB past a threshold 2 GiB above use")
+    n_tasks = 8
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "memory_kill_run.py"),
+            str(small_bundle.dir),
+            str(tmp_path),
+            str(n_tasks),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=HERE.parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    # the allocation happened in the actor's first process, which the memory monitor then killed
+    assert out["allocated_in"] == str(out["pid_before"]) and out["pid_after"] != out["pid_before"]
+    assert out["digest_after"] == out["expected_digest"] == small_bundle.manifest["store_digest"]
+    ids = Counter(r["task_id"] for r in out["records"])
+    assert sorted(ids) == sorted(t["id"] for t in small_bundle.tasks[:n_tasks]) and set(ids.values()) == {1}
+    assert all(r["status"] != "infra_error" for r in out["records"])
+    assert out["stats"]["finished"] == n_tasks
