@@ -43,10 +43,9 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
     from models.config import EndpointConfig
     from models.testing.scripted_server import ScriptedServer
     from models.testing.smoke_rule import smoke_reply
-    from pipeline.campaign.bundle import SUITE, read_manifest
-    from pipeline.campaign.cells import Cell
-    from pipeline.campaign.config import ClusterConf, ModelConf
-    from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
+    from pipeline.campaign.config import ClusterConf
+    from pipeline.campaign.executor import run_jobs, start_actors, write_result
+    from tests.pipeline.campaign.child_ray import static_graph_job
 
     marker = out / "allocated"
 
@@ -63,21 +62,9 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
             return super().run(task, *args)
 
     actors._ACTOR_CLASS = ray.remote(HungryTaskActor)
-    manifest = read_manifest(bundle_dir)
-    suite = json.loads((bundle_dir / SUITE).read_text(encoding="utf-8"))
-    tasks = [*suite["splits"]["dev"], *suite["splits"]["test"]][:n_tasks]
+    job, manifest = static_graph_job(bundle_dir, out, n_tasks)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        model = ModelConf(name="scripted", kind="scripted", concurrency=16, timeout_s=20.0)
-        cell = Cell("collegemsg", "static_graph_rag", model.name, 0)
-        job = CellJob(
-            cell,
-            {},
-            run_settings(cell, model, model.max_model_len),
-            tasks,
-            out / "records" / f"{cell.cell_id}.jsonl",
-            out / "traces" / f"{cell.cell_id}.jsonl",
-        )
         conf = ClusterConf(kind="local", actors=1, actor_concurrency=2, actor_cpus=1.0)
         with ScriptedServer(smoke_reply) as server:
             endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=16, timeout_s=20)

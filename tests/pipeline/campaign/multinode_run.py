@@ -5,9 +5,9 @@ session's own Ray runtime is single-node, and a process joins one runtime only).
 each) joined to the head's GCS: Ray's own way of testing several nodes on one machine. Two task actors at
 one CPU each land on two different nodes; each replays the bundle's event log from the object store and
 proves its digest. After a few records the node of an actor that is not the head is killed without grace:
-its tasks in flight fail, the driver resubmits them, and Ray restarts the actor on the spare node, where it
-replays and proves the store again. Prints one JSON object: the nodes, the proofs before and after, the
-executor's stats.
+Ray restarts its actor on the spare node, where it replays and proves the store again, and the tasks that
+were in flight run again (Ray's task retry, or the driver's resubmission when the failure reaches it).
+Prints one JSON object: the nodes, the proofs before and after, the executor's stats.
 
 Usage: python multinode_run.py BUNDLE_DIR OUT_DIR N_TASKS
 """
@@ -25,19 +25,16 @@ from ray.cluster_utils import Cluster
 from models.config import EndpointConfig
 from models.testing.scripted_server import ScriptedServer
 from models.testing.smoke_rule import smoke_reply
-from pipeline.campaign.bundle import SUITE, read_manifest
-from pipeline.campaign.cells import Cell
-from pipeline.campaign.config import ClusterConf, ModelConf
-from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
+from pipeline.campaign.config import ClusterConf
+from pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
+from tests.pipeline.campaign.child_ray import static_graph_job
 
 #: a killed node is declared dead after about a second instead of Ray's default of tens of seconds
 FAST_HEALTH = {"health_check_period_ms": 200, "health_check_failure_threshold": 5}
 
 
 def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
-    manifest = read_manifest(bundle_dir)
-    suite = json.loads((bundle_dir / SUITE).read_text(encoding="utf-8"))
-    tasks = [*suite["splits"]["dev"], *suite["splits"]["test"]][:n_tasks]
+    job, manifest = static_graph_job(bundle_dir, out, n_tasks)
     cluster = Cluster(
         initialize_head=True,
         head_node_args={"num_cpus": 1, "include_dashboard": False, "_system_config": FAST_HEALTH},
@@ -47,16 +44,6 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
     try:
         ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
         nodes = {cluster.head_node.node_id: "head", spare[0].node_id: "n2", spare[1].node_id: "n3"}
-        model = ModelConf(name="scripted", kind="scripted", concurrency=16, timeout_s=20.0)
-        cell = Cell("collegemsg", "static_graph_rag", model.name, 0)
-        job = CellJob(
-            cell,
-            {},
-            run_settings(cell, model, model.max_model_len),
-            tasks,
-            out / "records" / f"{cell.cell_id}.jsonl",
-            out / "traces" / f"{cell.cell_id}.jsonl",
-        )
         conf = ClusterConf(kind="local", actors=2, actor_concurrency=2, actor_cpus=1.0)
         result: dict[str, Any] = {"nodes": sorted(nodes.values())}
         with ScriptedServer(smoke_reply) as server:

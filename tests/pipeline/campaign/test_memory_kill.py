@@ -5,19 +5,14 @@ and the actor comes back (a new process) with its store proven again. In a child
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from tests.pipeline.campaign.child_ray import run_script
 from tests.pipeline.campaign.conftest import Bundle
 from tests.pipeline.campaign.memory_kill_run import ALLOCATE, HEADROOM
-
-HERE = Path(__file__).parent
 
 
 def available_bytes() -> int:
@@ -31,23 +26,7 @@ def test_a_task_actor_killed_for_memory_comes_back_and_the_run_completes(
     if available_bytes() < ALLOCATE + HEADROOM + (2 << 30):
         pytest.skip("fewer than 8 GiB available: the test allocates 4 GiB past a threshold 2 GiB above use")
     n_tasks = 8
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(HERE / "memory_kill_run.py"),
-            str(small_bundle.dir),
-            str(tmp_path),
-            str(n_tasks),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=HERE.parents[2],
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_script("memory_kill_run.py", small_bundle.dir, tmp_path, n_tasks)
     # the allocation happened in the actor's first process, which the memory monitor then killed
     assert out["allocated_in"] == str(out["pid_before"]) and out["pid_after"] != out["pid_before"]
     assert out["digest_after"] == out["expected_digest"] == small_bundle.manifest["store_digest"]

@@ -1,0 +1,54 @@
+"""What the tests that run a Ray runtime of their own in a child process share (``multinode_run.py``,
+``memory_kill_run.py``): the one static_graph_rag cell they run, and running such a script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+
+
+def static_graph_job(bundle_dir: Path, out: Path, n_tasks: int) -> tuple[Any, dict[str, Any]]:
+    """The first ``n_tasks`` tasks of the bundle as one static_graph_rag cell against the scripted
+    double (records and traces under ``out``), and the bundle's manifest."""
+    from pipeline.campaign.bundle import SUITE, read_manifest
+    from pipeline.campaign.cells import Cell
+    from pipeline.campaign.config import ModelConf
+    from pipeline.campaign.executor import CellJob, run_settings
+
+    manifest = read_manifest(bundle_dir)
+    suite = json.loads((bundle_dir / SUITE).read_text(encoding="utf-8"))
+    tasks = [*suite["splits"]["dev"], *suite["splits"]["test"]][:n_tasks]
+    model = ModelConf(name="scripted", kind="scripted", concurrency=16, timeout_s=20.0)
+    cell = Cell("collegemsg", "static_graph_rag", model.name, 0)
+    job = CellJob(
+        cell,
+        {},
+        run_settings(cell, model, model.max_model_len),
+        tasks,
+        out / "records" / f"{cell.cell_id}.jsonl",
+        out / "traces" / f"{cell.cell_id}.jsonl",
+    )
+    return job, manifest
+
+
+def run_script(name: str, bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
+    """Run ``HERE/name BUNDLE OUT N`` in a child process; the JSON object it prints last."""
+    root = str(HERE.parents[2])  # the scripts import this package (tests.…) as well as the project
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": path}
+    done = subprocess.run(
+        [sys.executable, str(HERE / name), str(bundle_dir), str(out), str(n_tasks)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
