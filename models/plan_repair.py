@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any
 
 from engine.api import operator_schemas
@@ -195,12 +194,15 @@ def targets(problems: list[dict[str, Any]], plan: dict[str, Any] | None) -> dict
 ANSWER = "answer_spec"
 
 
-def _arg_name(fld: str) -> str | None:
-    """``args.window.t_a`` → ``window``; ``args.src[0]`` → ``src``; ``args`` (the whole object) → None."""
-    if not fld.startswith("args."):
-        return None
-    name = re.split(r"[.\[]", fld[len("args.") :], maxsplit=1)[0]
-    return name or None
+def _arg_named(fld: str, args: dict[str, Any]) -> str | None:
+    """The key of ``args`` that field path ``fld`` is in: ``args.window.t_a`` → ``window``, ``args.src[0]``
+    → ``src``; None for ``args`` as a whole or a key the step does not have. Matched against the step's own
+    keys, not split on ``.``: a key the model wrote may hold dots or brackets itself."""
+    for key in sorted((k for k in args if isinstance(k, str)), key=len, reverse=True):  # longest first
+        head = f"args.{key}"
+        if fld == head or fld.startswith((head + ".", head + "[")):
+            return key
+    return None
 
 
 def failing_fields(problems: list[dict[str, Any]], plan: dict[str, Any] | None) -> dict[str, frozenset[str]]:
@@ -213,14 +215,16 @@ def failing_fields(problems: list[dict[str, Any]], plan: dict[str, Any] | None) 
     for p in problems:
         fld = _field_of(p) or ""
         if fld.startswith("answer_spec.") and isinstance(spec, dict):
-            key = re.split(r"[.\[]", fld[len("answer_spec.") :], maxsplit=1)[0]
-            if key in spec:
+            key = next(
+                (k for k in spec if fld == f"answer_spec.{k}" or fld.startswith(f"answer_spec.{k}.")), None
+            )
+            if key is not None:
                 out.setdefault(ANSWER, set()).add(key)
             continue
         step = _step(plan, p.get("step")) if p.get("step") else None
-        name = _arg_name(fld)
         args = step.get("args") if step is not None else None
-        if name and isinstance(args, dict) and name in args:
+        name = _arg_named(fld, args) if isinstance(args, dict) else None
+        if name is not None:
             out.setdefault(str(p["step"]), set()).add(name)
     return {k: frozenset(v) for k, v in out.items()}
 
@@ -301,8 +305,10 @@ def repair_section(
             f" without the failing steps ({', '.join(sorted(left_out))}): you sent the same plan again, so "
             "write those steps anew, differently (another operator or other arguments)"
         )
-    if any(k not in left_out for k in fields):
-        what += ", without the values the problems name: write those anew"
+    if plan is not None:
+        # said whether or not a value was left out: the text outside the fences never depends on what
+        # the model wrote (tests/redteam/test_fences.py)
+        what += "; a value a problem names is left out of the quote: write it anew"
     aim = targets(problems, plan)
     lines = [
         f"REPAIR. Your attempt {n} of {of} {what}:",

@@ -94,7 +94,7 @@ def test_a_repeated_bad_plan_is_asked_again_with_seeded_sampling(scripted_client
     # the value the problem names is not quoted back (the model cannot copy it), the rest of s2 is
     first_quote = repair.split('<data name="previous_plan">\n', 1)[1].split("\n</data>", 1)[0]
     assert '"fn":"count"' in first_quote and "s1.reached" not in first_quote
-    assert "without the values the problems name: write those anew" in repair
+    assert "a value a problem names is left out of the quote: write it anew" in repair
 
 
 def test_a_byte_identical_unreadable_reply_is_a_repeat(scripted_client, ctx) -> None:
@@ -273,7 +273,14 @@ def test_every_repair_leaves_out_the_values_the_problems_name() -> None:
         "steps": [{"id": "s1", "op": "aggregate_events", "args": {"group_by": ["src"]}}],
         "answer_spec": {"kind": "entity"},
     }
-    assert "write those anew" in section and "args.window.t_a" in section  # the problem still names it
+    assert "write it anew" in section and "args.window.t_a" in section  # the problem still names it
     # nothing named, nothing left out: the quote is the plan (less the task's keys)
     assert failing_fields([{"code": "schema", "message": "x"}], one) == {}
-    assert "write those anew" not in repair_section("", one, [{"code": "schema", "message": "x"}], False)
+    whole = repair_section("", one, [{"code": "schema", "message": "x"}], False)
+    assert json.loads(whole.split('<data name="previous_plan">\n', 1)[1].split("\n</data>", 1)[0]) == {
+        "steps": one["steps"],
+        "answer_spec": one["answer_spec"],
+    }
+    # an argument key holding a dot or a bracket is still found (matched against the step's own keys)
+    odd = {"steps": [{"id": "s1", "op": "x", "args": {"a": 2, "a.b[0]": 1}}], "answer_spec": {}}
+    assert failing_fields([{"step": "s1", "field": "args.a.b[0].c"}], odd) == {"s1": {"a.b[0]"}}
