@@ -15,25 +15,14 @@ HERE = Path(__file__).parent
 
 def static_graph_job(bundle_dir: Path, out: Path, n_tasks: int) -> tuple[Any, dict[str, Any]]:
     """The first ``n_tasks`` tasks of the bundle as one static_graph_rag cell against the scripted
-    double (records and traces under ``out``), and the bundle's manifest."""
+    double (records and traces under ``out``; ``conftest.jobs_for``), and the bundle's manifest."""
     from pipeline.campaign.bundle import SUITE, read_manifest
-    from pipeline.campaign.cells import Cell
-    from pipeline.campaign.config import ModelConf
-    from pipeline.campaign.executor import CellJob, run_settings
+    from tests.pipeline.campaign.conftest import Bundle, jobs_for, scripted_model
 
     manifest = read_manifest(bundle_dir)
     suite = json.loads((bundle_dir / SUITE).read_text(encoding="utf-8"))
-    tasks = [*suite["splits"]["dev"], *suite["splits"]["test"]][:n_tasks]
-    model = ModelConf(name="scripted", kind="scripted", concurrency=16, timeout_s=20.0)
-    cell = Cell("collegemsg", "static_graph_rag", model.name, 0)
-    job = CellJob(
-        cell,
-        {},
-        run_settings(cell, model, model.max_model_len),
-        tasks,
-        out / "records" / f"{cell.cell_id}.jsonl",
-        out / "traces" / f"{cell.cell_id}.jsonl",
-    )
+    bundle = Bundle(bundle_dir, manifest, suite)
+    (job,) = jobs_for(bundle, ["static_graph_rag"], n_tasks, out, scripted_model())
     return job, manifest
 
 
