@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import InvalidArgError, OpContext, Store
+from pipeline.tasks.checks import default_workers
 from pipeline.tasks.generate import generate_suite, suite_text
 
 
@@ -37,10 +38,12 @@ def build_suite(
     probes: bool = True,
     crosscheck: bool = True,
     progress: Callable[[str], None] | None = None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     """The suite of ``store_dir``. With ``probes``, the probes' corrections are written into the store
     first unless its event log already holds them (then the store is only read). A store without edge
-    events is refused before anything is written: every template draws its question from events."""
+    events is refused before anything is written: every template draws its question from events.
+    ``workers``: cross-check processes (None: :func:`~pipeline.tasks.checks.default_workers`)."""
     _require_events(store_dir)
     if probes:
         from pipeline.tasks.probes import ensure_corrections
@@ -72,6 +75,7 @@ def build_suite(
             manifest=read_manifest(store_dir),
             probes=drafts,
             progress=progress,
+            workers=default_workers() if workers is None else workers,
         )
 
 

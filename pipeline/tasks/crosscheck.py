@@ -17,6 +17,7 @@ the cost guard, the plan's wall and row budgets, and cutting a ref list to an ar
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from engine.api import (
@@ -40,6 +41,8 @@ from pipeline.scoring.typed import score
 
 #: operators whose payload has no pageable list (and no ``truncated``/``cursor``)
 UNPAGED = frozenset({"count_temporal_motifs"})
+#: a gold's cross-check: (oracle plan, answer kind, gold) -> whether the independent path agrees
+GoldCheck = Callable[[dict[str, Any], str, Any], bool]
 #: the error code of an answer value that does not have its kind's shape (the reporter's "unusable")
 E_ANSWER_KIND = "E_ANSWER_KIND"
 
@@ -54,12 +57,23 @@ class SharedOracleStore(OracleStore):
     def __init__(self, nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> None:
         super().__init__(nodes, edges)
         self._memo: dict[tuple[int, int | None], list[dict[str, Any]]] = {}
+        self._known: dict[int | None, set[str]] = {}
 
     def _believed(self, versions: list[dict[str, Any]], a: int | None) -> list[dict[str, Any]]:  # type: ignore[override]
         key = (id(versions), a)
         if key not in self._memo:
             self._memo[key] = OracleStore._believed(versions, a)
         return self._memo[key]
+
+    def known_uids(self, as_of_tt: int | None) -> set[str]:
+        # the oracles only test membership in it or iterate it (none adds or removes a uid)
+        if as_of_tt not in self._known:
+            self._known[as_of_tt] = super().known_uids(as_of_tt)
+        return self._known[as_of_tt]
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the memo is keyed by the lists' id(): an unpickled copy has new lists, so it starts empty
+        return {**self.__dict__, "_memo": {}, "_known": {}}
 
 
 def oracle_store_for(store: Store) -> OracleStore:
@@ -148,3 +162,8 @@ def agree(kind: str, gold: Any, other: dict[str, Any]) -> bool:
     if "error" in other or "value" not in other:
         return False
     return score(kind, gold, other["value"])
+
+
+def oracle_agrees(ostore: OracleStore, plan_json: dict[str, Any], kind: str, gold: Any) -> bool:
+    """Whether the oracles' answer to ``plan_json`` scores as ``gold``: the cross-check of one gold."""
+    return agree(kind, gold, oracle_answer(plan_json, ostore))

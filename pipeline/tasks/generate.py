@@ -28,6 +28,7 @@ import numpy as np
 
 from engine.api import ExecConfig, OpContext, OracleStore, canonical_json, sha256_hex
 from pipeline.scoring.typed import score
+from pipeline.tasks.crosscheck import GoldCheck
 from pipeline.tasks.gold import compute_gold, plan_json
 from pipeline.tasks.model import Draft, Template, all_templates
 from pipeline.tasks.sampler import Sampler
@@ -94,6 +95,7 @@ def run_template(
     dataset: str,
     progress: Callable[[str], None] | None = None,
     config: ExecConfig | None = None,
+    check: GoldCheck | None = None,
 ) -> TemplateRun:
     out = TemplateRun()
     seen: set[tuple[Any, ...]] = set()
@@ -115,7 +117,7 @@ def run_template(
         task_id = f"{dataset}/{tmpl.name}/{k:02d}"
         para, question = _question(tmpl, k, draft)
         plan = plan_json(task_id, question, tmpl, draft)
-        g = compute_gold(ctx, ostore, tmpl, draft, plan, config)
+        g = compute_gold(ctx, ostore, tmpl, draft, plan, config, check)
         if g.status == "refused":
             rec = task_record(task_id, tmpl, para, question, draft, plan, None, None)
             rec["refused"] = g.error
@@ -193,7 +195,11 @@ def split(tasks: list[dict[str, Any]], seed: int) -> tuple[list[dict[str, Any]],
 
 
 def run_probes(
-    ctx: OpContext, ostore: OracleStore | None, probes: list[tuple[Template, Draft, Draft]], dataset: str
+    ctx: OpContext,
+    ostore: OracleStore | None,
+    probes: list[tuple[Template, Draft, Draft]],
+    dataset: str,
+    check: GoldCheck | None = None,
 ) -> TemplateRun:
     """Before/current pairs: both halves must get gold, and the two golds must differ."""
     out = TemplateRun()
@@ -207,7 +213,7 @@ def run_probes(
             task_id = f"{pair}-{draft.probe_half}"
             para, question = _question(tmpl, k, draft)
             plan = plan_json(task_id, question, tmpl, draft)
-            g = compute_gold(ctx, ostore, tmpl, draft, plan)
+            g = compute_gold(ctx, ostore, tmpl, draft, plan, check=check)
             halves.append((task_id, para, question, draft, plan, g))
         bad = [g for *_, g in halves if g.status != "ok"]
         if bad:
@@ -234,9 +240,41 @@ def generate_suite(
     probes: list[tuple[Template, Draft, Draft]] | None = None,
     progress: Callable[[str], None] | None = None,
     config: ExecConfig | None = None,
+    workers: int = 1,
 ) -> dict[str, Any]:
     """The suite (a JSON-able dict); ``probes`` are the correction probes' (template, before, current);
-    ``config`` is the executor's (budgets) for every oracle plan."""
+    ``config`` is the executor's (budgets) for every oracle plan.
+
+    With ``workers`` > 1 the oracle cross-checks (nine tenths of the time) run in that many processes while
+    generation goes on, each check taken as agreeing until its process answers; if any disagrees, the suite
+    is generated again with every check in line. Either way the file is the one the serial path makes."""
+    args = (ctx, dataset, seed, store_digest, ostore, manifest, probes, progress, config)
+    if ostore is None or workers <= 1:
+        return _generate(*args, None)
+    from pipeline.tasks.checks import SpeculativeCheck
+
+    with SpeculativeCheck(ostore, workers) as check:
+        suite = _generate(*args, check)
+        disagreed = check.disagreements()
+    if not disagreed:
+        return suite
+    if progress:
+        progress(f"  {len(disagreed)} cross-check(s) disagreed (first {disagreed[0]}): generating in order")
+    return _generate(*args, None)
+
+
+def _generate(
+    ctx: OpContext,
+    dataset: str,
+    seed: int,
+    store_digest: str,
+    ostore: OracleStore | None,
+    manifest: dict[str, Any] | None,
+    probes: list[tuple[Template, Draft, Draft]] | None,
+    progress: Callable[[str], None] | None,
+    config: ExecConfig | None,
+    check: GoldCheck | None,
+) -> dict[str, Any]:
     tasks: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
     dropped: dict[str, dict[str, int]] = {}
@@ -244,14 +282,15 @@ def generate_suite(
     keys: dict[str, set[tuple[Any, ...]]] = {}
     for i, tmpl in enumerate(templates):
         rng = np.random.default_rng([seed, i, _name_hash(tmpl.name)])
-        run = run_template(ctx, ostore, tmpl, Sampler(ctx, dataset, rng, manifest), dataset, progress, config)
+        sampler = Sampler(ctx, dataset, rng, manifest)
+        run = run_template(ctx, ostore, tmpl, sampler, dataset, progress, config, check)
         tasks += run.tasks
         refused += run.refused
         keys[tmpl.name] = run.keys
         if run.dropped:
             dropped[tmpl.name] = dict(sorted(run.dropped.items()))
     if probes:
-        run = run_probes(ctx, ostore, probes, dataset)
+        run = run_probes(ctx, ostore, probes, dataset, check)
         tasks += run.tasks
         if run.dropped:
             dropped["probes"] = dict(sorted(run.dropped.items()))

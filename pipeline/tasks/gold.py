@@ -16,6 +16,7 @@ Every drop has a reason, counted per template in the suite file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ from engine.api import (
     verify_plan,
 )
 from pipeline.scoring.typed import score
-from pipeline.tasks.crosscheck import oracle_answer
+from pipeline.tasks.crosscheck import GoldCheck, oracle_agrees
 from pipeline.tasks.model import Draft, Template
 
 
@@ -65,7 +66,11 @@ def compute_gold(
     draft: Draft,
     plan: dict[str, Any],
     config: ExecConfig | None = None,
+    check: GoldCheck | None = None,
 ) -> Gold:
+    """The draft's gold. The cross-check (step 5) runs the oracles on ``ostore`` in line, or asks ``check``
+    when one is given (a speculative check answers at once and confirms later: :mod:`pipeline.tasks.checks`).
+    """
     report = verify_plan(plan, ctx, VerifierConfig(task_uids=frozenset(draft.input_uids)))
     if not report.valid:
         return Gold("dropped", "verifier: " + ",".join(sorted({v.code for v in report.violations})))
@@ -93,11 +98,13 @@ def compute_gold(
     if draft.manifest_gold is not None:
         if not score(tmpl.kind, draft.manifest_gold, gold):
             return Gold("dropped", "cross-check: the engine disagrees with the manifest")
-    elif ostore is not None:
+    elif ostore is not None or check is not None:
         if oracle_pairs(ctx, plan) > ORACLE_MAX_PAIRS:
             return Gold("dropped", "cross-check: too large for the brute-force oracle")
-        other = oracle_answer(plan, ostore)
-        if "error" in other or not score(tmpl.kind, gold, other["value"]):
+        if check is None:
+            assert ostore is not None
+            check = partial(oracle_agrees, ostore)
+        if not check(plan, tmpl.kind, gold):
             return Gold("dropped", "cross-check: the brute-force oracles disagree")
     return Gold("ok", gold=gold, answer_object=answer)
 

@@ -123,3 +123,50 @@ def test_sigterm_of_a_bundle_build_leaves_no_scratch_and_says_so(tmp_path: Path)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143 and '"E_INTERRUPTED"' in err and "SIGTERM" in err, err[-2000:]
     assert list(out.glob(".bundle-*")) == [] and not (out / "manifest.json").exists()
+
+
+def _children(pid: int) -> list[int]:
+    from pathlib import Path as _P
+
+    path = _P(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+def _running(pid: int) -> bool:
+    from pathlib import Path as _P
+
+    try:  # "pid (comm) state ...": a zombie awaits its reaper, it runs no more
+        return _P(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads children from /proc (Linux)")
+def test_sigkill_of_a_bundle_build_leaves_no_cross_check_worker(tmp_path: Path) -> None:
+    # the suite's cross-checks run in worker processes (pipeline/tasks/checks.py): a SIGKILLed build runs
+    # no clean-up, so each worker must notice its parent is gone and end itself
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO_ROOT
+
+    cmd = [sys.executable, "-m", "pipeline.cli.main", "bundle", "build", "--dataset", "collegemsg",
+           "--out", str(tmp_path / "cm")]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # templates are being drawn: the workers are checking their golds
+        if "tasks," in line and "refused" in line:
+            break
+    workers = _children(proc.pid)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert workers, "the build started no cross-check worker"
+    deadline = time.monotonic() + 15
+    while any(_running(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [w for w in workers if _running(w)]
+    for w in left:  # do not leave them to the next test
+        os.kill(w, signal.SIGKILL)
+    assert not left, f"workers outlived their SIGKILLed build: {left}"

@@ -1,0 +1,107 @@
+"""Speculative cross-checks: the oracles run in worker processes while a suite is generated.
+
+The brute-force oracles take nine tenths of a suite's generation (CollegeMsg: ~29 of 32 s on one core),
+and a draw's cross-check can only drop it, which in a correct engine never happens. So
+:class:`SpeculativeCheck` answers "agrees" at once, sends the check to a process pool, and, once
+generation is done, :meth:`SpeculativeCheck.disagreements` waits for every answer. If one disagreed (or
+a worker failed), the caller generates again with every check in line (:func:`generate_suite`): the
+decisions taken on the speculation are then replaced by the exact ones, so the suite is always the one
+the serial path makes, and a fast suite costs one pass.
+
+Workers are spawned (not forked: the parent holds a DuckDB connection and its threads) and get the oracle
+store pickled once, in their initializer. They ignore SIGINT: the parent stops them in order on Ctrl-C,
+the ``with`` block ends them on every exit, and a worker whose parent was SIGKILLed ends itself.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from types import TracebackType
+from typing import Any
+
+from engine.api import OracleStore
+
+_STORE: OracleStore | None = None  # the worker's oracle store, set by its initializer
+PARENT_POLL_S = 0.5
+
+
+def _init_worker(ostore: OracleStore) -> None:
+    global _STORE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _STORE = ostore
+    parent = os.getppid()
+    threading.Thread(target=_exit_with, args=(parent,), name="parent-watch", daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    # a SIGKILLed parent runs no clean-up and its pool would wait on the call queue for ever: a worker
+    # re-parented (its parent gone) ends itself
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(0)
+
+
+def _check_in_worker(plan: dict[str, Any], kind: str, gold: Any) -> bool:
+    from pipeline.tasks.crosscheck import oracle_agrees
+
+    assert _STORE is not None, "worker not initialised"
+    return oracle_agrees(_STORE, plan, kind, gold)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def default_workers() -> int:
+    """Cross-check processes for a suite build: every usable core, at most 4 (the oracles' share of the
+    work does not feed more), 1 inside a daemonic process (which may not start children)."""
+    if multiprocessing.current_process().daemon:
+        return 1
+    return max(1, min(4, usable_cores()))
+
+
+class SpeculativeCheck:
+    """A :data:`~pipeline.tasks.crosscheck.GoldCheck` that says yes now and asks the oracles in a pool."""
+
+    def __init__(self, ostore: OracleStore, workers: int) -> None:
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(ostore,),
+        )
+        self._pending: list[tuple[str, Future[bool]]] = []
+
+    def __call__(self, plan: dict[str, Any], kind: str, gold: Any) -> bool:
+        fut = self._pool.submit(_check_in_worker, plan, kind, gold)
+        self._pending.append((str(plan.get("plan_id")), fut))
+        return True
+
+    def disagreements(self) -> list[str]:
+        """Waits for every check; the plan ids whose oracles disagreed or whose check failed (with why)."""
+        bad = []
+        for plan_id, fut in self._pending:
+            try:
+                if not fut.result():
+                    bad.append(plan_id)
+            except Exception as exc:  # a worker died or the oracle raised: the in-line pass will say
+                bad.append(f"{plan_id} ({type(exc).__name__}: {exc})")
+        return bad
+
+    def __enter__(self) -> SpeculativeCheck:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        # on an error or Ctrl-C the queued checks are dropped and the running ones end within a check
+        self._pool.shutdown(wait=True, cancel_futures=et is not None)
