@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -39,6 +39,8 @@ from pipeline.campaign.ray_runtime import actors_per_suite, import_ray
 from pipeline.campaign.records import append_line, append_record, done_task_ids
 from pipeline.systems.base import RunSettings
 
+#: warnings (a memory kill, fewer actors than asked) go to Hydra's console and job log (driver.log) alike
+log = logging.getLogger("tgms.campaign")
 READY_TIMEOUT_S = 600.0  # a proof replays a whole store; a big one on a busy node takes a while
 CLOSE_TIMEOUT_S = 10.0
 #: a task killed for memory: the first pause before it is retried (doubling per kill, up to the max), and
@@ -156,11 +158,12 @@ def start_actors(
     proofs: list[tuple[_Actor, Any]] = []
     per_suite = actors_per_suite(cluster, float(ray.cluster_resources().get("CPU", 0.0)), len(bundles))
     if per_suite < cluster.actors:
-        print(
-            f"starting {per_suite} task actor(s) per suite, not cluster.actors={cluster.actors}: "
-            f"that many at actor_cpus={cluster.actor_cpus:g} do not fit the cluster's CPUs",
-            file=sys.stderr,
-            flush=True,
+        log.warning(
+            "starting %d task actor(s) per suite, not cluster.actors=%d: that many at actor_cpus=%g do not "
+            "fit the cluster's CPUs",
+            per_suite,
+            cluster.actors,
+            cluster.actor_cpus,
         )
     try:
         for suite, (bundle_dir, manifest) in bundles.items():
@@ -446,11 +449,11 @@ def _memory_backoff(err: BaseException, cap: int, in_flight: int, stats: dict[st
     stats["memory_kills"] = stats.get("memory_kills", 0) + 1
     new_cap = max(1, min(cap, in_flight) // 2)
     pause = min(MEMORY_BACKOFF_S * 2 ** (stats["memory_kills"] - 1), MEMORY_BACKOFF_MAX_S)
-    print(
-        f"a task was killed for memory ({_message(err)[:160]}); retrying it in {pause:g} s with at most "
-        f"{new_cap} task(s) in flight",
-        file=sys.stderr,
-        flush=True,
+    log.warning(
+        "a task was killed for memory (%s); retrying it in %g s with at most %d task(s) in flight",
+        _message(err)[:160],
+        pause,
+        new_cap,
     )
     return new_cap, pause
 

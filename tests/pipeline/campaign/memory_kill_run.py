@@ -34,6 +34,29 @@ def used_fraction_with(headroom: int) -> float:
     return min(0.99, (total - available + headroom) / total)
 
 
+def hungry_actor_class(marker: Path) -> type:
+    """A task actor whose first task (on any restart of any actor) allocates past the threshold once,
+    writing its pid to ``marker`` first."""
+    import pipeline.campaign.actors as actors
+
+    class HungryTaskActor(actors.TaskActor):
+        def run(self, task: dict[str, Any], *args: Any) -> Any:
+            try:  # one task of all (an actor runs several at once) claims the allocation
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                fd = -1
+            if fd >= 0:
+                os.write(fd, str(os.getpid()).encode())
+                os.close(fd)
+                hog = bytearray(ALLOCATE)
+                for i in range(0, len(hog), 4096):  # touch every page: memory is only used once written
+                    hog[i] = 1
+                time.sleep(60)  # the monitor kills this worker long before
+            return super().run(task, *args)
+
+    return HungryTaskActor
+
+
 def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
     os.environ[THRESHOLD_ENV] = f"{used_fraction_with(HEADROOM):.4f}"
     os.environ[REFRESH_ENV] = "100"
@@ -48,20 +71,7 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
     from tests.pipeline.campaign.child_ray import static_graph_job
 
     marker = out / "allocated"
-
-    class HungryTaskActor(actors.TaskActor):
-        """A task actor whose first task (on any restart of any actor) allocates past the threshold once."""
-
-        def run(self, task: dict[str, Any], *args: Any) -> Any:
-            if not marker.exists():
-                marker.write_text(str(os.getpid()))
-                hog = bytearray(ALLOCATE)
-                for i in range(0, len(hog), 4096):  # touch every page: memory is only used once written
-                    hog[i] = 1
-                time.sleep(60)  # the monitor kills this worker long before
-            return super().run(task, *args)
-
-    actors._ACTOR_CLASS = ray.remote(HungryTaskActor)
+    actors._ACTOR_CLASS = ray.remote(hungry_actor_class(marker))
     job, manifest = static_graph_job(bundle_dir, out, n_tasks)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
