@@ -62,6 +62,11 @@ _RULES_TAIL = """\
 
 #: the task's message when the question names no time point
 NO_TIMES = "The question names no time: leave window out (no window = the whole time line)."
+#: the task's message when it has no input uid
+NO_UIDS = (
+    "The question names no node: leave src, dst, node and uid out (no filter = every node); a uid an "
+    "answer needs comes from a step's out field."
+)
 
 
 def rules(time_names: bool) -> str:
@@ -226,6 +231,10 @@ def task_suffix(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> str:
         # half of a sample of people's questions name no time ("over the whole period"), and the 1.5B
         # model then wrote date strings or made-up numbers as window bounds (2026-12-05)
         parts.append(NO_TIMES)
+    if not task.input_uids:
+        # with no uid to use, the 1.5B model filled the optional src/dst/node filters with made-up uids in
+        # 24 of 40 people's questions' first plans (2026-12-05)
+        parts.append(NO_UIDS)
     parts += [
         (
             f"Expected answer kind: {task.kind} ({VALUE_WORDS[task.kind]})."

@@ -130,7 +130,11 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
             kind=task.get("answer_kind"),
             card=card,
             memory=notes,
-            examples=index.nearest(task["question"], config.examples_k) if index is not None else (),
+            examples=(
+                index.nearest(task["question"], config.examples_k, names_uids=bool(task.get("input_uids")))
+                if index is not None
+                else ()
+            ),
         )
         if config.examples == "retrieved":  # the worked plans the task's message showed (train ids, fixed:N)
             rec.extras["worked_plans"] = [ex.source for ex in shown_examples(ptask, planner.layout)]

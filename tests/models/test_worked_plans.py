@@ -11,6 +11,7 @@ from models.plan_prompt import (
     FIXED_EXAMPLES,
     FIXED_LAYOUT,
     NO_TIMES,
+    NO_UIDS,
     PlanTask,
     PromptLayout,
     first_messages,
@@ -132,6 +133,15 @@ def test_a_question_without_times_is_told_to_leave_the_window_out() -> None:
         PlanTask("t/2", "Which user, ever?", (), "entity", "c"), PromptLayout("fixed", "full", False)
     )
     assert NO_TIMES not in plain[1]["content"]
+
+
+def test_a_question_without_input_uids_is_told_to_leave_the_uid_filters_out() -> None:
+    none = first_messages(PlanTask("t/1", "Which user sent most, ever?", (), "entity", "c"))[1]["content"]
+    one = first_messages(PlanTask("t/2", "Whom did n5 reach, ever?", ("n5",), "entity_set", "c"))[1][
+        "content"
+    ]
+    assert NO_UIDS in none and NO_UIDS not in one
+    assert none.index(NO_UIDS) > none.index("QUESTION")  # outside every fence, after the task's data
 
 
 def test_the_fixed_examples_show_named_times_in_the_prefix() -> None:
