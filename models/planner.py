@@ -80,6 +80,7 @@ from models.plan_repair import (
     repeat_temperature,
 )
 from models.plan_schema import MAX_STEPS, SCHEMAS, STEP_ID_PATTERN, per_operator_schema
+from models.plan_shape import reshape
 from models.prompting import extract_json
 from models.worked_plans import question_names, resolve_names
 
@@ -261,6 +262,7 @@ def read_plan(reply: str, task: PlanTask, named: bool = False) -> dict[str, Any]
         raw = raw["plan"]  # a wrapper some models add
     if not isinstance(raw, dict):
         raise ModelOutputError("the reply's JSON is not an object {steps, answer_spec}")
+    raw, _ = reshape(raw)  # a bare step wrapped, arguments beside op moved into args (models.plan_shape)
     try:
         check_depth(raw)
     except TGMSError as err:

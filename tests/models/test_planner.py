@@ -183,6 +183,25 @@ def test_the_reply_may_come_in_think_blocks_and_code_fences(scripted_client, ctx
     assert out.plan is not None and out.plan["plan_id"] == "t/1" and out.plan["question"] == task().question
 
 
+def test_a_bare_step_with_its_arguments_beside_op_is_read_as_the_plan_it_means(scripted_client, ctx) -> None:
+    # two shapes the 1.5B model wrote for people's questions: one step at the top (answer_spec beside it),
+    # its arguments next to op
+    plan = reach_plan()
+    step = plan["steps"][0]
+    bare = {
+        "id": "s1",
+        "op": step["op"],
+        **step["args"],
+        "depends_on": [],
+        "answer_spec": plan["answer_spec"],
+    }
+    _, client = scripted_client(by_turn(json.dumps(bare)))
+    out = run(client, ctx, task())
+    assert [a.valid for a in out.attempts] == [True] and out.trace is not None and out.trace.status == "ok"
+    assert out.plan is not None and out.plan["steps"] == plan["steps"]
+    assert out.attempts[0].reply == json.dumps(bare)  # the record keeps what the model wrote
+
+
 # -- repairs ----------------------------------------------------------------------------------------------
 
 
