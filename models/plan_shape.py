@@ -4,8 +4,8 @@ written beside ``op``.
 On people's questions the 1.5B model's last replies were often not plans but one step (``{"id": "s1",
 "op": ..., "args": ..., "depends_on": []}`` at the top, sometimes with ``answer_spec`` beside it), or a
 step whose arguments stood next to ``op`` (``{"op": "aggregate_events", "aggregates": [...]}``); 6 of
-the 18 of 40 tasks left unanswered ended in such shapes after every repair (2026-12-05). What the model meant is not in doubt in
-either case, so :func:`reshape` restores the shape, and only that:
+the 18 of 40 tasks left unanswered ended in such shapes after every repair (2026-12-05). What the model
+meant is not in doubt in either case, so :func:`reshape` restores the shape, and only that:
 
 - an object with ``op`` and no ``steps`` becomes ``{"steps": [that step], "answer_spec": ...}`` (the
   top-level ``answer_spec`` kept, the step's keys moved into it);
