@@ -110,7 +110,7 @@ class ComputeArgs(OpArgs):
     ] = None
     cmp: Annotated[
         Literal[(*CMPS, *CMP_ALIASES)] | None,
-        Field(description="comparison of each value with `value`. " + _takers("cmp")),
+        Field(description="filter: each value against `value`; compare: a against b. " + _takers("cmp")),
     ] = None
     value: Annotated[Any, Operand(), Field(description="the value compared against. " + _takers("value"))] = (
         None
@@ -135,7 +135,9 @@ class ComputeArgs(OpArgs):
     expr: Annotated[
         dict[str, Any] | None,
         Field(
-            description="per-row arithmetic {op: add|sub|mul|div, left, right}; left/right a field name, "
+            description="per-row expression {op, left, right} (op: add|sub|mul|div|min|max, "
+            "lt|le|gt|ge|eq|ne giving true/false, and|or) or {op, arg} (op: abs|floor|ceil|not); "
+            "left/right/arg a field name, "
             "a number or a nested expression. " + _takers("expr")
         ),
     ] = None
@@ -160,7 +162,7 @@ class ComputeArgs(OpArgs):
 
 
 class ComputeOut(PagedOutput):
-    value: Annotated[int | float | str | None, Field(description="the fn's result (see the manual)")]
+    value: Annotated[bool | int | float | str | None, Field(description="the fn's result (see the manual)")]
     rows: Annotated[list[Any], Field(description="selected elements or set members; [] for scalar fns")]
     rows_total: int
 
@@ -220,15 +222,18 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "place numbers are combined and never reads the store. Reducers count, sum, min, max, mean, "
         "median take `input` (a list, e.g. a $ref projection) and optionally `field` (use each element's "
         "value of that key); topk (k, default 10) and filter (cmp ==, !=, <, <=, >, >= against `value`) "
-        "return whole elements in `rows`; ratio, diff, mul, percent, pct_change (100·(a−b)/b) and "
+        "return whole elements in `rows`; compare gives true/false for `a cmp b` (a yes/no answer); ratio, "
+        "diff, add, mul, percent, pct_change (100·(a−b)/b) and "
         "interval_relation (the Allen relation of interval a to b) take `a` and `b` or input = [a, b]; "
         "union, intersection, difference return sorted distinct values. join matches the rows of list a "
         "with those of list b on the key(s) `on` (a field name both have, or {a: FIELD_A, b: FIELD_B} "
         "for differently named fields, e.g. a sender's src against a recipient's dst; `how`: inner, left "
         "or anti; a's order, then b's; b's key fields are dropped, and its fields that a also has are "
         "renamed b_<name>); derive adds the field `as` to every row of "
-        "`input`, computed by `expr` {op: add|sub|mul|div, left, right} over field names, numbers or nested "
-        "expressions (a missing or non-numeric field, or a division by zero, gives null). The result is "
+        "`input`, computed by `expr` {op, left, right} with op add|sub|mul|div|min|max, lt|le|gt|ge|eq|ne "
+        "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|not, over field names, numbers or "
+        "nested expressions (arithmetic on a missing or non-numeric field, or a division by zero, gives "
+        "null; a comparison with a null side gives null). The result is "
         "in `value` (for "
         "row-returning fns, the number of rows); a division by zero gives null; arguments a fn does not "
         "take are refused. Over a cut page only the per-row fns filter and derive run (their result stays "

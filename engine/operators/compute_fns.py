@@ -23,10 +23,10 @@ from engine.canonical import canon_float, dumps
 
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 SELECTORS = ("topk", "filter")
-PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul")
+PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul", "add")
 SET_OPS = ("union", "intersection", "difference")
 ROW_FNS = ("join", "derive")  # engine.operators.compute_rows
-FNS = (*REDUCERS, *SELECTORS, "interval_relation", *PAIRWISE, *SET_OPS, *ROW_FNS)
+FNS = (*REDUCERS, *SELECTORS, "interval_relation", "compare", *PAIRWISE, *SET_OPS, *ROW_FNS)
 #: per-row fns: each output row depends on its own input row only, so over part of a list they give exactly
 #: the rows of that part. They run over truncated input and their step stays tainted (docs/plans.md §3): the
 #: result is itself a cut list, and its value (a row count) is read like any cut page's length.
@@ -35,7 +35,7 @@ PER_ROW = ("filter", "derive")
 #: may not apply them to truncated input (docs/plans.md §3). topk over a page is the page's top, a set op
 #: misses the members past the cut, and a join against part of b is plainly wrong.
 LIST_FNS = tuple(f for f in (*REDUCERS, *SELECTORS, *SET_OPS, *ROW_FNS) if f not in PER_ROW)
-TWO_OPERANDS = ("interval_relation", *PAIRWISE, *SET_OPS, "join")  # a and b, or input = [a, b]
+TWO_OPERANDS = ("interval_relation", "compare", *PAIRWISE, *SET_OPS, "join")  # a and b, or input = [a, b]
 FN_ARGS = ("input", "field", "k", "cmp", "value", "a", "b", "on", "how", "expr", "as")
 #: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG
 TAKES: dict[str, tuple[str, ...]] = {
@@ -43,20 +43,26 @@ TAKES: dict[str, tuple[str, ...]] = {
     "topk": ("input", "field", "k"),
     "filter": ("input", "field", "cmp", "value"),
     "interval_relation": ("input", "a", "b"),
+    "compare": ("input", "a", "b", "cmp"),
     **dict.fromkeys(PAIRWISE, ("input", "a", "b")),
     **dict.fromkeys(SET_OPS, ("input", "a", "b", "field")),
     "join": ("input", "a", "b", "on", "how"),
     "derive": ("input", "expr", "as"),
 }
 #: arguments a fn cannot do without (besides its operands)
-NEEDS: dict[str, tuple[str, ...]] = {"filter": ("cmp", "value"), "join": ("on",), "derive": ("expr", "as")}
+NEEDS: dict[str, tuple[str, ...]] = {
+    "filter": ("cmp", "value"),
+    "compare": ("cmp",),
+    "join": ("on",),
+    "derive": ("expr", "as"),
+}
 COMMON = ("as_of_tt", "limit", "cursor")
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
 DEFAULT_K = 10
 MAX_K = 10_000
 
-Value = int | float | str | None
+Value = bool | int | float | str | None  # bool: compare's answer
 Result = tuple[Value, list[Any]]
 
 # -- errors: raised as pydantic errors with a location, mapped by base.validation_error ------------------
@@ -220,17 +226,30 @@ def _holds(x: Any, cmp: str, y: Any) -> bool:
     value_error("cmp", f"cannot order {_show(x)} and {_show(y)} with {cmp} (two numbers or two strings)", x)
 
 
-def _filter(args: dict[str, Any], field: str | None) -> Result:
-    items = _list(args.get("input"), "input")
-    values = _values(items, field, "input")
-    cmp, target = args.get("cmp"), args.get("value")
+def _cmp_arg(args: dict[str, Any], fn: str, *, with_value: bool) -> str:
+    cmp = args.get("cmp")
     if cmp is not None and not isinstance(cmp, str):
         shape_error("cmp", "cmp must be a string", cmp)
-    if cmp is None or target is None:
-        shape_error("cmp" if cmp is None else "value", "compute filter needs cmp and value")
+    needs = "cmp and value" if with_value else "cmp"
+    if cmp is None or (with_value and args.get("value") is None):
+        shape_error("cmp" if cmp is None else "value", f"compute {fn} needs {needs}")
     cmp = CMP_ALIASES.get(cmp, cmp)
     if cmp not in CMPS:
         value_error("cmp", f"cmp must be one of {list(CMPS)} (or {sorted(CMP_ALIASES)})", cmp)
+    return cmp
+
+
+def _compare(args: dict[str, Any]) -> Result:
+    """``a cmp b`` as true/false: a yes/no question's answer from two scalars."""
+    a, b = _a_and_b(args, "compare")
+    return _holds(a, _cmp_arg(args, "compare", with_value=False), b), []
+
+
+def _filter(args: dict[str, Any], field: str | None) -> Result:
+    items = _list(args.get("input"), "input")
+    values = _values(items, field, "input")
+    target = args.get("value")
+    cmp = _cmp_arg(args, "filter", with_value=True)
     rows = [it for it, v in zip(items, values, strict=True) if _holds(v, cmp, target)]
     return len(rows), rows
 
@@ -289,6 +308,8 @@ def _pairwise(fn: str, args: dict[str, Any]) -> Result:
     p, q = exact(a, "a"), exact(b, "b")
     if fn == "diff":
         return number_out(p - q), []
+    if fn == "add":
+        return number_out(p + q), []
     if fn == "mul":
         return number_out(p * q), []
     if q == 0:
@@ -360,6 +381,8 @@ def evaluate(args: dict[str, Any]) -> Result:
         return _filter(args, field)
     if fn == "interval_relation":
         return _interval_relation(args)
+    if fn == "compare":
+        return _compare(args)
     if fn in PAIRWISE:
         return _pairwise(fn, args)
     if fn in ROW_FNS:

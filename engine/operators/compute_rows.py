@@ -11,8 +11,14 @@ Both return whole rows; the fn's ``value`` is the number of rows. Semantics: ``d
   of ``b``'s key fields; in first-seen order), named ``b_<name>`` when the ``a`` row already has the
   name; a ``b`` field a matched ``b`` row lacks, and every ``b`` field of an unmatched ``left`` row, is
   null.
-- ``derive``: each row with one more field ``as`` = ``expr`` evaluated exactly; a field that is missing or
-  not a number makes the result null, and so does a division by zero.
+- ``derive``: each row with one more field ``as`` = ``expr`` evaluated exactly. ``expr`` is
+  ``{op, left, right}`` (arithmetic ``add sub mul div min max``, comparisons ``lt le gt ge eq ne``, boolean
+  ``and or``) or ``{op, arg}`` (``abs floor ceil not``) over field names, numbers and nested expressions.
+  Arithmetic needs numbers: a field that is missing or not a number makes it null, and so does a division
+  by zero. A comparison gives true/false: two numbers by value, two strings in code-point order (``eq``/
+  ``ne`` also compare booleans, and a string never equals a number); a null side or an ordering of
+  unlike values gives null. ``and``/``or``/``not`` take booleans with SQL's three-valued logic (false and
+  null = false, true or null = true; any other operand counts as null).
 
 Argument errors are raised through :mod:`engine.operators.compute_fns`' helpers, so the args model reports
 them like its own field errors.
@@ -20,6 +26,7 @@ them like its own field errors.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -34,8 +41,13 @@ from engine.operators.compute_fns import (
 )
 
 HOWS = ("inner", "left", "anti")
-EXPR_OPS = ("add", "sub", "mul", "div")
+ARITH_OPS = ("add", "sub", "mul", "div", "min", "max")  # numbers -> a number
+COMPARE_OPS = ("lt", "le", "gt", "ge", "eq", "ne")  # -> true/false
+LOGIC_OPS = ("and", "or")  # booleans -> a boolean
+UNARY_OPS = ("abs", "floor", "ceil", "not")  # {op, arg}
+EXPR_OPS = (*ARITH_OPS, *COMPARE_OPS, *LOGIC_OPS, *UNARY_OPS)
 EXPR_KEYS = ("op", "left", "right")
+UNARY_KEYS = ("op", "arg")
 MAX_EXPR_DEPTH = 8
 #: a join's output is at most |a|·|b| rows: past this it is refused before any row is built
 MAX_JOIN_ROWS = 100_000
@@ -138,39 +150,94 @@ def _check_expr(e: Any, loc: str, depth: int) -> None:
         return
     if not isinstance(e, dict):
         shape_error(loc, f"{loc} must be a field name, a number or an expression object", e)
-    extra = sorted(set(e) - set(EXPR_KEYS))
+    op = e.get("op")
+    if op is None:
+        shape_error(f"{loc}.op", "an expression needs op")
+    if not isinstance(op, str):
+        shape_error(f"{loc}.op", "op must be a string", op)
+    keys = UNARY_KEYS if op in UNARY_OPS else EXPR_KEYS
+    extra = sorted(set(e) - set(keys))
     if extra:
-        shape_error(f"{loc}.{extra[0]}", f"unknown key(s) {extra} in an expression", e)
-    for k in EXPR_KEYS:
+        shape_error(f"{loc}.{extra[0]}", f"unknown key(s) {extra} in an expression {{{', '.join(keys)}}}", e)
+    for k in keys:
         if e.get(k) is None:
             shape_error(f"{loc}.{k}", f"an expression needs {k}")
-    if not isinstance(e["op"], str):
-        shape_error(f"{loc}.op", "op must be a string", e["op"])
-    if e["op"] not in EXPR_OPS:
-        value_error(f"{loc}.op", f"op must be one of {list(EXPR_OPS)}", e["op"])
+    if op not in EXPR_OPS:
+        value_error(f"{loc}.op", f"op must be one of {list(EXPR_OPS)}", op)
     if depth >= MAX_EXPR_DEPTH:
         value_error(loc, f"expressions nest at most {MAX_EXPR_DEPTH} deep", None)
-    _check_expr(e["left"], f"{loc}.left", depth + 1)
-    _check_expr(e["right"], f"{loc}.right", depth + 1)
+    for k in keys[1:]:
+        _check_expr(e[k], f"{loc}.{k}", depth + 1)
 
 
-def _eval(e: Any, row: dict[str, Any]) -> Fraction | None:
-    if isinstance(e, str):
-        v = row.get(e)
-        return exact(v, e) if is_number(v) else None  # missing or not a number: null
-    if not isinstance(e, dict):
-        return exact(e, "expr")
-    x, y = _eval(e["left"], row), _eval(e["right"], row)
+#: a value inside an expression: an exact number, a boolean, a string (read from a field) or null
+Term = Fraction | bool | str | None
+
+
+def _num(x: Term) -> Fraction | None:
+    return x if isinstance(x, Fraction) else None  # a bool is not a number here
+
+
+def _logic(x: Term) -> bool | None:
+    return x if isinstance(x, bool) else None
+
+
+def _compare(op: str, x: Term, y: Term) -> bool | None:
     if x is None or y is None:
         return None
+    if op in ("eq", "ne"):
+        same = type(x) is type(y) and x == y  # a string never equals a number, nor a bool a number
+        return same if op == "eq" else not same
+    if not (type(x) is type(y) and isinstance(x, (Fraction, str))):
+        return None  # only two numbers or two strings are ordered
+    return {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[op]  # type: ignore[operator]
+
+
+def _eval(e: Any, row: dict[str, Any]) -> Term:
+    if isinstance(e, str):
+        v = row.get(e)
+        if is_number(v):
+            return exact(v, e)
+        return v if isinstance(v, (bool, str)) else None  # missing, null, a list or an object: null
+    if not isinstance(e, dict):
+        return exact(e, "expr")
     op = e["op"]
+    if op in UNARY_OPS:
+        a = _eval(e["arg"], row)
+        if op == "not":
+            b = _logic(a)
+            return None if b is None else not b
+        n = _num(a)
+        if n is None:
+            return None
+        return abs(n) if op == "abs" else Fraction(math.floor(n) if op == "floor" else math.ceil(n))
+    x, y = _eval(e["left"], row), _eval(e["right"], row)
+    if op in COMPARE_OPS:
+        return _compare(op, x, y)
+    if op in LOGIC_OPS:
+        p, q = _logic(x), _logic(y)
+        decisive = op == "or"  # or: any true is true; and: any false is false
+        if p is decisive or q is decisive:
+            return decisive
+        return None if p is None or q is None else not decisive
+    a, b = _num(x), _num(y)
+    if a is None or b is None:
+        return None
     if op == "add":
-        return x + y
+        return a + b
     if op == "sub":
-        return x - y
+        return a - b
     if op == "mul":
-        return x * y
-    return None if y == 0 else x / y
+        return a * b
+    if op == "min":
+        return min(a, b)
+    if op == "max":
+        return max(a, b)
+    return None if b == 0 else a / b
+
+
+def _out(q: Term) -> Any:
+    return number_out(q) if isinstance(q, Fraction) else q  # a bool stays a bool, null stays null
 
 
 def _derive(args: dict[str, Any]) -> tuple[int, list[Any]]:
@@ -187,14 +254,13 @@ def _derive(args: dict[str, Any]) -> tuple[int, list[Any]]:
     if not name:
         value_error("as", "as must be a non-empty field name", name)
     if not isinstance(expr, dict):
-        shape_error("expr", "expr must be an expression object {op, left, right}", expr)
+        shape_error("expr", "expr must be an expression object {op, left, right} or {op, arg}", expr)
     _check_expr(expr, "expr", 0)
     rows = []
     for i, it in enumerate(items):
         if not isinstance(it, dict):
             value_error(f"input[{i}]", f"input[{i}] is not an object", it)
-        q = _eval(expr, it)
-        rows.append({**it, name: None if q is None else number_out(q)})
+        rows.append({**it, name: _out(_eval(expr, it))})
     return len(rows), rows
 
 

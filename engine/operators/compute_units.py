@@ -31,13 +31,14 @@ from engine.operators.units import (
     UnitResult,
     UnitTree,
     arith,
+    compared,
     list_of,
     obj,
     reduce_unit,
     scalar,
 )
 
-_PAIRWISE_OP = {"diff": "sub", "ratio": "div", "mul": "mul"}
+_PAIRWISE_OP = {"diff": "sub", "ratio": "div", "mul": "mul", "add": "add"}
 _COUNT = scalar(Unit.COUNT)
 
 
@@ -116,6 +117,15 @@ def _pairwise(fn: str, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         return UnitResult(_result(None), [(blame, clash)])
 
 
+def _compare(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
+    (_, a), (lb, b) = _operand(args, env, "a"), _operand(args, env, "b")
+    try:
+        compared(str(args.get("cmp")), a.unit, b.unit)
+    except UnitClash as clash:
+        return UnitResult(_result(Unit.BOOLEAN), [(".".join(map(str, lb)), clash)])
+    return UnitResult(_result(Unit.BOOLEAN))
+
+
 def _same_units(fn: str, where: str, x: UnitTree, y: UnitTree) -> list[tuple[str, UnitClash]]:
     if x.unit is None or y.unit is None or x.unit == y.unit or Unit.VALUE in (x.unit, y.unit):
         return []
@@ -180,9 +190,17 @@ def _expr_unit(e: Any, row: UnitTree) -> Unit | None:
     if not isinstance(e, dict):
         return None  # a literal number: takes the other operand's unit
     op = e.get("op")
-    if op not in ("add", "sub", "mul", "div"):
+    if op in ("abs", "floor", "ceil"):
+        return _expr_unit(e.get("arg"), row)
+    if op in ("not", "and", "or"):
+        return Unit.BOOLEAN
+    if op not in ("add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne"):
         return None
-    return arith(op, _expr_unit(e.get("left"), row), _expr_unit(e.get("right"), row))
+    x, y = _expr_unit(e.get("left"), row), _expr_unit(e.get("right"), row)
+    if op in ("add", "sub", "mul", "div"):
+        return arith(op, x, y)
+    unit = compared(op, x, y)
+    return unit if op in ("min", "max") else Unit.BOOLEAN
 
 
 def _derive(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
@@ -227,8 +245,10 @@ def compute_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
 def _by_fn(fn: Any, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     if fn in ("count", "sum", "min", "max", "mean", "median"):
         return _reducer(fn, args, env)
-    if fn in ("ratio", "diff", "mul", "percent", "pct_change"):
+    if fn in ("ratio", "diff", "mul", "percent", "pct_change", "add"):
         return _pairwise(fn, args, env)
+    if fn == "compare":
+        return _compare(args, env)
     if fn in ("topk", "filter"):
         return _selector(fn, args, env)
     if fn in ("union", "intersection", "difference"):

@@ -344,6 +344,19 @@ def arith(op: str, x: Unit | None, y: Unit | None) -> Unit | None:
     return R if op == "div" else Unit.VALUE
 
 
+def compared(op: str, x: Unit | None, y: Unit | None) -> Unit | None:
+    """The common unit of ``x`` and ``y`` compared or taken the least or greatest of (``lt`` … ``ne``,
+    ``min``, ``max``), or :class:`UnitClash` when both are known and differ (a time point against a
+    duration). ``None`` (unknown, or a literal) and a free ``value`` go with anything."""
+    if x is None or y is None or Unit.VALUE in (x, y) or x == y:
+        return y if x is None or x == Unit.VALUE else x
+    raise UnitClash(
+        f"{SPOKEN[x]} compared with {SPOKEN[y]} has no meaning",
+        found=f"{x.value} {op} {y.value}",
+        use=("compare like with like: time with time, duration with duration, count with count",),
+    )
+
+
 def _clash(op: str, x: Unit | None, y: Unit | None) -> None:
     what = {
         ("add", Unit.TIME, Unit.TIME): "a time point added to a time point",

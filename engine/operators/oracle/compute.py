@@ -17,15 +17,16 @@ from engine.operators.oracle.evolution import allen
 from engine.operators.oracle.store import as_of_arg, check_keys, int_arg, is_int, is_number, str_arg
 
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
-PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul")
+PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul", "add")
 SET_OPS = ("union", "intersection", "difference")
-FNS = (*REDUCERS, "topk", "filter", "interval_relation", *PAIRWISE, *SET_OPS, "join", "derive")
+FNS = (*REDUCERS, "topk", "filter", "interval_relation", "compare", *PAIRWISE, *SET_OPS, "join", "derive")
 #: which optional args each fn accepts (anything else is E_INVALID_ARG)
 FN_ARGS: dict[str, frozenset[str]] = {
     **{f: frozenset({"input", "field"}) for f in REDUCERS},
     "topk": frozenset({"input", "field", "k"}),
     "filter": frozenset({"input", "field", "cmp", "value"}),
     "interval_relation": frozenset({"input", "a", "b"}),
+    "compare": frozenset({"input", "a", "b", "cmp"}),
     **{f: frozenset({"input", "a", "b"}) for f in PAIRWISE},
     **{f: frozenset({"input", "a", "b", "field"}) for f in SET_OPS},
     "join": frozenset({"input", "a", "b", "on", "how"}),
@@ -181,6 +182,15 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
                 raise InvalidArgError(f"cmp must be one of {list(CMPS)}", field="cmp", value=cmp)
             rows = [it for it, v in zip(items, vals, strict=True) if _compare(v, cmp, args["value"])]
             value = len(rows)
+    elif fn == "compare":
+        x, y = _a_b(args, fn)
+        cmp = str_arg(args, "cmp")
+        if cmp is None:
+            raise SchemaError("compute compare needs cmp", field="cmp")
+        cmp = CMP_ALIASES.get(cmp, cmp)
+        if cmp not in CMPS:
+            raise InvalidArgError(f"cmp must be one of {list(CMPS)}", field="cmp", value=cmp)
+        value = _compare(x, cmp, y)
     elif fn == "interval_relation":
         x, y = _a_b(args, fn)
         (a_s, a_e), (b_s, b_e) = _interval(x, "a"), _interval(y, "b")
@@ -190,6 +200,8 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
         p, q = frac(x, "a"), frac(y, "b")
         if fn == "diff":
             value = out_num(p - q)
+        elif fn == "add":
+            value = out_num(p + q)
         elif fn == "mul":
             value = out_num(p * q)
         elif q != 0:
@@ -294,6 +306,12 @@ def _oracle_join(x: Any, y: Any, on: Any, how: Any) -> list[Any]:
     return out
 
 
+_BINARY = frozenset(
+    {"add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or"}
+)
+_UNARY = frozenset({"abs", "floor", "ceil", "not"})
+
+
 def _check_expr(e: Any, where: str, depth: int) -> None:
     if isinstance(e, str):
         return
@@ -302,34 +320,80 @@ def _check_expr(e: Any, where: str, depth: int) -> None:
         return
     if not isinstance(e, dict):
         raise SchemaError(f"{where} must be a field, a number or an expression", field=where)
-    check_keys_expr = sorted(set(e) - {"op", "left", "right"})
-    if check_keys_expr:
+    op = e.get("op")
+    if op is None:
+        raise SchemaError(f"{where} needs op", field=f"{where}.op")
+    if not isinstance(op, str):
+        raise SchemaError(f"{where}.op must be a string", field=f"{where}.op")
+    wanted = {"op", "arg"} if op in _UNARY else {"op", "left", "right"}
+    if set(e) - wanted:
         raise SchemaError(f"unknown key in {where}", field=where)
-    for k in ("op", "left", "right"):
+    for k in sorted(wanted):
         if e.get(k) is None:
             raise SchemaError(f"{where} needs {k}", field=f"{where}.{k}")
-    if not isinstance(e["op"], str):
-        raise SchemaError(f"{where}.op must be a string", field=f"{where}.op")
-    if e["op"] not in ("add", "sub", "mul", "div"):
-        raise InvalidArgError(f"{where}.op must be add, sub, mul or div", field=f"{where}.op")
+    if op not in _BINARY | _UNARY:
+        raise InvalidArgError(f"{where}.op is not an expression op", field=f"{where}.op")
     if depth >= 8:
         raise InvalidArgError("expression nested too deep", field=where)
-    _check_expr(e["left"], where + ".left", depth + 1)
-    _check_expr(e["right"], where + ".right", depth + 1)
+    for k in sorted(wanted - {"op"}):
+        _check_expr(e[k], f"{where}.{k}", depth + 1)
 
 
-def _value(e: Any, row: dict[str, Any]) -> Fraction | None:
+# A value inside an expression, tagged: ("num", Fraction), ("bool", bool), ("str", str); None is null.
+Tagged = tuple[str, Any] | None
+
+
+def _value(e: Any, row: dict[str, Any]) -> Tagged:
     if isinstance(e, str):
         v = row.get(e)
-        return frac(v, e) if is_number(v) else None
-    if is_number(e):
-        return frac(e, "expr")
-    left, right = _value(e["left"], row), _value(e["right"], row)
-    if left is None or right is None:
+        if is_number(v):
+            return ("num", frac(v, e))
+        if isinstance(v, bool):
+            return ("bool", v)
+        if isinstance(v, str):
+            return ("str", v)
         return None
-    if e["op"] == "div":
-        return left / right if right != 0 else None
-    return {"add": left + right, "sub": left - right, "mul": left * right}[e["op"]]
+    if is_number(e):
+        return ("num", frac(e, "expr"))
+    op = e["op"]
+    if op in _UNARY:
+        a = _value(e["arg"], row)
+        if op == "not":
+            return ("bool", not a[1]) if a is not None and a[0] == "bool" else None
+        if a is None or a[0] != "num":
+            return None
+        q: Fraction = a[1]
+        if op == "abs":
+            return ("num", -q if q < 0 else q)
+        down = Fraction(q.numerator // q.denominator)  # floor division rounds toward -inf
+        return ("num", down if op == "floor" or down == q else down + 1)
+    left, right = _value(e["left"], row), _value(e["right"], row)
+    if op in ("eq", "ne"):
+        if left is None or right is None:
+            return None
+        return ("bool", (left == right) == (op == "eq"))  # tags differ: a string never equals a number
+    if op in ("lt", "le", "gt", "ge"):
+        if left is None or right is None or left[0] != right[0] or left[0] == "bool":
+            return None
+        x, y = left[1], right[1]
+        return ("bool", {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[op])
+    if op in ("and", "or"):
+        truth = [t[1] if t is not None and t[0] == "bool" else None for t in (left, right)]
+        if op == "and":
+            return ("bool", False) if False in truth else None if None in truth else ("bool", True)
+        return ("bool", True) if True in truth else None if None in truth else ("bool", False)
+    if left is None or right is None or left[0] != "num" or right[0] != "num":
+        return None
+    x, y = left[1], right[1]
+    if op == "div":
+        return ("num", x / y) if y != 0 else None
+    return ("num", {"add": x + y, "sub": x - y, "mul": x * y, "min": min(x, y), "max": max(x, y)}[op])
+
+
+def _shown(t: Tagged) -> Any:
+    if t is None:
+        return None
+    return out_num(t[1]) if t[0] == "num" else t[1]
 
 
 def _oracle_derive(args: dict[str, Any]) -> list[Any]:
@@ -348,8 +412,7 @@ def _oracle_derive(args: dict[str, Any]) -> list[Any]:
     for i, it in enumerate(items):
         if not isinstance(it, dict):
             raise InvalidArgError(f"input[{i}] is not an object", field=f"input[{i}]")
-        q = _value(expr, it)
         row = dict(it)
-        row[name] = None if q is None else out_num(q)
+        row[name] = _shown(_value(expr, it))
         out.append(row)
     return out

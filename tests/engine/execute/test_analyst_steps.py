@@ -97,3 +97,25 @@ def test_verifier_rules_reach_the_new_arguments(
     raw = {"plan_id": "p", "question": "q?", "steps": [s]}
     violations = [(v.code, v.field) for v in check(raw, ctx).violations]
     assert any(c == code and (f or "").startswith(field) for c, f in violations), violations
+
+
+def test_a_yes_no_question_is_answered_by_compare_and_its_claim_verifies(ctx: OpContext) -> None:
+    """"Does a reach at least 2 nodes?": a count, then compare, then a boolean answer whose claim the
+    verifier supports from the trace (issue 27, item 5)."""
+    from engine.claims.reporter import mechanical_answer
+    from engine.claims.verifier import verify_claims
+
+    for threshold, want in ((2, True), (len(REACHED) + 1, False)):
+        p = plan(
+            step("s1", "temporal_reachability", reach()),
+            step("s2", "compute", {"fn": "count", "input": ref("s1.rows")}, "s1"),
+            step("s3", "compute", {"fn": "compare", "a": ref("s2.value"), "b": threshold, "cmp": ">="}, "s2"),
+            answer="s3.value",
+            kind="boolean",
+        )
+        trace = run(ctx, p)
+        assert trace.answer()["value"] is want, statuses(trace)
+        answer = mechanical_answer(trace)
+        assert answer["answer"]["value"] is want
+        verdicts = verify_claims(answer, trace, ctx)
+        assert verdicts and all(v.verdict == "supported" for v in verdicts), verdicts

@@ -32,7 +32,16 @@ def _row(rng: random.Random, fields: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _valid(rng: random.Random) -> dict[str, Any]:
-    fn = rng.choice(["join", "join", "derive", "derive", "mul"])
+    fn = rng.choice(["join", "join", "derive", "derive", "mul", "compare", "add"])
+    if fn in ("compare", "add"):
+        pick = [3, -2, 0.1, 1 / 3, 0, 3.0, "n1", "n10", True, [1]] if fn == "compare" else [3, -2, 0.1, 1e-10]
+        a, b = rng.choice(pick), rng.choice(pick)
+        call_args: dict[str, Any] = (
+            {"fn": fn, "a": a, "b": b} if rng.random() < 0.7 else {"fn": fn, "input": [a, b]}
+        )
+        if fn == "compare":
+            call_args["cmp"] = rng.choice(["==", "!=", "<", "<=", ">", ">=", "lt", "ge"])
+        return call_args
     if fn == "mul":
         a, b = rng.choice([3, -2, 0.1, 1 / 3, 0]), rng.choice([3, 0.2, -7, 1e-10])
         return {"fn": "mul", "a": a, "b": b} if rng.random() < 0.7 else {"fn": "mul", "input": [a, b]}
@@ -51,21 +60,30 @@ def _valid(rng: random.Random) -> dict[str, Any]:
             args["how"] = rng.choice(["inner", "left", "anti"])
         return args
 
+    def expr(depth: int) -> dict[str, Any]:
+        op = rng.choice([*BINARY_OPS, *UNARY_OPS])
+        if op in UNARY_OPS:
+            return {"op": op, "arg": operand(depth + 1)}
+        return {"op": op, "left": operand(depth + 1), "right": operand(depth + 1)}
+
     def operand(depth: int) -> Any:
         r = rng.random()
         if r < 0.45 or depth >= 3:
-            return rng.choice(["n", "m", "p", "k", "zz"])
-        if r < 0.7:
-            return rng.choice([0, 2, -1, 0.1, 2.5])
-        return {"op": rng.choice(["add", "sub", "mul", "div"]), "left": operand(depth + 1),
-                "right": operand(depth + 1)}  # fmt: skip
+            return rng.choice(["n", "m", "p", "k", "k2", "kb", "zz"])
+        if r < 0.6:
+            return rng.choice([0, 2, -1, 0.1, 2.5, -2.5])
+        return expr(depth)
 
     return {
         "fn": "derive",
         "input": [_row(rng, ("n", "m")) for _ in range(rng.randint(0, 6))],
-        "expr": {"op": rng.choice(["add", "sub", "mul", "div"]), "left": operand(1), "right": operand(1)},
+        "expr": expr(0),
         "as": rng.choice(["r", "n", "ratio"]),
     }
+
+
+BINARY_OPS = ("add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or")
+UNARY_OPS = ("abs", "floor", "ceil", "not")
 
 
 def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
@@ -73,6 +91,8 @@ def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
     fn = a["fn"]
     faults = {
         "mul": ["not_taken_on", "operand"],
+        "add": ["not_taken_on", "operand"],
+        "compare": ["not_taken_on", "cmp_missing", "cmp_unknown"],
         "join": ["on_missing", "on_type", "on_empty", "how_type", "how_unknown", "row_no_key", "row_type",
                  "not_list", "not_taken_expr"],
         "derive": ["expr_missing", "as_missing", "as_type", "as_empty", "expr_type", "op_unknown", "op_type",
@@ -83,6 +103,10 @@ def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
     rows_key = "input" if fn == "derive" else ("a" if "a" in a else None)
     if f == "not_taken_on":
         a["on"] = "k"
+    elif f == "cmp_missing":
+        del a["cmp"]
+    elif f == "cmp_unknown":
+        a["cmp"] = rng.choice(["=", "<>", 3])
     elif f == "not_taken_expr":
         a["expr"] = {"op": "add", "left": 1, "right": 2}
     elif f == "operand":
@@ -125,7 +149,7 @@ def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
     elif f == "expr_extra":
         a["expr"] = {**a["expr"], "zz": 1}
     elif f == "expr_key_missing":
-        a["expr"] = {k: v for k, v in a["expr"].items() if k != rng.choice(["op", "left", "right"])}
+        a["expr"] = {k: v for k, v in a["expr"].items() if k != rng.choice(sorted(a["expr"]))}
     elif f == "leaf_type":
         a["expr"] = {**a["expr"], "right": rng.choice([True, [1], {"op": "add", "left": 1, "right": False}])}
     elif f == "input_type":
@@ -153,7 +177,7 @@ def test_row_fns_match_oracle(tmp_path: Path) -> None:
             outcomes[compare(ctx, OracleStore([], []), "compute", args)] += 1
     finally:
         store.close()
-    assert len(kinds) == 6, kinds  # mul, derive, join with every how (and the default)
+    assert len(kinds) == 8, kinds  # mul, add, compare, derive, join with every how (and the default)
     assert outcomes["ok"] >= N_CASES and outcomes["E_SCHEMA"] and outcomes["E_INVALID_ARG"], outcomes
 
 
@@ -250,6 +274,67 @@ def test_pair_joined_against_the_reversed_pair(ctx: OpContext) -> None:
     )
 
 
+def _derived(ctx: OpContext, rows: list[dict[str, Any]], expr: dict[str, Any]) -> list[Any]:
+    return [r["x"] for r in both(ctx, fn="derive", input=rows, expr=expr, **{"as": "x"})["rows"]]
+
+
+def test_derive_functions(ctx: OpContext) -> None:
+    rows = [{"a": -2.5, "b": 1}, {"a": 3, "b": 7}, {"a": 0.1, "b": None}, {"a": "s", "b": 2}]
+    assert _derived(ctx, rows, {"op": "abs", "arg": "a"}) == [2.5, 3, 0.1, None]
+    assert _derived(ctx, rows, {"op": "floor", "arg": "a"}) == [-3, 3, 0, None]
+    assert _derived(ctx, rows, {"op": "ceil", "arg": "a"}) == [-2, 3, 1, None]
+    assert _derived(ctx, rows, {"op": "min", "left": "a", "right": "b"}) == [-2.5, 3, None, None]
+    assert _derived(ctx, rows, {"op": "max", "left": "a", "right": "b"}) == [1, 7, None, None]
+    # |first_ab - first_ba| in one expression, where it took first_ab + first_ba - 2 pair_first before
+    gap = {"op": "abs", "arg": {"op": "sub", "left": "a", "right": "b"}}
+    assert _derived(ctx, rows[:2], gap) == [3.5, 4]
+
+
+def test_derive_comparisons_and_three_valued_logic(ctx: OpContext) -> None:
+    rows = [
+        {"a": 1, "b": 1.0, "s": "n1", "t": "n2"},
+        {"a": 5, "b": 2, "s": "n2", "t": "n2"},
+        {"a": None, "b": 2, "s": "n9", "t": "n10"},
+        {"a": "3", "b": 3, "s": True, "t": True},
+    ]
+    assert _derived(ctx, rows, {"op": "eq", "left": "a", "right": "b"}) == [True, False, None, False]
+    assert _derived(ctx, rows, {"op": "gt", "left": "a", "right": "b"}) == [False, True, None, None]
+    # two strings: code-point order ("n10" < "n9"); eq compares booleans too
+    assert _derived(ctx, rows, {"op": "lt", "left": "s", "right": "t"}) == [True, False, False, None]
+    assert _derived(ctx, rows, {"op": "eq", "left": "s", "right": "t"}) == [False, True, False, True]
+    # "A > 2B or B > 2A"
+    lop = {"op": "gt", "left": "a", "right": {"op": "mul", "left": 2, "right": "b"}}
+    rop = {"op": "gt", "left": "b", "right": {"op": "mul", "left": 2, "right": "a"}}
+    assert _derived(ctx, rows, {"op": "or", "left": lop, "right": rop}) == [False, True, None, None]
+    assert _derived(ctx, rows, {"op": "and", "left": lop, "right": rop}) == [False, False, None, None]
+    # SQL: false and null = false, true or null = true, not null = null
+    known = {"op": "eq", "left": "s", "right": "t"}  # [F, T, F, T]
+    unknown = {"op": "gt", "left": "a", "right": "b"}  # [F, T, null, null]
+    assert _derived(ctx, rows, {"op": "and", "left": known, "right": unknown}) == [False, True, False, None]
+    assert _derived(ctx, rows, {"op": "or", "left": known, "right": unknown}) == [False, True, None, True]
+    assert _derived(ctx, rows, {"op": "not", "arg": unknown}) == [True, False, None, None]
+    # a boolean is not a number: arithmetic on it is null
+    assert _derived(ctx, rows[:1], {"op": "add", "left": known, "right": 1}) == [None]
+
+
+def test_compare_answers_yes_or_no_and_add_adds(ctx: OpContext) -> None:
+    assert both(ctx, fn="compare", a=3, b=3.0, cmp="==")["value"] is True
+    assert both(ctx, fn="compare", input=[0.1 + 0.2, 0.3], cmp="eq")["value"] is True  # exact values
+    assert both(ctx, fn="compare", a=5, b=7, cmp=">")["value"] is False
+    assert both(ctx, fn="compare", a="n10", b="n9", cmp="<")["value"] is True  # code-point order
+    assert both(ctx, fn="compare", a="3", b=3, cmp="!=")["value"] is True  # a string is not a number
+    week = 7 * 86_400_000_000
+    assert both(ctx, fn="add", a=1_083_369_600_000_000, b=week)["value"] == 1_083_974_400_000_000
+    assert both(ctx, fn="add", input=[0.1, 0.2])["value"] == 0.3
+    for bad, code in (
+        ({"fn": "compare", "a": 1, "b": 2}, "E_SCHEMA"),  # no cmp
+        ({"fn": "compare", "a": 1, "b": "x", "cmp": "<"}, "E_INVALID_ARG"),  # no order between them
+        ({"fn": "compare", "a": 1, "b": 2, "cmp": "<", "value": 3}, "E_INVALID_ARG"),  # not taken
+        ({"fn": "add", "a": 1, "b": "2"}, "E_INVALID_ARG"),
+    ):
+        assert compare(ctx, OracleStore([], []), "compute", bad) == code, bad
+
+
 def test_derive_exact_and_nulls(ctx: OpContext) -> None:
     rows = [{"s": 1, "r": 3}, {"s": 0.1, "r": 0.2}, {"s": 2, "r": 0}, {"s": "x", "r": 1}, {"r": 1}]
     out = both(ctx, fn="derive", input=rows, expr={"op": "div", "left": "s", "right": "r"}, **{"as": "q"})
@@ -279,6 +364,11 @@ def test_derive_exact_and_nulls(ctx: OpContext) -> None:
         ({"fn": "derive", "input": [1], "expr": {"op": "add", "left": "n", "right": 2}, "as": "x"},
          "E_INVALID_ARG"),
         ({"fn": "derive", "input": SENT, "expr": {"op": "add", "left": "n", "right": 2}}, "E_SCHEMA"),
+        ({"fn": "derive", "input": SENT, "expr": {"op": "abs", "left": "n"}, "as": "x"}, "E_SCHEMA"),
+        ({"fn": "derive", "input": SENT, "expr": {"op": "lt", "arg": "n"}, "as": "x"}, "E_SCHEMA"),
+        ({"fn": "derive", "input": SENT, "expr": {"op": "not", "arg": "n", "right": 1}, "as": "x"},
+         "E_SCHEMA"),
+        ({"fn": "derive", "input": SENT, "expr": {"left": "n", "right": 1}, "as": "x"}, "E_SCHEMA"),
         ({"fn": "mul", "a": 2, "b": 3, "on": "k"}, "E_INVALID_ARG"),
     ],
 )  # fmt: skip

@@ -140,8 +140,10 @@ def test_compute_schema_expresses_fn_specific_args() -> None:
     assert reducers["properties"]["k"] == {"type": "null"} and reducers["required"] == ["input"]
     assert rules[("topk",)]["properties"].get("k") is None  # topk takes k
     assert set(rules[("filter",)]["required"]) == {"input", "cmp", "value"}
-    pairwise = rules[("interval_relation", "ratio", "diff", "percent", "pct_change", "mul")]
+    pairwise = rules[("interval_relation", "ratio", "diff", "percent", "pct_change", "mul", "add")]
     assert pairwise["properties"]["field"] == {"type": "null"} and len(pairwise["anyOf"]) == 2
+    compare = rules[("compare",)]  # operands as a pair fn, and cmp
+    assert compare["required"] == ["cmp"] and len(compare["anyOf"]) == 2
     join = rules[("join",)]  # operands as a pair fn, and its key
     assert join["required"] == ["on"] and len(join["anyOf"]) == 2 and join["properties"]["expr"]
     assert set(rules[("derive",)]["required"]) == {"input", "expr", "as"}

@@ -190,6 +190,41 @@ def test_derive_gives_its_new_field_a_unit() -> None:
     assert v.legal["found"] == "duration"
 
 
+def test_a_derived_comparison_is_a_boolean_and_abs_keeps_the_unit() -> None:
+    for expr, unit in (
+        ({"op": "lt", "left": "vt_s", "right": "vt_e"}, "boolean"),
+        ({"op": "and", "left": {"op": "ge", "left": "vt_s", "right": 5}, "right": {"op": "not", "arg": "x"}},
+         "boolean"),
+        ({"op": "abs", "arg": {"op": "sub", "left": "vt_e", "right": "vt_s"}}, "duration"),
+        ({"op": "max", "left": "vt_s", "right": "vt_e"}, "time"),
+    ):  # fmt: skip
+        raw = plan(EVENTS, compute("s2", ("s1",), fn="derive", input=ref("s1.rows"), expr=expr),
+                   answer={"kind": "count", "from": "s2.rows[0].y"})  # fmt: skip
+        raw["steps"][1]["args"]["as"] = "y"
+        v = one_unit(raw, "answer_unit")
+        assert v.legal["found"] == unit, expr
+
+
+def test_a_derived_comparison_of_a_time_with_a_duration_is_refused() -> None:
+    span = {"op": "sub", "left": "vt_e", "right": "vt_s"}
+    raw = plan(EVENTS, compute("s2", ("s1",), fn="derive", input=ref("s1.rows"), as_="x",
+                               expr={"op": "gt", "left": "vt_s", "right": span}))  # fmt: skip
+    raw["steps"][1]["args"]["as"] = raw["steps"][1]["args"].pop("as_")
+    v = one_unit(raw)
+    assert v.field == "args.expr" and "time point (µs) compared with a duration" in v.message, v.message
+
+
+def test_compare_and_add_units() -> None:
+    # a time point compared with a count is refused; time + duration is a time
+    raw = plan(reach(), compute("s2", ("s1",), fn="compare", a=ref("s1.rows[0].earliest_arrival"),
+                                b=ref("s1.rows_total"), cmp=">"))  # fmt: skip
+    v = one_unit(raw)
+    assert v.field == "args.b" and "compared with" in v.message, v.message
+    raw = plan(reach(), compute("s2", ("s1",), fn="add", a=ref("s1.rows[0].earliest_arrival"), b=86_400),
+               answer={"kind": "count", "from": "s2.value"})  # fmt: skip
+    assert one_unit(raw, "answer_unit").legal["found"] == "time"
+
+
 def test_a_filter_comparing_a_time_with_a_count_is_refused() -> None:
     raw = plan(reach(), compute("s2", ("s1",), fn="filter", input=ref("s1.rows"), field="earliest_arrival",
                                 cmp="<=", value=ref("s1.rows_total")))  # fmt: skip
