@@ -108,6 +108,21 @@ class ComputeArgs(OpArgs):
         Annotated[int, Field(ge=1, le=MAX_K)] | None,
         Field(description=f"how many elements (default {DEFAULT_K}). " + _takers("k")),
     ] = None
+    fraction: Annotated[
+        Annotated[float, Field(gt=0, le=1)] | None,
+        Field(description="instead of k: this share of the elements, rounded up (0.01 = the top 1%). "
+                          + _takers("fraction")),
+    ] = None  # fmt: skip
+    order: Annotated[
+        Literal["desc", "asc"] | None,
+        Field(description="desc (default): the greatest first; asc: the least first (bottom-k). "
+                          + _takers("order")),
+    ] = None  # fmt: skip
+    tie_by: Annotated[
+        str | None,
+        Field(description="break ties by this field, ascending, in natural order (n9 before n10); "
+                          "default: input order. " + _takers("tie_by")),
+    ] = None  # fmt: skip
     cmp: Annotated[
         Literal[(*CMPS, *CMP_ALIASES)] | None,
         Field(description="filter: each value against `value`; compare: a against b. " + _takers("cmp")),
@@ -221,7 +236,9 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "Combines values from earlier steps with exact arithmetic (0.1 + 0.2 = 0.3); it is the only "
         "place numbers are combined and never reads the store. Reducers count, sum, min, max, mean, "
         "median take `input` (a list, e.g. a $ref projection) and optionally `field` (use each element's "
-        "value of that key); topk (k, default 10) and filter (cmp ==, !=, <, <=, >, >= against `value`) "
+        "value of that key); topk (k, default 10, or fraction: a share rounded up; order desc or asc for "
+        "bottom-k; tie_by: a field breaking ties in natural order) and filter (cmp ==, !=, <, <=, >, >= "
+        "against `value`) "
         "return whole elements in `rows`; compare gives true/false for `a cmp b` (a yes/no answer); ratio, "
         "diff, add, mul, percent, pct_change (100·(a−b)/b) and "
         "interval_relation (the Allen relation of interval a to b) take `a` and `b` or input = [a, b]; "

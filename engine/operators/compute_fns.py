@@ -12,6 +12,7 @@ that the args model's validator reports them like its own field errors.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, NoReturn
@@ -36,11 +37,26 @@ PER_ROW = ("filter", "derive")
 #: misses the members past the cut, and a join against part of b is plainly wrong.
 LIST_FNS = tuple(f for f in (*REDUCERS, *SELECTORS, *SET_OPS, *ROW_FNS) if f not in PER_ROW)
 TWO_OPERANDS = ("interval_relation", "compare", *PAIRWISE, *SET_OPS, "join")  # a and b, or input = [a, b]
-FN_ARGS = ("input", "field", "k", "cmp", "value", "a", "b", "on", "how", "expr", "as")
+FN_ARGS = (
+    "input",
+    "field",
+    "k",
+    "fraction",
+    "order",
+    "tie_by",
+    "cmp",
+    "value",
+    "a",
+    "b",
+    "on",
+    "how",
+    "expr",
+    "as",
+)
 #: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG
 TAKES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(REDUCERS, ("input", "field")),
-    "topk": ("input", "field", "k"),
+    "topk": ("input", "field", "k", "fraction", "order", "tie_by"),
     "filter": ("input", "field", "cmp", "value"),
     "interval_relation": ("input", "a", "b"),
     "compare": ("input", "a", "b", "cmp"),
@@ -184,19 +200,65 @@ def _reduce(fn: str, args: dict[str, Any], field: str | None) -> Result:
     return number_out(_REDUCE[fn](nums)), []
 
 
+def natural_key(v: Any) -> tuple[Any, ...]:
+    """A tie-break key: numbers by value, then strings in natural order (digit runs by their number, so
+    "n9" < "n10"; equal runs fall back to the plain string), then anything else by canonical JSON."""
+    if is_number(v):
+        return (0, exact(v, "tie_by"))
+    if isinstance(v, str):
+        runs = tuple((0, int(r), "") if r[0].isdecimal() else (1, 0, r) for r in _RUNS.findall(v))
+        return (1, runs, v)
+    return (2, dumps(v))
+
+
+_RUNS = re.compile(r"\d+|\D+")
+
+
+def _k(args: dict[str, Any], n: int) -> int:
+    """topk's k: the literal k (default 10), or ⌈fraction · n⌉ (at least 1 of a non-empty input)."""
+    k, fraction = args.get("k"), args.get("fraction")
+    if k is not None and fraction is not None:
+        value_error("fraction", "give k or fraction, not both", fraction)
+    if fraction is not None:
+        if not is_number(fraction):
+            shape_error("fraction", "fraction must be a number", fraction)
+        f = exact(fraction, "fraction")
+        if not 0 < f <= 1:
+            value_error("fraction", "fraction must lie in (0, 1] (0.01 = the top 1%)", fraction)
+        want = max(1, math.ceil(f * n)) if n else 0
+        if want > MAX_K:
+            value_error("fraction", f"fraction {fraction} of {n} elements is {want} > {MAX_K}", fraction)
+        return want
+    if k is None:
+        return DEFAULT_K
+    if not isinstance(k, int) or isinstance(k, bool):
+        shape_error("k", "k must be an integer", k)
+    if not 1 <= k <= MAX_K:
+        value_error("k", f"k must lie in [1, {MAX_K}]", k)
+    return k
+
+
 def _topk(args: dict[str, Any], field: str | None) -> Result:
     items = _list(args.get("input"), "input")
     values = _values(items, field, "input")
-    k = args.get("k")
-    if k is None:
-        k = DEFAULT_K
-    elif not isinstance(k, int) or isinstance(k, bool):
-        shape_error("k", "k must be an integer", k)
-    elif not 1 <= k <= MAX_K:
-        value_error("k", f"k must lie in [1, {MAX_K}]", k)
+    k = _k(args, len(items))
+    order, tie_by = args.get("order"), args.get("tie_by")
+    if order is not None and order not in ("desc", "asc"):
+        value_error("order", "order must be desc (the greatest first) or asc (the least first)", order)
+    if tie_by is not None and not isinstance(tie_by, str):
+        shape_error("tie_by", "tie_by must be a field name", tie_by)
     nums = _numbers(values, "input")
-    order = sorted(range(len(items)), key=lambda i: -nums[i])  # stable: ties keep input order
-    rows = [items[i] for i in order[:k]]
+    sign = 1 if order == "asc" else -1
+    ties = None
+    if tie_by is not None:
+        ties = []
+        for i, it in enumerate(items):
+            if not isinstance(it, dict) or tie_by not in it:
+                value_error("tie_by", f"input[{i}] is not an object with the key {tie_by!r}", it)
+            ties.append(natural_key(it[tie_by]))
+    # stable: without tie_by, ties keep input order; with it, by its value in natural order, then input
+    chosen = sorted(range(len(items)), key=lambda i: (sign * nums[i], ties[i] if ties else ()))
+    rows = [items[i] for i in chosen[:k]]
     return len(rows), rows
 
 

@@ -7,6 +7,7 @@ rounded to 9 decimals.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -14,7 +15,15 @@ from typing import Any
 from engine.canonical import canon_float, canonicalize, dumps
 from engine.errors import InvalidArgError, SchemaError
 from engine.operators.oracle.evolution import allen
-from engine.operators.oracle.store import as_of_arg, check_keys, int_arg, is_int, is_number, str_arg
+from engine.operators.oracle.store import (
+    as_of_arg,
+    check_keys,
+    choice_arg,
+    int_arg,
+    is_int,
+    is_number,
+    str_arg,
+)
 
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul", "add")
@@ -23,7 +32,7 @@ FNS = (*REDUCERS, "topk", "filter", "interval_relation", "compare", *PAIRWISE, *
 #: which optional args each fn accepts (anything else is E_INVALID_ARG)
 FN_ARGS: dict[str, frozenset[str]] = {
     **{f: frozenset({"input", "field"}) for f in REDUCERS},
-    "topk": frozenset({"input", "field", "k"}),
+    "topk": frozenset({"input", "field", "k", "fraction", "order", "tie_by"}),
     "filter": frozenset({"input", "field", "cmp", "value"}),
     "interval_relation": frozenset({"input", "a", "b"}),
     "compare": frozenset({"input", "a", "b", "cmp"}),
@@ -32,6 +41,8 @@ FN_ARGS: dict[str, frozenset[str]] = {
     "join": frozenset({"input", "a", "b", "on", "how"}),
     "derive": frozenset({"input", "expr", "as"}),
 }
+_ALL_ARGS = ("input", "field", "k", "fraction", "order", "tie_by", "cmp", "value", "a", "b", "on", "how")
+_ALL_ARGS += ("expr", "as")
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
 
@@ -121,6 +132,41 @@ def _compare(x: Any, cmp: str, y: Any) -> bool:
     return ops[cmp](p, q)
 
 
+def _oracle_k(args: dict[str, Any], n: int) -> int:
+    if args.get("fraction") is not None:
+        if args.get("k") is not None:
+            raise InvalidArgError("give k or fraction, not both", field="fraction")
+        f = args["fraction"]
+        if not is_number(f):
+            raise SchemaError("fraction must be a number", field="fraction")
+        share = frac(f, "fraction")
+        if share <= 0 or share > 1:
+            raise InvalidArgError("fraction must lie in (0, 1]", field="fraction", value=f)
+        k = 0
+        while Fraction(k, 1) < share * n:  # the least k with k >= share * n
+            k += 1
+        k = max(k, 1) if n > 0 else 0
+        if k > 10_000:
+            raise InvalidArgError("fraction selects more than 10000 elements", field="fraction", value=f)
+        return k
+    k = int_arg(args, "k", 10, 1, 10_000)
+    assert k is not None
+    return k
+
+
+def _natural(v: Any) -> tuple[Any, ...]:
+    """Numbers first by value, then strings with their digit runs read as numbers, then the rest."""
+    if is_number(v):
+        return (0, frac(v, "tie_by"))
+    if isinstance(v, str):
+        parts: list[tuple[int, int, str]] = []
+        for is_digit, group in itertools.groupby(v, key=str.isdecimal):
+            text = "".join(group)
+            parts.append((0, int(text), "") if is_digit else (1, 0, text))
+        return (1, tuple(parts), v)
+    return (2, dumps(v))
+
+
 def _set_key(x: Any, name: str) -> tuple[int, Any]:
     if isinstance(x, str):
         return (1, x)
@@ -131,9 +177,7 @@ def _set_key(x: Any, name: str) -> tuple[int, Any]:
 
 def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
     del store  # compute never reads the store
-    check_keys(
-        args, ["fn"], ["input", "field", "k", "cmp", "value", "a", "b", "on", "how", "expr", "as"], "compute"
-    )
+    check_keys(args, ["fn"], _ALL_ARGS, "compute")
     fn = str_arg(args, "fn")
     if fn not in FNS:
         raise InvalidArgError(f"fn must be one of {list(FNS)}", field="fn", value=fn, legal=list(FNS))
@@ -167,11 +211,21 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
                 m = len(s) // 2
                 value = out_num(s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2)
         elif fn == "topk":
-            k = int_arg(args, "k", 10, 1, 10_000)
-            assert k is not None
-            keyed = [(frac(v, f"input value {v!r}"), i) for i, v in enumerate(vals)]
-            keyed.sort(key=lambda p: (-p[0], p[1]))  # descending, ties by input position
-            rows = [items[i] for _q, i in keyed[:k]]
+            k = _oracle_k(args, len(items))
+            order = choice_arg(args, "order", ("desc", "asc"), "desc")
+            tie_by = str_arg(args, "tie_by")
+            keyed = []
+            for i, v in enumerate(vals):
+                q = frac(v, f"input value {v!r}")
+                if tie_by is None:
+                    tie: tuple[Any, ...] = ()
+                elif isinstance(items[i], dict) and tie_by in items[i]:
+                    tie = _natural(items[i][tie_by])
+                else:
+                    raise InvalidArgError(f"input[{i}] has no field {tie_by!r}", field="tie_by", index=i)
+                keyed.append((q if order == "asc" else -q, tie, i))
+            keyed.sort()  # by value, then the tie-break, then input position
+            rows = [items[i] for _q, _t, i in keyed[:k]]
             value = len(rows)
         else:  # filter
             cmp = str_arg(args, "cmp")

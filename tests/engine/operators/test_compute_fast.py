@@ -62,6 +62,14 @@ def _compute_valid(rng: random.Random) -> dict[str, Any]:
             args.pop("field", None)
         if fn == "topk" and rng.random() < 0.7:
             args["k"] = rng.randint(1, 8)
+        elif fn == "topk" and rng.random() < 0.5:
+            args["fraction"] = rng.choice([0.01, 0.25, 1 / 3, 0.5, 1])
+        if fn == "topk" and rng.random() < 0.4:
+            args["order"] = rng.choice(["asc", "desc"])
+        if fn == "topk" and use_field and rng.random() < 0.5:
+            names = ["n9", "n10", "n1", "x2y10", "x2y9", "", "n09", 3, 2.5, None]
+            args["input"] = [{**it, "u": rng.choice(names)} for it in items]
+            args["tie_by"] = "u"
         if fn == "filter":
             args["cmp"] = rng.choice(["==", "!=", "<", "<=", ">", ">=", "eq", "ne", "lt", "le", "gt", "ge"])
             args["value"] = _num(rng)
@@ -102,7 +110,7 @@ def _compute_fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
     if takes_input:
         faults += ["input_type", "input_missing", "elem_field"] + (["elem_type"] if fn != "count" else [])
     if fn == "topk":
-        faults += ["k_range", "k_type"]
+        faults += ["k_range", "k_type", "k_and_fraction", "fraction_range", "order_unknown", "tie_by_missing"]
     if fn == "filter":
         faults += ["cmp_unknown", "cmp_type", "cmp_missing", "value_missing", "order_types"]
     if pairwise:
@@ -124,6 +132,15 @@ def _compute_fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
         a[rng.choice([k for k in ("k", "cmp", "value", "a", "field") if k != taken and k not in a])] = 1
     elif f == "field_type":
         a["field"] = 7
+    elif f == "k_and_fraction":
+        a.update(k=2, fraction=0.5)
+    elif f == "fraction_range":
+        a.pop("k", None)
+        a["fraction"] = rng.choice([0, -0.5, 1.5])
+    elif f == "order_unknown":
+        a["order"] = rng.choice(["up", "DESC", 1])
+    elif f == "tie_by_missing":
+        a["tie_by"] = "nope"
     elif f == "limit":
         a["limit"] = rng.choice([0, 10_001])
     elif f == "input_type":
@@ -243,6 +260,20 @@ HAND: list[tuple[dict[str, Any], Any, list[Any] | None]] = [
     ({"fn": "median", "input": []}, None, []),
     ({"fn": "topk", "input": ROWS, "field": "v", "k": 2}, 2, [ROWS[1], ROWS[2]]),  # tie kept in input order
     ({"fn": "topk", "input": [1, 9, 4]}, 3, [9, 4, 1]),  # k defaults to 10
+    ({"fn": "topk", "input": [1, 9, 4], "order": "asc", "k": 2}, 2, [1, 4]),  # bottom-k
+    ({"fn": "topk", "input": list(range(200)), "fraction": 0.01}, 2, [199, 198]),  # the top 1%, rounded up
+    ({"fn": "topk", "input": [5, 6, 7], "fraction": 0.01}, 1, [7]),  # at least one of a non-empty input
+    (
+        {
+            "fn": "topk",
+            "input": [{"u": "n10", "v": 1}, {"u": "n9", "v": 1}, {"u": "n2", "v": 0}],
+            "field": "v",
+            "tie_by": "u",
+            "k": 2,
+        },
+        2,
+        [{"u": "n9", "v": 1}, {"u": "n10", "v": 1}],
+    ),  # natural order: n9 < n10
     ({"fn": "topk", "input": [0.3, 0.1 + 0.2, 0.31], "k": 2}, 2, [0.31, 0.3]),
     ({"fn": "filter", "input": ROWS, "field": "v", "cmp": ">=", "value": 3}, 3, ROWS[:3]),
     ({"fn": "filter", "input": ROWS, "field": "id", "cmp": "eq", "value": "d"}, 1, [ROWS[3]]),
