@@ -147,6 +147,11 @@ class ComputeArgs(OpArgs):
         Literal["inner", "left", "anti"] | None,
         Field(description="join kind (default inner). " + _takers("how")),
     ] = None
+    prefix: Annotated[
+        str | None,
+        Field(description="renames b's fields that a already has (default b_; c_ for a third list). "
+                          + _takers("prefix")),
+    ] = None  # fmt: skip
     expr: Annotated[
         dict[str, Any] | None,
         Field(
@@ -246,7 +251,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "with those of list b on the key(s) `on` (a field name both have, or {a: FIELD_A, b: FIELD_B} "
         "for differently named fields, e.g. a sender's src against a recipient's dst; `how`: inner, left "
         "or anti; a's order, then b's; b's key fields are dropped, and its fields that a also has are "
-        "renamed b_<name>); derive adds the field `as` to every row of "
+        "renamed b_<name>, or <prefix><name>); derive adds the field `as` to every row of "
         "`input`, computed by `expr` {op, left, right} with op add|sub|mul|div|min|max, lt|le|gt|ge|eq|ne "
         "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|not, over field names, numbers or "
         "nested expressions (arithmetic on a missing or non-numeric field, or a division by zero, gives "

@@ -50,6 +50,7 @@ FN_ARGS = (
     "b",
     "on",
     "how",
+    "prefix",
     "expr",
     "as",
 )
@@ -62,7 +63,7 @@ TAKES: dict[str, tuple[str, ...]] = {
     "compare": ("input", "a", "b", "cmp"),
     **dict.fromkeys(PAIRWISE, ("input", "a", "b")),
     **dict.fromkeys(SET_OPS, ("input", "a", "b", "field")),
-    "join": ("input", "a", "b", "on", "how"),
+    "join": ("input", "a", "b", "on", "how", "prefix"),
     "derive": ("input", "expr", "as"),
 }
 #: arguments a fn cannot do without (besides its operands)

@@ -8,9 +8,9 @@ Both return whole rows; the fn's ``value`` is the number of rows. Semantics: ``d
   compute's ``==`` (numbers by exact value, anything else by canonical JSON) except that a null key value
   never matches (as in SQL). Output order: ``a``'s order, then for an ``a`` row matching several ``b``
   rows, ``b``'s order. An output row holds ``a``'s fields, then every field some ``b`` row has (not one
-  of ``b``'s key fields; in first-seen order), named ``b_<name>`` when the ``a`` row already has the
-  name; a ``b`` field a matched ``b`` row lacks, and every ``b`` field of an unmatched ``left`` row, is
-  null.
+  of ``b``'s key fields; in first-seen order), named ``<prefix><name>`` (``prefix`` default ``b_``) when
+  the ``a`` row already has the name; a ``b`` field a matched ``b`` row lacks, and every ``b`` field of an
+  unmatched ``left`` row, is null.
 - ``derive``: each row with one more field ``as`` = ``expr`` evaluated exactly. ``expr`` is
   ``{op, left, right}`` (arithmetic ``add sub mul div min max``, comparisons ``lt le gt ge eq ne``, boolean
   ``and or``) or ``{op, arg}`` (``abs floor ceil not``) over field names, numbers and nested expressions.
@@ -87,6 +87,18 @@ def _how(raw: Any) -> str:
     return raw
 
 
+def _prefix(raw: Any) -> str:
+    """What a b field that a also has is renamed with (default ``b_``; a third list joined on gets its own,
+    e.g. ``c_``, so its fields never collide with the first join's ``b_`` ones)."""
+    if raw is None:
+        return "b_"
+    if not isinstance(raw, str):
+        shape_error("prefix", "prefix must be a string", raw)
+    if not raw:
+        value_error("prefix", "prefix must not be empty (b's fields would take a's names)", raw)
+    return raw
+
+
 def _key(row: Any, on: list[str], loc: str) -> tuple[Any, ...] | None:
     """The hashable join key of a row (None: a null key value, which matches nothing)."""
     if not isinstance(row, dict) or any(f not in row for f in on):
@@ -105,7 +117,7 @@ def _join(args: dict[str, Any]) -> tuple[int, list[Any]]:
     for name, x in (("a", a), ("b", b)):
         if not isinstance(x, list):
             shape_error(name, "compute join needs two lists of rows", x)
-    on, how = _on(args.get("on")), _how(args.get("how"))
+    on, how, prefix = _on(args.get("on")), _how(args.get("how")), _prefix(args.get("prefix"))
     on_a, on_b = [k[0] for k in on], [k[1] for k in on]
     a_keys = [_key(r, on_a, f"a[{i}]") for i, r in enumerate(a)]
     index: dict[tuple[Any, ...], list[int]] = {}
@@ -125,14 +137,14 @@ def _join(args: dict[str, Any]) -> tuple[int, list[Any]]:
     rows = []
     for r, m in zip(a, matches, strict=True):
         for j in m or ([None] if how == "left" else []):
-            rows.append(_merge(r, None if j is None else b[j], b_fields))
+            rows.append(_merge(r, None if j is None else b[j], b_fields, prefix))
     return len(rows), rows
 
 
-def _merge(ra: dict[str, Any], rb: dict[str, Any] | None, b_fields: list[str]) -> dict[str, Any]:
+def _merge(ra: dict[str, Any], rb: dict[str, Any] | None, b_fields: list[str], prefix: str) -> dict[str, Any]:
     out = dict(ra)
     for f in b_fields:
-        name = f"b_{f}" if f in ra else f
+        name = f"{prefix}{f}" if f in ra else f
         if name in out:
             value_error("b", f"compute join: b's field {f!r} would be named {name!r}, which a already has", f)
         out[name] = None if rb is None else rb.get(f)

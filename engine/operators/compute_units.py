@@ -180,7 +180,8 @@ def _join(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     for name, sub in ib.fields:
         if name in b_keys:
             continue
-        fields[f"b_{name}" if name in fields else name] = sub
+        prefix = args.get("prefix") if isinstance(args.get("prefix"), str) and args.get("prefix") else "b_"
+        fields[f"{prefix}{name}" if name in fields else name] = sub
     return UnitResult(_result(Unit.COUNT, list_of(UnitTree(fields=tuple(fields.items())))), clashes)
 
 

@@ -38,11 +38,11 @@ FN_ARGS: dict[str, frozenset[str]] = {
     "compare": frozenset({"input", "a", "b", "cmp"}),
     **{f: frozenset({"input", "a", "b"}) for f in PAIRWISE},
     **{f: frozenset({"input", "a", "b", "field"}) for f in SET_OPS},
-    "join": frozenset({"input", "a", "b", "on", "how"}),
+    "join": frozenset({"input", "a", "b", "on", "how", "prefix"}),
     "derive": frozenset({"input", "expr", "as"}),
 }
 _ALL_ARGS = ("input", "field", "k", "fraction", "order", "tie_by", "cmp", "value", "a", "b", "on", "how")
-_ALL_ARGS += ("expr", "as")
+_ALL_ARGS += ("prefix", "expr", "as")
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
 
@@ -262,7 +262,7 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
             value = out_num({"ratio": p / q, "percent": 100 * p / q, "pct_change": 100 * (p - q) / q}[fn])
     elif fn == "join":
         x, y = _a_b(args, fn)
-        rows = _oracle_join(x, y, args.get("on"), args.get("how"))
+        rows = _oracle_join(x, y, args.get("on"), args.get("how"), args.get("prefix"))
         value = len(rows)
     elif fn == "derive":
         rows = _oracle_derive(args)
@@ -301,7 +301,7 @@ def _same_key(x: Any, y: Any) -> bool:
     return dumps(x) == dumps(y)
 
 
-def _oracle_join(x: Any, y: Any, on: Any, how: Any) -> list[Any]:
+def _oracle_join(x: Any, y: Any, on: Any, how: Any, prefix: Any = None) -> list[Any]:
     if not isinstance(x, list) or not isinstance(y, list):
         raise SchemaError("compute join needs two lists", field="a" if not isinstance(x, list) else "b")
     if on is None:
@@ -329,6 +329,11 @@ def _oracle_join(x: Any, y: Any, on: Any, how: Any) -> list[Any]:
         raise SchemaError("how must be a string", field="how")
     if how not in ("inner", "left", "anti"):
         raise InvalidArgError("how must be inner, left or anti", field="how")
+    tag = "b_" if prefix is None else prefix
+    if not isinstance(tag, str):
+        raise SchemaError("prefix must be a string", field="prefix")
+    if tag == "":
+        raise InvalidArgError("prefix must not be empty", field="prefix")
     a_fields = [ka for ka, _kb in keys]
     b_keys = [kb for _ka, kb in keys]
     for name, rows, fields in (("a", x, a_fields), ("b", y, b_keys)):
@@ -352,7 +357,7 @@ def _oracle_join(x: Any, y: Any, on: Any, how: Any) -> list[Any]:
         for rb in ms if ms else ([None] if how == "left" else []):
             row = dict(ra)
             for f in b_names:
-                name = "b_" + f if f in ra else f
+                name = tag + f if f in ra else f
                 if name in row:
                     raise InvalidArgError(f"join output field {name!r} collides", field="b")
                 row[name] = rb.get(f) if rb is not None else None

@@ -58,6 +58,8 @@ def _valid(rng: random.Random) -> dict[str, Any]:
         args.update({"a": a, "b": b} if rng.random() < 0.7 else {"input": [a, b]})
         if rng.random() < 0.8:
             args["how"] = rng.choice(["inner", "left", "anti"])
+        if rng.random() < 0.3:
+            args["prefix"] = rng.choice(["c_", "b_", "x"])
         return args
 
     def expr(depth: int) -> dict[str, Any]:
@@ -94,7 +96,7 @@ def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
         "add": ["not_taken_on", "operand"],
         "compare": ["not_taken_on", "cmp_missing", "cmp_unknown"],
         "join": ["on_missing", "on_type", "on_empty", "how_type", "how_unknown", "row_no_key", "row_type",
-                 "not_list", "not_taken_expr"],
+                 "not_list", "not_taken_expr", "prefix_type", "prefix_empty"],
         "derive": ["expr_missing", "as_missing", "as_type", "as_empty", "expr_type", "op_unknown", "op_type",
                    "expr_extra", "expr_key_missing", "leaf_type", "row_type", "input_type", "not_taken_on",
                    "too_deep"],
@@ -103,6 +105,10 @@ def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
     rows_key = "input" if fn == "derive" else ("a" if "a" in a else None)
     if f == "not_taken_on":
         a["on"] = "k"
+    elif f == "prefix_type":
+        a["prefix"] = rng.choice([1, ["c_"]])
+    elif f == "prefix_empty":
+        a["prefix"] = ""
     elif f == "cmp_missing":
         del a["cmp"]
     elif f == "cmp_unknown":
@@ -315,6 +321,20 @@ def test_derive_comparisons_and_three_valued_logic(ctx: OpContext) -> None:
     assert _derived(ctx, rows, {"op": "not", "arg": unknown}) == [True, False, None, None]
     # a boolean is not a number: arithmetic on it is null
     assert _derived(ctx, rows[:1], {"op": "add", "left": known, "right": 1}) == [None]
+
+
+def test_a_third_list_joined_on_takes_its_own_prefix(ctx: OpContext) -> None:
+    # pairs joined with their reverse, then with a third list: its dst would be named b_dst again
+    ab = [{"src": "a", "dst": "b", "t": 1}]
+    first = both(ctx, fn="join", a=ab, b=[{"src": "b", "dst": "a", "t": 5}], on=[{"a": "src", "b": "dst"}])[
+        "rows"
+    ]
+    assert first == [{"src": "a", "dst": "b", "t": 1, "b_src": "b", "b_t": 5}]
+    third = [{"src": "a", "dst": "z", "t": 9}]
+    with pytest.raises(TGMSError):  # the third list's t would be named b_t, which a already has
+        call(ctx, "compute", {"fn": "join", "a": first, "b": third, "on": "src"})
+    rows = both(ctx, fn="join", a=first, b=third, on="src", prefix="c_")["rows"]
+    assert rows == [{"src": "a", "dst": "b", "t": 1, "b_src": "b", "b_t": 5, "c_dst": "z", "c_t": 9}]
 
 
 def test_compare_answers_yes_or_no_and_add_adds(ctx: OpContext) -> None:
