@@ -130,6 +130,11 @@ class ComputeArgs(OpArgs):
     value: Annotated[Any, Operand(), Field(description="the value compared against. " + _takers("value"))] = (
         None
     )
+    other: Annotated[
+        str | None,
+        Field(description="instead of value: compare `field` with this field of the same element. "
+                          + _takers("other")),
+    ] = None  # fmt: skip
     a: Annotated[
         Any, Operand(), Field(description="first operand (number, interval or list). " + _takers("a"))
     ] = None
@@ -243,7 +248,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "median take `input` (a list, e.g. a $ref projection) and optionally `field` (use each element's "
         "value of that key); topk (k, default 10, or fraction: a share rounded up; order desc or asc for "
         "bottom-k; tie_by: a field breaking ties in natural order) and filter (cmp ==, !=, <, <=, >, >= "
-        "against `value`) "
+        "against `value`, or against the element's own field `other`) "
         "return whole elements in `rows`; compare gives true/false for `a cmp b` (a yes/no answer); ratio, "
         "diff, add, mul, percent, pct_change (100·(a−b)/b) and "
         "interval_relation (the Allen relation of interval a to b) take `a` and `b` or input = [a, b]; "

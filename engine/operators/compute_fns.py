@@ -46,6 +46,7 @@ FN_ARGS = (
     "tie_by",
     "cmp",
     "value",
+    "other",
     "a",
     "b",
     "on",
@@ -58,7 +59,7 @@ FN_ARGS = (
 TAKES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(REDUCERS, ("input", "field")),
     "topk": ("input", "field", "k", "fraction", "order", "tie_by"),
-    "filter": ("input", "field", "cmp", "value"),
+    "filter": ("input", "field", "cmp", "value", "other"),
     "interval_relation": ("input", "a", "b"),
     "compare": ("input", "a", "b", "cmp"),
     **dict.fromkeys(PAIRWISE, ("input", "a", "b")),
@@ -68,7 +69,7 @@ TAKES: dict[str, tuple[str, ...]] = {
 }
 #: arguments a fn cannot do without (besides its operands)
 NEEDS: dict[str, tuple[str, ...]] = {
-    "filter": ("cmp", "value"),
+    "filter": ("cmp",),  # and value or other (checked by the fn)
     "compare": ("cmp",),
     "join": ("on",),
     "derive": ("expr", "as"),
@@ -293,13 +294,34 @@ def _cmp_arg(args: dict[str, Any], fn: str, *, with_value: bool) -> str:
     cmp = args.get("cmp")
     if cmp is not None and not isinstance(cmp, str):
         shape_error("cmp", "cmp must be a string", cmp)
-    needs = "cmp and value" if with_value else "cmp"
+    needs = "cmp and value (or other)" if with_value else "cmp"
     if cmp is None or (with_value and args.get("value") is None):
         shape_error("cmp" if cmp is None else "value", f"compute {fn} needs {needs}")
     cmp = CMP_ALIASES.get(cmp, cmp)
     if cmp not in CMPS:
         value_error("cmp", f"cmp must be one of {list(CMPS)} (or {sorted(CMP_ALIASES)})", cmp)
     return cmp
+
+
+def _filter_fields(
+    args: dict[str, Any], items: list[Any], values: list[Any], field: str | None, other: Any
+) -> Result:
+    """filter with ``other``: each element's ``field`` against its own ``other`` field (``where``'s
+    field-vs-field test, for rows a plan computed)."""
+    if not isinstance(other, str):
+        shape_error("other", "other must be a field name", other)
+    if args.get("value") is not None:
+        value_error("other", "give value or other, not both", other)
+    cmp = _cmp_arg(args, "filter", with_value=False)
+    if field is None:
+        value_error("other", "other compares two fields of each element: give field too", other)
+    rows = []
+    for i, (it, v) in enumerate(zip(items, values, strict=True)):
+        if other not in it:
+            value_error("other", f"input[{i}] is not an object with the key {other!r}", it)
+        if _holds(v, cmp, it[other]):
+            rows.append(it)
+    return len(rows), rows
 
 
 def _compare(args: dict[str, Any]) -> Result:
@@ -311,7 +333,9 @@ def _compare(args: dict[str, Any]) -> Result:
 def _filter(args: dict[str, Any], field: str | None) -> Result:
     items = _list(args.get("input"), "input")
     values = _values(items, field, "input")
-    target = args.get("value")
+    target, other = args.get("value"), args.get("other")
+    if other is not None:
+        return _filter_fields(args, items, values, field, other)
     cmp = _cmp_arg(args, "filter", with_value=True)
     rows = [it for it, v in zip(items, values, strict=True) if _holds(v, cmp, target)]
     return len(rows), rows

@@ -144,6 +144,9 @@ def _selector(fn: str, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     if fn == "filter" and env.is_ref(("value",)):
         have = _field_unit(elem, field if isinstance(field, str) else None)
         clashes = _same_units(fn, "value", have, env.at(("value",)))
+    other = args.get("other")
+    if fn == "filter" and isinstance(other, str) and isinstance(field, str):
+        clashes = _same_units(fn, "other", _field_unit(elem, field), _field_unit(elem, other))
     return UnitResult(_result(Unit.COUNT, list_of(elem)), clashes)
 
 

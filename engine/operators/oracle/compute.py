@@ -33,7 +33,7 @@ FNS = (*REDUCERS, "topk", "filter", "interval_relation", "compare", *PAIRWISE, *
 FN_ARGS: dict[str, frozenset[str]] = {
     **{f: frozenset({"input", "field"}) for f in REDUCERS},
     "topk": frozenset({"input", "field", "k", "fraction", "order", "tie_by"}),
-    "filter": frozenset({"input", "field", "cmp", "value"}),
+    "filter": frozenset({"input", "field", "cmp", "value", "other"}),
     "interval_relation": frozenset({"input", "a", "b"}),
     "compare": frozenset({"input", "a", "b", "cmp"}),
     **{f: frozenset({"input", "a", "b"}) for f in PAIRWISE},
@@ -41,7 +41,8 @@ FN_ARGS: dict[str, frozenset[str]] = {
     "join": frozenset({"input", "a", "b", "on", "how", "prefix"}),
     "derive": frozenset({"input", "expr", "as"}),
 }
-_ALL_ARGS = ("input", "field", "k", "fraction", "order", "tie_by", "cmp", "value", "a", "b", "on", "how")
+_ALL_ARGS = ("input", "field", "k", "fraction", "order", "tie_by", "cmp", "value", "other", "a", "b", "on")
+_ALL_ARGS += ("how",)
 _ALL_ARGS += ("prefix", "expr", "as")
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
@@ -227,14 +228,29 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
             keyed.sort()  # by value, then the tie-break, then input position
             rows = [items[i] for _q, _t, i in keyed[:k]]
             value = len(rows)
-        else:  # filter
+        else:  # filter: against value, or against each element's own `other` field
+            other = args.get("other")
+            if other is not None and not isinstance(other, str):
+                raise SchemaError("other must be a string", field="other")
+            if other is not None and args.get("value") is not None:
+                raise InvalidArgError("give value or other, not both", field="other")
             cmp = str_arg(args, "cmp")
-            if cmp is None or args.get("value") is None:
+            if cmp is None or (other is None and args.get("value") is None):
                 raise SchemaError("compute filter needs cmp and value", field="cmp")
             cmp = CMP_ALIASES.get(cmp, cmp)
             if cmp not in CMPS:
                 raise InvalidArgError(f"cmp must be one of {list(CMPS)}", field="cmp", value=cmp)
-            rows = [it for it, v in zip(items, vals, strict=True) if _compare(v, cmp, args["value"])]
+            if other is None:
+                rows = [it for it, v in zip(items, vals, strict=True) if _compare(v, cmp, args["value"])]
+            else:
+                if field is None:
+                    raise InvalidArgError("other needs field", field="other")
+                rows = []
+                for i, it in enumerate(items):
+                    if other not in it:
+                        raise InvalidArgError(f"input[{i}] has no field {other!r}", field="other", index=i)
+                    if _compare(vals[i], cmp, it[other]):
+                        rows.append(it)
             value = len(rows)
     elif fn == "compare":
         x, y = _a_b(args, fn)

@@ -100,7 +100,7 @@ def test_verifier_rules_reach_the_new_arguments(
 
 
 def test_a_yes_no_question_is_answered_by_compare_and_its_claim_verifies(ctx: OpContext) -> None:
-    """"Does a reach at least 2 nodes?": a count, then compare, then a boolean answer whose claim the
+    """ "Does a reach at least 2 nodes?": a count, then compare, then a boolean answer whose claim the
     verifier supports from the trace (issue 27, item 5)."""
     from engine.claims.reporter import mechanical_answer
     from engine.claims.verifier import verify_claims

@@ -337,6 +337,25 @@ def test_a_third_list_joined_on_takes_its_own_prefix(ctx: OpContext) -> None:
     assert rows == [{"src": "a", "dst": "b", "t": 1, "b_src": "b", "b_t": 5, "c_dst": "z", "c_t": 9}]
 
 
+def test_filter_compares_two_fields_of_each_row(ctx: OpContext) -> None:
+    rows = [{"sent": 4, "got": 1}, {"sent": 1, "got": 1}, {"sent": 0, "got": 3}, {"sent": "x", "got": "y"}]
+    out = both(ctx, fn="filter", input=rows[:3], field="sent", cmp=">", other="got")
+    assert out["rows"] == [rows[0]]
+    assert both(ctx, fn="filter", input=rows, field="sent", cmp="==", other="got")["rows"] == [rows[1]]
+    for bad, code in (
+        (
+            {"input": [*rows[:3], {"sent": 1, "got": "y"}], "field": "sent", "cmp": ">", "other": "got"},
+            "E_INVALID_ARG",
+        ),  # a number and a string have no order
+        ({"input": rows[:3], "field": "sent", "cmp": ">", "other": "zz"}, "E_INVALID_ARG"),
+        ({"input": rows[:3], "field": "sent", "cmp": ">", "other": "got", "value": 1}, "E_INVALID_ARG"),
+        ({"input": rows[:3], "cmp": ">", "other": "got"}, "E_INVALID_ARG"),  # no field
+        ({"input": rows[:3], "field": "sent", "other": "got"}, "E_SCHEMA"),  # no cmp
+        ({"input": rows[:3], "field": "sent", "cmp": ">", "other": 3}, "E_SCHEMA"),
+    ):
+        assert compare(ctx, OracleStore([], []), "compute", {"fn": "filter", **bad}) == code, bad
+
+
 def test_compare_answers_yes_or_no_and_add_adds(ctx: OpContext) -> None:
     assert both(ctx, fn="compare", a=3, b=3.0, cmp="==")["value"] is True
     assert both(ctx, fn="compare", input=[0.1 + 0.2, 0.3], cmp="eq")["value"] is True  # exact values

@@ -139,7 +139,7 @@ def test_compute_schema_expresses_fn_specific_args() -> None:
     reducers = rules[("count", "sum", "min", "max", "mean", "median")]
     assert reducers["properties"]["k"] == {"type": "null"} and reducers["required"] == ["input"]
     assert rules[("topk",)]["properties"].get("k") is None  # topk takes k
-    assert set(rules[("filter",)]["required"]) == {"input", "cmp", "value"}
+    assert set(rules[("filter",)]["required"]) == {"input", "cmp"}  # and value or other
     pairwise = rules[("interval_relation", "ratio", "diff", "percent", "pct_change", "mul", "add")]
     assert pairwise["properties"]["field"] == {"type": "null"} and len(pairwise["anyOf"]) == 2
     compare = rules[("compare",)]  # operands as a pair fn, and cmp
