@@ -207,6 +207,17 @@ def agg_first_last(cols: Columns, gr: Grouping, last: bool) -> list[Any]:
     return t[ends - 1].tolist() if last else t[starts].tolist()
 
 
+def agg_value_at(cols: Columns, gr: Grouping, field: str, last: bool) -> list[Any]:
+    """``field``'s value at each group's first (``last``: last) event in (vt_s, eid, vid) order: a group's
+    rows are in event order after the stable sort, so its first row is its first event."""
+    order, g, starts = gr.sorted_rows()
+    if not gr.n_groups or not len(g):
+        return [None] * gr.n_groups
+    ends = np.append(starts[1:], len(g))
+    rows = order[ends - 1] if last else order[starts]
+    return cols.get(field).take(gr.ev[rows]).objects()
+
+
 def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[Any]:
     """min_gap / max_gap / mean_gap / sessions / max_in_window over each group's sorted event times."""
     order, g, starts = gr.sorted_rows()

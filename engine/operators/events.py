@@ -36,6 +36,7 @@ from engine.operators.event_groups import (
     agg_first_last,
     agg_gaps,
     agg_numeric,
+    agg_value_at,
     group,
     key_fields,
 )
@@ -60,9 +61,12 @@ from engine.operators.units import (
 
 FAMILY = "events"  # the family is the module that registers it
 GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CALENDAR)
-AGG_FNS = ("count", "count_distinct", "first_t", "last_t", "sum", "mean", "min", "max", "median",
-           "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions")  # fmt: skip
-FIELD_FNS = ("count_distinct", "sum", "mean", "min", "max", "median")
+AGG_FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
+           "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions")  # fmt: skip
+#: the value of a field at the group's first / last event ((vt_s, eid, vid) order): "the rating of an
+#: account's first rating", "whom a user wrote to last" (any event field, numeric or not)
+VALUE_AT_FNS = ("first_value", "last_value")
+FIELD_FNS = ("count_distinct", *VALUE_AT_FNS, "sum", "mean", "min", "max", "median")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 MAX_WIDTH = 2**62
 
@@ -201,6 +205,8 @@ def _check_aggregate(g: Aggregate, group_by: list[str]) -> None:
         check_field(g.field, "aggregates.field")
         return
     check_field(g.field, "aggregates.field")
+    if g.fn in VALUE_AT_FNS:
+        return
     if ALIASES.get(g.field, g.field) not in INT_FIELDS and not g.field.startswith("prop."):
         raise invalid(f"{g.fn} needs a numeric field ({list(INT_FIELDS)} or prop.<name>), got {g.field!r}")
 
@@ -243,8 +249,8 @@ class AggregateEventsOut(PagedOutput):
     n_events: int
 
 
-_SORTING_FNS = {"count_distinct", "first_t", "last_t", "min", "max", "median", "min_gap", "max_gap",
-                "mean_gap", "max_in_window", "sessions"}  # fmt: skip
+_SORTING_FNS = {"count_distinct", "first_t", "last_t", "first_value", "last_value", "min", "max", "median",
+                "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions"}  # fmt: skip
 
 
 def _aggregate_cost(p: StoreProfile, a: AggregateEventsArgs) -> CostEstimate:
@@ -307,6 +313,9 @@ def _aggregate(cols: Any, gr: Any, g: Aggregate) -> list[Any]:
         return agg_count(gr)
     if g.fn in ("first_t", "last_t"):
         return agg_first_last(cols, gr, g.fn == "last_t")
+    if g.fn in VALUE_AT_FNS:
+        assert g.field is not None
+        return agg_value_at(cols, gr, g.field, g.fn == "last_value")
     if g.fn in ("min_gap", "max_gap", "mean_gap", "max_in_window", "sessions"):
         return agg_gaps(cols, gr, g.fn, g.width if g.fn == "max_in_window" else g.gap)
     assert g.field is not None
@@ -348,7 +357,7 @@ _AGG_UNITS: dict[str, Unit | None] = {
     **dict.fromkeys(("count", "count_distinct", "max_in_window", "sessions"), Unit.COUNT),
     **dict.fromkeys(("first_t", "last_t"), Unit.TIME),
     **dict.fromkeys(("min_gap", "max_gap", "mean_gap"), Unit.DURATION),
-    **dict.fromkeys(("sum", "mean", "min", "max", "median"), None),
+    **dict.fromkeys(("sum", "mean", "min", "max", "median", *VALUE_AT_FNS), None),
 }
 
 
@@ -372,7 +381,8 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         unit = _AGG_UNITS[fn]
         if unit is None and isinstance(fld, str):
             try:
-                unit = reduce_unit(fn, event_field_unit(fld))
+                field_unit = event_field_unit(fld)
+                unit = field_unit if fn in VALUE_AT_FNS else reduce_unit(fn, field_unit)
             except UnitClash as clash:
                 clashes.append((f"aggregates.{i}.field", clash))
         fields[str(name)] = scalar(unit)
@@ -388,6 +398,7 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         units=aggregate_units,
         units_doc="rows: key fields src, dst, node, a, b are ids, calendar keys and prop_<name> free values; "
         "count, count_distinct, max_in_window, sessions are counts, first_t, last_t time points, "
+        "first_value, last_value the field's unit, "
         "min_gap, max_gap, mean_gap durations; sum, min, max, median keep the field's unit (t: a time "
         "point), mean of a time is a time; a sum of times is refused",
     ),
@@ -400,7 +411,8 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         "node (each event counts once for each distinct endpoint), pair (fields src, dst), unordered_pair"
         " (fields a <= b), rel_type, the calendar keys, prop.<name> (field prop_<name>); [] = one group);"
         " `aggregates`, each {fn, field?, as?, width?, gap?}: count, count_distinct (field: an event "
-        "field, other = the other endpoint under a node key, pair, unordered_pair), first_t, last_t, sum,"
+        "field, other = the other endpoint under a node key, pair, unordered_pair), first_t, last_t, "
+        "first_value, last_value (a field's value at the group's first or last event), sum,"
         " mean, min, max, median (numeric field; non-numbers skipped), min_gap, max_gap, mean_gap "
         "(between a group's consecutive event times), max_in_window (most events in any window of `width`"
         " µs), sessions (runs split where the gap exceeds `gap` µs). Default name: fn, or fn_field with ."

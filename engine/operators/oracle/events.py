@@ -35,9 +35,9 @@ FIELDS = ("src", "dst", "rel_type", "eid", "t", "vt_e", *CAL)
 NUMERIC = ("eid", "t", "vt_e", "year", "hour", "dow", "month_of_year")
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
 KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CAL)
-FNS = ("count", "count_distinct", "first_t", "last_t", "sum", "mean", "min", "max", "median",
-       "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions")  # fmt: skip
-FIELD_FNS = ("count_distinct", "sum", "mean", "min", "max", "median")
+FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
+       "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions")  # fmt: skip
+FIELD_FNS = ("count_distinct", "first_value", "last_value", "sum", "mean", "min", "max", "median")
 SELECTION = ("window", "src", "dst", "node", "rel_types", "where")
 EPOCH = dt.datetime(1970, 1, 1)
 YEAR_10000_US = (dt.datetime(9999, 12, 31) - EPOCH) // dt.timedelta(microseconds=1) + 86_400_000_000
@@ -318,7 +318,8 @@ def _aggregates(raw: Any, group_by: list[str]) -> list[dict[str, Any]]:
             elif not (fn == "count_distinct" and field in ("pair", "unordered_pair")):
                 _field(field, w)
                 numeric = field in NUMERIC or field == "vt_s"  # vt_s: another name of t
-                if fn != "count_distinct" and not numeric and not field.startswith("prop."):
+                any_field = fn in ("count_distinct", "first_value", "last_value")
+                if not any_field and not numeric and not field.startswith("prop."):
                     raise _bad(f"{w}: {fn} needs a numeric field", field=w)
         if name is None:
             name = fn if field is None else f"{fn}_{field}".replace(".", "_")
@@ -373,6 +374,9 @@ def _agg(fn: str, g: dict[str, Any], evs: list[tuple[dict[str, Any], str | None]
         return ts[0]
     if fn == "last_t":
         return ts[-1]
+    if fn in ("first_value", "last_value"):
+        at = evs[0][0] if fn == "first_value" else evs[-1][0]
+        return field_value(at, g["field"])
     gaps = [b - a for a, b in itertools.pairwise(ts)]
     if fn == "min_gap":
         return min(gaps) if gaps else None

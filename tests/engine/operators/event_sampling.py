@@ -104,10 +104,15 @@ NUM_FIELDS = ("t", "vt_e", "eid", "hour", "prop.w", "prop.rating")
 
 
 def _aggregate(rng: random.Random, group_by: list[str]) -> dict[str, Any]:
-    fn = rng.choice(("count", "count_distinct", "first_t", "last_t", "sum", "mean", "min", "max", "median",
-                     "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions"))  # fmt: skip
+    fn = rng.choice(("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum",
+                     "mean", "min", "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window",
+                     "sessions"))  # fmt: skip
     g: dict[str, Any] = {"fn": fn}
-    if fn == "count_distinct":
+    if fn in ("first_value", "last_value"):
+        g["field"] = rng.choice(
+            ["src", "dst", "rel_type", "day", "t", "vt_e", "eid", "prop.rating", "prop.w"]
+        )
+    elif fn == "count_distinct":
         pool = ["src", "dst", "pair", "unordered_pair", "rel_type", "day", "vt_e", "prop.rating", "prop.w"]
         g["field"] = rng.choice(pool + (["other"] if "node" in group_by else []))
     elif fn in ("sum", "mean", "min", "max", "median"):

@@ -140,6 +140,10 @@ def test_group_keys_and_aggregates(env) -> None:
     # a sends at T1, T2 (1.5 h later) and T4; a 90-minute half-open window cannot hold T1 and T2
     assert a == {"min_gap": 3 * H // 2, "max_gap": T4 - T2, "mean_gap": (T4 - T1) // 2, "first_t": T1,
                  "last_t": T4, "sessions": 2, "w90": 1, "w90_1": 2}  # fmt: skip
+    at = [{"fn": f, "field": k} for f in ("first_value", "last_value") for k in ("dst", "t")]
+    (a,) = both(ctx, store, "aggregate_events", src=["a"], aggregates=at)["rows"]
+    # a's first event (T1) went to b, its last (T4) to itself
+    assert a == {"first_value_dst": "b", "first_value_t": T1, "last_value_dst": "a", "last_value_t": T4}
     nums = [{"fn": f, "field": "prop.rating"} for f in ("sum", "mean", "median", "min", "max")]
     (r,) = both(ctx, store, "aggregate_events", aggregates=nums)["rows"]
     # numbers 5, -2, 2.5 ("good" and the missing one skipped): sum 5.5, mean 11/6, median 2.5
