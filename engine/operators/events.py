@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from engine.operators.base import Model, OneOf, PagedOutput, invalid
 from engine.operators.context import OpContext
@@ -226,8 +227,13 @@ class AggregateEventsArgs(EventSelection):
                 raise invalid(f"unknown group key {k!r}; keys: {list(GROUP_KEYS)} or prop.<name>")
         if len(set(self.group_by)) != len(self.group_by):
             raise invalid("group_by repeats a key")
-        for g in self.aggregates:
-            _check_aggregate(g, self.group_by)
+        for i, g in enumerate(self.aggregates):
+            try:
+                _check_aggregate(g, self.group_by)
+            except PydanticCustomError as err:
+                # located at the aggregate, so a repair names (and re-asks) `aggregates`, not the whole args
+                line = {"type": err, "loc": ("aggregates", i), "input": g.model_dump(by_alias=True)}
+                raise ValidationError.from_exception_data("aggregate_events", [line]) from None
         names = [f for k in self.group_by for f in key_fields(k)] + [g.name for g in self.aggregates]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:

@@ -256,6 +256,15 @@ def test_bad_arguments_one_error_nothing_changes(env, op: str, args: dict[str, A
     assert store.state_token() == before
 
 
+def test_a_bad_aggregate_is_located_at_its_entry(env) -> None:
+    # "args" as a whole names nothing a repair can leave out of its quote: the entry is named instead
+    ctx, _, _ = env
+    for bad in ({"fn": "count", "field": "src"}, {"fn": "sum", "field": "dst"}, {"fn": "count", "as": "1x"}):
+        with pytest.raises(TGMSError) as err:
+            call(ctx, "aggregate_events", {"aggregates": [{"fn": "count", "as": "n"}, bad]})
+        assert err.value.code == "E_INVALID_ARG" and err.value.to_dict()["details"]["field"] == "aggregates.1"
+
+
 def test_cost_guard_suggests_narrowing(env) -> None:
     ctx, _, _ = env
     args = {"group_by": ["node"], "aggregates": [{"fn": "max_in_window", "width": H}]}
