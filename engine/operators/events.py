@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, model_validator
@@ -212,6 +212,12 @@ def _check_aggregate(g: Aggregate, group_by: list[str]) -> None:
         raise invalid(f"{g.fn} needs a numeric field ({list(INT_FIELDS)} or prop.<name>), got {g.field!r}")
 
 
+def _located(loc: tuple[str | int, ...], message: str, value: Any) -> NoReturn:
+    """E_INVALID_ARG at ``loc`` inside the args (a model validator's own errors have no location)."""
+    line = {"type": invalid(message), "loc": loc, "input": value}
+    raise ValidationError.from_exception_data("aggregate_events", [line])
+
+
 class AggregateEventsArgs(EventSelection):
     group_by: Annotated[list[str], Field(max_length=3, default_factory=list)]
     aggregates: Annotated[list[Aggregate], Field(min_length=1, max_length=16)] = Field(
@@ -222,26 +228,34 @@ class AggregateEventsArgs(EventSelection):
 
     @model_validator(mode="after")
     def _consistent(self) -> AggregateEventsArgs:
-        for k in self.group_by:
+        # each problem is located at its argument (group_by.N, aggregates.N, having.N, order_by.N), so a
+        # repair names and re-asks that argument instead of quoting the whole args back (issue 25)
+        for i, k in enumerate(self.group_by):
             if k not in GROUP_KEYS and not (k.startswith("prop.") and len(k) > 5):
-                raise invalid(f"unknown group key {k!r}; keys: {list(GROUP_KEYS)} or prop.<name>")
+                _located(
+                    ("group_by", i), f"unknown group key {k!r}; keys: {list(GROUP_KEYS)} or prop.<name>", k
+                )
         if len(set(self.group_by)) != len(self.group_by):
-            raise invalid("group_by repeats a key")
+            _located(("group_by",), "group_by repeats a key", self.group_by)
         for i, g in enumerate(self.aggregates):
             try:
                 _check_aggregate(g, self.group_by)
             except PydanticCustomError as err:
-                # located at the aggregate, so a repair names (and re-asks) `aggregates`, not the whole args
-                line = {"type": err, "loc": ("aggregates", i), "input": g.model_dump(by_alias=True)}
-                raise ValidationError.from_exception_data("aggregate_events", [line]) from None
+                _located(("aggregates", i), err.message(), g.model_dump(by_alias=True))
         names = [f for k in self.group_by for f in key_fields(k)] + [g.name for g in self.aggregates]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
-            raise invalid(f"output field name(s) {dup} used twice; rename an aggregate with 'as'")
+            _located(
+                ("aggregates",), f"output field name(s) {dup} used twice; rename an aggregate with 'as'", dup
+            )
         for what, refs in (("having", self.having), ("order_by", self.order_by)):
-            for r in refs:
+            for i, r in enumerate(refs):
                 if r.field not in names:
-                    raise invalid(f"{what} field {r.field!r} is not an output field; fields: {names}")
+                    _located(
+                        (what, i),
+                        f"{what} field {r.field!r} is not an output field; fields: {names}",
+                        r.field,
+                    )
         return self
 
     def prop_names(self) -> set[str]:

@@ -263,6 +263,16 @@ def test_a_bad_aggregate_is_located_at_its_entry(env) -> None:
         with pytest.raises(TGMSError) as err:
             call(ctx, "aggregate_events", {"aggregates": [{"fn": "count", "as": "n"}, bad]})
         assert err.value.code == "E_INVALID_ARG" and err.value.to_dict()["details"]["field"] == "aggregates.1"
+    for args, field in (
+        ({"group_by": ["src", "uid"]}, "group_by.1"),
+        ({"group_by": ["src", "src"]}, "group_by"),
+        ({"group_by": ["src"], "having": [{"field": "vt_s", "op": "gt", "value": 1}]}, "having.0"),
+        ({"order_by": [{"field": "count"}, {"field": "nope"}]}, "order_by.1"),
+        ({"group_by": ["src"], "aggregates": [{"fn": "count", "as": "src"}]}, "aggregates"),
+    ):
+        with pytest.raises(TGMSError) as err:
+            call(ctx, "aggregate_events", args)
+        assert err.value.code == "E_INVALID_ARG" and err.value.to_dict()["details"]["field"] == field, args
 
 
 def test_cost_guard_suggests_narrowing(env) -> None:
