@@ -73,6 +73,9 @@ REPAIR_TEMPERATURE = 0.5
 OTHER_OPERATORS = 3
 #: the plan keys the task fills in (the model is never asked to write them, so they are not quoted back)
 TASK_KEYS = ("plan_id", "question")
+#: the keys a plan may have: a problem naming one of them is about its value (steps, answer_spec), not a
+#: stray key to leave out of the quote
+PLAN_SHAPE = ("plan_id", "question", "steps", "answer_spec")
 
 
 def repeat_seed(task_id: str, attempt: int) -> int:
@@ -192,6 +195,9 @@ def targets(problems: list[dict[str, Any]], plan: dict[str, Any] | None) -> dict
 #: the key of :func:`failing_fields` that names the answer's fields (never a step id: ids are ``s1``, ...,
 #: and a step named so would only lose its quoted answer fields too)
 ANSWER = "answer_spec"
+#: its key for the plan's own unknown keys (a step's keys or arguments written at the top: the 1.5B model
+#: copied such a reply back byte for byte when it was quoted whole)
+TOP = "*plan*"
 
 
 def _arg_named(fld: str, args: dict[str, Any]) -> str | None:
@@ -208,12 +214,16 @@ def _arg_named(fld: str, args: dict[str, Any]) -> str | None:
 def failing_fields(problems: list[dict[str, Any]], plan: dict[str, Any] | None) -> dict[str, frozenset[str]]:
     """The quoted plan's values a problem names, left out of every repair's quote: per step id, the step
     arguments (``args.window.t_a`` leaves out ``window``), and under :data:`ANSWER` the answer_spec keys
-    (``answer_spec.from`` leaves out ``from``). A problem of a whole step, of ``args`` as a whole or of no
-    field leaves nothing out: the step stays quoted, so the model keeps the plan's shape."""
+    (``answer_spec.from`` leaves out ``from``), and under :data:`TOP` the plan's own unknown keys (a
+    step's keys written at the top). A problem of a whole step, of ``args`` as a whole or of no field
+    leaves nothing out: the step stays quoted, so the model keeps the plan's shape."""
     out: dict[str, set[str]] = {}
     spec = plan.get("answer_spec") if isinstance(plan, dict) else None
     for p in problems:
         fld = _field_of(p) or ""
+        if not p.get("step") and isinstance(plan, dict) and fld in plan and fld not in PLAN_SHAPE:
+            out.setdefault(TOP, set()).add(fld)  # an unknown key of the plan itself
+            continue
         if fld.startswith("answer_spec.") and isinstance(spec, dict):
             key = next(
                 (k for k in spec if fld == f"answer_spec.{k}" or fld.startswith(f"answer_spec.{k}.")), None
@@ -233,7 +243,7 @@ def _without(
     plan: dict[str, Any], left_out: frozenset[str], fields: dict[str, frozenset[str]]
 ) -> dict[str, Any]:
     """The plan as quoted: without the task's keys, the steps in ``left_out`` and the ``fields``."""
-    shown = {k: v for k, v in plan.items() if k not in TASK_KEYS}
+    shown = {k: v for k, v in plan.items() if k not in TASK_KEYS and k not in fields.get(TOP, ())}
     steps = shown.get("steps")
     if isinstance(steps, list):
         kept = []

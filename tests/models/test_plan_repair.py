@@ -19,6 +19,7 @@ from engine.api import OpContext, Store
 from models.client import ChatClient
 from models.config import Sampling
 from models.plan_repair import (
+    TOP,
     describe,
     failing_fields,
     failing_steps,
@@ -281,6 +282,16 @@ def test_every_repair_leaves_out_the_values_the_problems_name() -> None:
         "steps": one["steps"],
         "answer_spec": one["answer_spec"],
     }
+    # a step's keys written at the plan's top are the plan's unknown keys: left out, the rest quoted
+    flat = {"args": {"window": {}}, "group_by": ["src"], "steps": [], "answer_spec": {"kind": "count"}}
+    stray = [
+        {"code": "schema", "field": k, "message": f"unknown plan key {k!r}"} for k in ("args", "group_by")
+    ]
+    stray.append({"code": "schema", "field": "steps", "message": "steps must be a non-empty list"})
+    assert failing_fields(stray, flat) == {TOP: {"args", "group_by"}}
+    section = repair_section(json.dumps(flat), flat, stray, runtime=False)
+    quote = section.split('<data name="previous_plan">\n', 1)[1].split("\n</data>", 1)[0]
+    assert json.loads(quote) == {"steps": [], "answer_spec": {"kind": "count"}}
     # an argument key holding a dot or a bracket is still found (matched against the step's own keys)
     odd = {"steps": [{"id": "s1", "op": "x", "args": {"a": 2, "a.b[0]": 1}}], "answer_spec": {}}
     assert failing_fields([{"step": "s1", "field": "args.a.b[0].c"}], odd) == {"s1": {"a.b[0]"}}
