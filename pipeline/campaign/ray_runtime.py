@@ -91,6 +91,10 @@ def ray_session(cluster: ClusterConf) -> Iterator[dict[str, Any]]:
     if cluster.kind == "local":
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         ray.init(
+            # "local": always a runtime of its own. Without it ray.init joins the cluster a `ray start` on
+            # this machine left in /tmp/ray/ray_current_cluster (or $RAY_ADDRESS), and fails there on
+            # num_cpus: a CI run lost 8 tests to the SLURM layout test's `ray start` beside it
+            address="local",
             num_cpus=cluster.num_cpus or os.cpu_count() or 1,
             include_dashboard=False,
             log_to_driver=False,

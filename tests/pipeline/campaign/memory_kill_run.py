@@ -73,7 +73,9 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
     marker = out / "allocated"
     actors._ACTOR_CLASS = ray.remote(hungry_actor_class(marker))
     job, manifest = static_graph_job(bundle_dir, out, n_tasks)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(
+        address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False
+    )
     try:
         conf = ClusterConf(kind="local", actors=1, actor_concurrency=2, actor_cpus=1.0)
         with ScriptedServer(smoke_reply) as server:

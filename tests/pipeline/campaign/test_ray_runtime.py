@@ -40,3 +40,29 @@ def test_missing_or_empty_address_is_a_structured_error(tmp_path: Path) -> None:
     (tmp_path / "empty").write_text("\n", encoding="utf-8")
     with pytest.raises(InvalidArgError, match="is empty"):
         cluster_address(ClusterConf(kind="slurm", address_file=str(tmp_path / "empty")))
+
+
+def test_a_local_runtime_is_its_own_whatever_ray_start_or_ray_address_left(tmp_path: Path) -> None:
+    # kind "local" must not join another Ray: with $RAY_ADDRESS naming a dead address (as `ray start` on
+    # this machine leaves /tmp/ray/ray_current_cluster), ray.init without address="local" tries to join it
+    # and fails on num_cpus. In a child process: the test session's own runtime is already up.
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("ray")
+    code = (
+        "from pipeline.campaign.config import ClusterConf\n"
+        "from pipeline.campaign.ray_runtime import ray_session\n"
+        "with ray_session(ClusterConf(kind='local', num_cpus=1)) as info:\n"
+        "    print('started', info['started_here'])\n"
+    )
+    env = {
+        **os.environ,
+        "RAY_ADDRESS": "127.0.0.1:9",
+        "RAY_AUTH_MODE": "disabled",
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env,
+                          cwd=Path(__file__).parents[3])  # fmt: skip
+    assert done.returncode == 0 and "started True" in done.stdout, done.stderr[-2000:]
