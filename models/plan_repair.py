@@ -75,7 +75,7 @@ OTHER_OPERATORS = 3
 TASK_KEYS = ("plan_id", "question")
 #: the keys a plan may have: a problem naming one of them is about its value (steps, answer_spec), not a
 #: stray key to leave out of the quote
-PLAN_SHAPE = ("plan_id", "question", "steps", "answer_spec")
+PLAN_SHAPE = (*TASK_KEYS, "steps", "answer_spec")
 
 
 def repeat_seed(task_id: str, attempt: int) -> int:

@@ -180,10 +180,10 @@ def _join(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         return UnitResult(_result(Unit.COUNT), clashes)
     fields = dict(ia.fields)
     b_keys = {kb for _, kb in keys}
+    prefix = args.get("prefix") if isinstance(args.get("prefix"), str) and args.get("prefix") else "b_"
     for name, sub in ib.fields:
         if name in b_keys:
             continue
-        prefix = args.get("prefix") if isinstance(args.get("prefix"), str) and args.get("prefix") else "b_"
         fields[f"{prefix}{name}" if name in fields else name] = sub
     return UnitResult(_result(Unit.COUNT, list_of(UnitTree(fields=tuple(fields.items())))), clashes)
 

@@ -41,9 +41,8 @@ FN_ARGS: dict[str, frozenset[str]] = {
     "join": frozenset({"input", "a", "b", "on", "how", "prefix"}),
     "derive": frozenset({"input", "expr", "as"}),
 }
-_ALL_ARGS = ("input", "field", "k", "fraction", "order", "tie_by", "cmp", "value", "other", "a", "b", "on")
-_ALL_ARGS += ("how",)
-_ALL_ARGS += ("prefix", "expr", "as")
+_ALL_ARGS = ("input", "field", "k", "fraction", "order", "tie_by", "cmp", "value", "other", "a", "b", "on",
+             "how", "prefix", "expr", "as")  # fmt: skip
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
 

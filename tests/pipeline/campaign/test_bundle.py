@@ -132,15 +132,6 @@ def _children(pid: int) -> list[int]:
     return [int(c) for c in path.read_text().split()] if path.exists() else []
 
 
-def _running(pid: int) -> bool:
-    from pathlib import Path as _P
-
-    try:  # "pid (comm) state ...": a zombie awaits its reaper, it runs no more
-        return _P(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads children from /proc (Linux)")
 def test_sigkill_of_a_bundle_build_leaves_no_cross_check_worker(tmp_path: Path) -> None:
     # the suite's cross-checks run in worker processes (pipeline/tasks/checks.py): a SIGKILLed build runs
@@ -164,9 +155,11 @@ def test_sigkill_of_a_bundle_build_leaves_no_cross_check_worker(tmp_path: Path) 
     proc.wait(timeout=30)
     assert workers, "the build started no cross-check worker"
     deadline = time.monotonic() + 15
-    while any(_running(w) for w in workers) and time.monotonic() < deadline:
+    from tests.pipeline.campaign.memory_kill_campaign import running
+
+    while any(running(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
-    left = [w for w in workers if _running(w)]
+    left = [w for w in workers if running(w)]
     for w in left:  # do not leave them to the next test
         os.kill(w, signal.SIGKILL)
     assert not left, f"workers outlived their SIGKILLed build: {left}"
