@@ -1,8 +1,8 @@
 """A whole campaign through a real Ray memory kill, run as its own process by ``test_memory_kill.py``.
 
 ``tgms-campaign experiment=smoke`` as a user runs it (Hydra, the driver's own local Ray runtime, a SQLite
-MLflow store, the scripted test double), on a given bundle, with Ray's memory monitor set 2 GiB above what
-the machine uses and the task actors replaced by ones whose first task allocates 4 GiB
+MLflow store, the scripted test double), on a given bundle, with Ray's memory monitor set 5 GiB above what
+the machine uses and the task actors replaced by ones whose first task allocates until it is killed
 (:func:`memory_kill_run.hungry_actor_class`). Prints one JSON object: the exit code, the pid the
 allocation happened in and whether it still runs, the records per cell, and the driver log's lines on memory.
 

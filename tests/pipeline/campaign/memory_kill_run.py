@@ -2,12 +2,16 @@
 when a Ray runtime starts, and the test session's runtime is already up).
 
 Ray's memory monitor kills a worker when the node's used memory passes ``RAY_memory_usage_threshold``
-(a fraction of the total). The runtime here starts with the threshold 2 GiB above what the machine uses
-now; one task actor's first task allocates 4 GiB (and touches every page), so the monitor kills that
-actor's worker. Ray restarts the actor, which replays and proves its store again; the task is run again
-(by Ray's own task retry or by the executor's resubmission, whichever sees it first) and, the allocation
-being a one-off, finishes. Prints one JSON object: the executor's stats, the records, the actor's pid
-before and after, and whether the allocation happened.
+(a fraction of the total). The runtime here starts with the threshold 5 GiB above what the machine uses
+now; one task actor's first task allocates (and touches) memory a chunk at a time until the monitor kills
+its worker. The headroom is wide because the campaign's own Ray runtime, driver and actors, and the tests
+the other pytest-xdist worker runs meanwhile, use memory too: with 2 GiB a CI run saw the monitor kill the
+ordinary workers again and again. Allocating until killed, rather than a fixed amount, crosses the
+threshold whatever the rest of the machine did since it was set. Ray restarts the actor, which replays
+and proves its store again; the task is run again (by Ray's own task retry or by the executor's
+resubmission, whichever sees it first) and, the allocation being a one-off, finishes. Prints one JSON
+object: the executor's stats, the records, the actor's pid before and after, and whether the allocation
+happened.
 
 Usage: python memory_kill_run.py BUNDLE_DIR OUT_DIR N_TASKS
 """
@@ -24,7 +28,17 @@ from typing import Any
 GIB = 1 << 30
 #: Ray's own spelling of its settings (lower case after the prefix)
 THRESHOLD_ENV, REFRESH_ENV = "RAY_memory_usage_threshold", "RAY_memory_monitor_refresh_ms"
-HEADROOM, ALLOCATE = 2 * GIB, 4 * GIB
+HEADROOM, CHUNK = 5 * GIB, GIB // 4
+#: the allocation stops growing (and waits to be killed) when this little is left, so that a monitor that
+#: never fires fails the test instead of the machine
+FLOOR = GIB
+#: what a test needs available to run: the headroom, then room to cross it before the floor
+NEEDED = HEADROOM + FLOOR + 2 * GIB
+
+
+def available_bytes() -> int:
+    with open("/proc/meminfo", encoding="ascii") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("MemAvailable:"))
 
 
 def used_fraction_with(headroom: int) -> float:
@@ -35,7 +49,7 @@ def used_fraction_with(headroom: int) -> float:
 
 
 def hungry_actor_class(marker: Path) -> type:
-    """A task actor whose first task (on any restart of any actor) allocates past the threshold once,
+    """A task actor whose first task (on any restart of any actor) allocates until it is killed, once,
     writing its pid to ``marker`` first."""
     import pipeline.campaign.actors as actors
 
@@ -48,10 +62,13 @@ def hungry_actor_class(marker: Path) -> type:
             if fd >= 0:
                 os.write(fd, str(os.getpid()).encode())
                 os.close(fd)
-                hog = bytearray(ALLOCATE)
-                for i in range(0, len(hog), 4096):  # touch every page: memory is only used once written
-                    hog[i] = 1
-                time.sleep(60)  # the monitor kills this worker long before
+                hog = []
+                while available_bytes() > FLOOR + CHUNK:  # the monitor kills this worker on the way
+                    chunk = bytearray(CHUNK)
+                    for i in range(0, CHUNK, 4096):  # touch every page: memory is only used once written
+                        chunk[i] = 1
+                    hog.append(chunk)
+                time.sleep(60)
             return super().run(task, *args)
 
     return HungryTaskActor
