@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.operators.arrow_take import SLICE_TAKE_MAX, take_rows
 from engine.operators.background import in_background
@@ -148,3 +149,13 @@ class EdgeArrays:
             for c in names
         ]
         return pa.table(cols, schema=pa.schema([EDGE_SCHEMA.field(c) for c in names]))
+
+    def overlapping(self, t_a: int, t_b: int, rel_types: Sequence[str] | None = None) -> np.ndarray:
+        """Scan positions of the versions valid at some instant of ``[t_a, t_b)`` (``vt_s < t_b`` and
+        ``vt_e > t_a``), of the given relationship types only when ``rel_types`` is not None."""
+        r_b = int(np.searchsorted(self.vt_s, t_b, "left"))  # vt_s is the scan order's first key
+        idx = np.flatnonzero(self.vt_e[:r_b] > t_a)
+        if rel_types is not None and len(idx):
+            keep = pc.is_in(self.col_at("rel_type", idx), value_set=pa.array(list(rel_types), pa.string()))
+            idx = idx[np.asarray(keep.to_numpy(zero_copy_only=False), bool)]
+        return idx

@@ -219,14 +219,19 @@ def agg_value_at(cols: Columns, gr: Grouping, field: str, last: bool) -> list[An
 
 
 def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[Any]:
-    """min_gap / max_gap / mean_gap / sessions / max_in_window over each group's sorted event times."""
+    """min_gap / max_gap / mean_gap / sessions / max_session / max_in_window / count_within_first over
+    each group's sorted event times."""
     order, g, starts = gr.sorted_rows()
     G = gr.n_groups
     if not G or not len(g):
-        return [None if fn.endswith("gap") else 0] * G
+        return [None if fn.endswith(("gap", "session")) else 0] * G
     t = _t(cols, gr)[order]
     ends = np.append(starts[1:], len(g))
     cnt = ends - starts
+    if fn == "count_within_first":
+        assert param is not None
+        near = (t - t[starts][g] < param).astype(np.int64)  # the first event itself included: less one
+        return (np.add.reduceat(near, starts) - 1).tolist()
     if fn == "max_in_window":
         assert param is not None
         m = len(t)
@@ -258,6 +263,15 @@ def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[An
         assert param is not None
         split = np.concatenate([(d > param) & internal, [False]]).astype(np.int64)
         return (np.add.reduceat(split, starts) + 1).tolist()
+    if fn == "max_session":
+        assert param is not None
+        # a session starts at a group's first event or after a gap over `param`; its duration is its last
+        # time minus its first, the longest per group (0: every session a single event)
+        begins = np.zeros(len(t), dtype=bool)
+        begins[starts] = True
+        begins[1:] |= d > param
+        first = np.maximum.accumulate(np.where(begins, np.arange(len(t)), 0))
+        return np.maximum.reduceat(t - t[first], starts).tolist()
     multi = cnt >= 2
     out: list[Any] = [None] * G
     if not multi.any():

@@ -63,7 +63,14 @@ from engine.operators.units import (
 FAMILY = "events"  # the family is the module that registers it
 GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CALENDAR)
 AGG_FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
-           "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions")  # fmt: skip
+           "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
+           "count_within_first", "max_session")  # fmt: skip
+#: the aggregates that take ``width`` µs: the most events in any window of it; the events within it of
+#: the group's own first event ("another message within 7 days of each user's first": a relative window)
+WIDTH_FNS = ("max_in_window", "count_within_first")
+#: the aggregates that take ``gap`` µs: the runs of events split where consecutive times differ by more
+#: (how many; the longest one's duration)
+GAP_FNS = ("sessions", "max_session")
 #: the value of a field at the group's first / last event ((vt_s, eid, vid) order): "the rating of an
 #: account's first rating", "whom a user wrote to last" (any event field, numeric or not)
 VALUE_AT_FNS = ("first_value", "last_value")
@@ -190,10 +197,10 @@ def _check_aggregate(g: Aggregate, group_by: list[str]) -> None:
         raise invalid(f"aggregate name {g.as_!r} must match [A-Za-z_][A-Za-z0-9_]* (≤ 64 chars)")
     if (g.field is not None) != (g.fn in FIELD_FNS):
         raise invalid(f"aggregate {g.fn!r} {'needs' if g.fn in FIELD_FNS else 'takes no'} field")
-    if (g.width is not None) != (g.fn == "max_in_window"):
-        raise invalid(f"width belongs to max_in_window (and it needs one); got fn {g.fn!r}")
-    if (g.gap is not None) != (g.fn == "sessions"):
-        raise invalid(f"gap belongs to sessions (and it needs one); got fn {g.fn!r}")
+    if (g.width is not None) != (g.fn in WIDTH_FNS):
+        raise invalid(f"width belongs to {' and '.join(WIDTH_FNS)} (which need one); got fn {g.fn!r}")
+    if (g.gap is not None) != (g.fn in GAP_FNS):
+        raise invalid(f"gap belongs to {' and '.join(GAP_FNS)} (which need one); got fn {g.fn!r}")
     if g.field is None:
         return
     if g.fn == "count_distinct":
@@ -270,7 +277,7 @@ class AggregateEventsOut(PagedOutput):
 
 
 _SORTING_FNS = {"count_distinct", "first_t", "last_t", "first_value", "last_value", "min", "max", "median",
-                "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions"}  # fmt: skip
+                "min_gap", "max_gap", "mean_gap", *WIDTH_FNS, *GAP_FNS}  # fmt: skip
 
 
 def _aggregate_cost(p: StoreProfile, a: AggregateEventsArgs) -> CostEstimate:
@@ -336,8 +343,8 @@ def _aggregate(cols: Any, gr: Any, g: Aggregate) -> list[Any]:
     if g.fn in VALUE_AT_FNS:
         assert g.field is not None
         return agg_value_at(cols, gr, g.field, g.fn == "last_value")
-    if g.fn in ("min_gap", "max_gap", "mean_gap", "max_in_window", "sessions"):
-        return agg_gaps(cols, gr, g.fn, g.width if g.fn == "max_in_window" else g.gap)
+    if g.fn in ("min_gap", "max_gap", "mean_gap", *WIDTH_FNS, *GAP_FNS):
+        return agg_gaps(cols, gr, g.fn, g.width if g.fn in WIDTH_FNS else g.gap)
     assert g.field is not None
     if g.fn == "count_distinct":
         return agg_count_distinct(cols, gr, g.field)
@@ -374,9 +381,9 @@ def _rank(values: list[Any], desc: bool) -> np.ndarray:
 
 #: each aggregate fn's unit (None: the unit of its field, reduced by fn)
 _AGG_UNITS: dict[str, Unit | None] = {
-    **dict.fromkeys(("count", "count_distinct", "max_in_window", "sessions"), Unit.COUNT),
+    **dict.fromkeys(("count", "count_distinct", *WIDTH_FNS, "sessions"), Unit.COUNT),
     **dict.fromkeys(("first_t", "last_t"), Unit.TIME),
-    **dict.fromkeys(("min_gap", "max_gap", "mean_gap"), Unit.DURATION),
+    **dict.fromkeys(("min_gap", "max_gap", "mean_gap", "max_session"), Unit.DURATION),
     **dict.fromkeys(("sum", "mean", "min", "max", "median", *VALUE_AT_FNS), None),
 }
 
@@ -417,10 +424,10 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     traits=Traits(
         units=aggregate_units,
         units_doc="rows: key fields src, dst, node, a, b are ids, calendar keys and prop_<name> free values; "
-        "count, count_distinct, max_in_window, sessions are counts, first_t, last_t time points, "
-        "first_value, last_value the field's unit, "
-        "min_gap, max_gap, mean_gap durations; sum, min, max, median keep the field's unit (t: a time "
-        "point), mean of a time is a time; a sum of times is refused",
+        "count, count_distinct, max_in_window, count_within_first, sessions are counts, first_t, last_t "
+        "time points, first_value, last_value the field's unit, min_gap, max_gap, mean_gap, max_session "
+        "durations; sum, min, max, median keep the field's unit (t: a time point), mean of a time is a "
+        "time; a sum of times is refused",
     ),
     args=AggregateEventsArgs,
     output=AggregateEventsOut,
@@ -435,7 +442,9 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         "first_value, last_value (a field's value at the group's first or last event), sum,"
         " mean, min, max, median (numeric field; non-numbers skipped), min_gap, max_gap, mean_gap "
         "(between a group's consecutive event times), max_in_window (most events in any window of `width`"
-        " µs), sessions (runs split where the gap exceeds `gap` µs). Default name: fn, or fn_field with ."
+        " µs), count_within_first (the group's events less than `width` µs after its first event, that "
+        "first one not counted), sessions (runs split where the gap exceeds `gap` µs), max_session (the "
+        "longest such run's duration, last minus first time). Default name: fn, or fn_field with ."
         " -> _. `having` filters groups, `order_by` [{field, desc}] orders them (nulls last, ties by the "
         "group key ascending; default: key ascending). `rows` are flat (key fields, then aggregate "
         "names); `rows_total` counts groups after having, `n_events` the selected events. Example: the 3 "

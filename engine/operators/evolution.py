@@ -271,11 +271,7 @@ def select(ctx: OpContext, as_of_tt: int | None, spec: EdgeSpec, name: str) -> n
     luts = [
         (f, lut(v, f)) for f, v in (("src", spec.src), ("dst", spec.dst), ("uid", spec.uid)) if v is not None
     ]
-    if spec.window is not None:
-        r_b = int(np.searchsorted(e.vt_s, spec.window.t_b, "left"))
-        idx = np.flatnonzero(e.vt_e[:r_b] > spec.window.t_a)
-    else:
-        idx = np.arange(e.n)
+    idx = e.overlapping(spec.window.t_a, spec.window.t_b) if spec.window is not None else np.arange(e.n)
     for field, m in luts:
         if field == "src":
             idx = idx[m[e.src[idx]]]

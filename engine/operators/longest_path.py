@@ -21,8 +21,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import Field
 
 from engine.operators.base import MAX_LIST, OpArgs, PagedOutput, Uid, Window, dedupe
@@ -74,11 +72,7 @@ class _Arcs:
 
     def __init__(self, ctx: OpContext, a: LongestPathArgs) -> None:
         e = ctx.edges(a.as_of_tt)
-        r_b = int(np.searchsorted(e.vt_s, a.window.t_b, "left"))
-        idx = np.flatnonzero(e.vt_e[:r_b] > a.window.t_a)
-        if a.rel_types is not None and len(idx):
-            keep = pc.is_in(e.col_at("rel_type", idx), value_set=pa.array(dedupe(a.rel_types), pa.string()))
-            idx = idx[np.asarray(keep.to_numpy(zero_copy_only=False), bool)]
+        idx = e.overlapping(a.window.t_a, a.window.t_b, None if a.rel_types is None else dedupe(a.rel_types))
         by_tail = np.argsort(e.src[idx], kind="stable")
         self.e, self.pos = e, idx[by_tail]
         self.u, self.v = e.src[self.pos].astype(np.int64), e.dst[self.pos].astype(np.int64)

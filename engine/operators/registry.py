@@ -155,6 +155,9 @@ OPERATOR_ORDER = (
     "aggregate_events",
     "belief_changes",
     "longest_temporal_path",
+    # issue 27: the static graph of a window
+    "connected_components",
+    "hop_distance",
 )
 FAMILY_MODULES = (
     "history",
@@ -168,6 +171,7 @@ FAMILY_MODULES = (
     "events",
     "belief",
     "longest_path",
+    "static_graph",
 )
 
 

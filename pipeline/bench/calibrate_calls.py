@@ -167,6 +167,16 @@ def varied_calls(ctx: OpContext, rng: np.random.Generator, per_op: int) -> list[
             "max_hops": int(pick((5, 20, 100))),
             **pick(({}, {"src": node()})),
         },
+        "connected_components": lambda: {
+            "window": window(pick((0.01, 0.1, 1.0))),
+            **pick(({}, {"node": node()}, {"rel_types": ["msg"]})),
+        },
+        "hop_distance": lambda: {
+            "src": node(),
+            "window": window(pick((0.01, 0.1, 1.0))),
+            "direction": pick(("out", "both")),
+            **pick(({}, {"dst": node()}, {"max_hops": 3})),
+        },
     }
     out: list[Call] = []
     for op in OPERATOR_ORDER:

@@ -131,6 +131,14 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             {"tt_from": 0, "tt_to": 2**62, "kinds": ["corrected", "retracted", "closed"]},
         ),
         ("longest_temporal_path", "longest_temporal_path/10pct_window", {"window": w10, "max_hops": 20}),
+        ("connected_components", "connected_components/whole_span", {"window": {"t_a": lo, "t_b": hi}}),
+        ("connected_components", "connected_components/10pct_window", {"window": w10, "node": busy}),
+        (
+            "hop_distance",
+            "hop_distance/whole_span_both",
+            {"src": busy, "window": {"t_a": lo, "t_b": hi}, "direction": "both"},
+        ),
+        ("hop_distance", "hop_distance/10pct_window_out", {"src": busy, "window": w10}),
     ]
     return [c for c in calls if c[0] in REGISTRY]
 

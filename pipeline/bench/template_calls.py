@@ -155,6 +155,12 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
             ("aggregate_events", "T5.send_balance/sent", {"window": mo, "src": [u]}),
             ("aggregate_events", "T5.send_balance/received", {"window": mo, "dst": [u]}),
             ("compute", "T5.send_balance/diff", {"fn": "diff", "a": 40, "b": 31}),
+            ("connected_components", "T5.largest_component/month", {"window": mo, "limit": 1}),
+            (
+                "hop_distance",
+                "T5.hop_distance/month",
+                {"src": u, "dst": w, "window": mo, "direction": "both", "limit": 1},
+            ),
         ]
         out += calls
     return out

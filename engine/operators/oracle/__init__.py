@@ -24,6 +24,7 @@ from engine.operators.oracle.metrics import oracle_burst_detection, oracle_graph
 from engine.operators.oracle.motifs import oracle_count_temporal_motifs, oracle_find_temporal_motif_instances
 from engine.operators.oracle.paging import page, paginate
 from engine.operators.oracle.resolve import oracle_resolve_entities
+from engine.operators.oracle.static_graph import oracle_connected_components, oracle_hop_distance
 from engine.operators.oracle.store import OracleStore
 from engine.operators.oracle.traversal import oracle_temporal_paths, oracle_temporal_reachability
 
@@ -47,6 +48,8 @@ ORACLES: dict[str, Oracle] = {
     "longest_temporal_path": oracle_longest_temporal_path,
     "list_events": oracle_list_events,
     "aggregate_events": oracle_aggregate_events,
+    "connected_components": oracle_connected_components,
+    "hop_distance": oracle_hop_distance,
 }
 
 __all__ = ["ORACLES", "Oracle", "OracleStore", "page", "paginate"]

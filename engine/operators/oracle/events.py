@@ -36,7 +36,8 @@ NUMERIC = ("eid", "t", "vt_e", "year", "hour", "dow", "month_of_year")
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
 KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CAL)
 FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
-       "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions")  # fmt: skip
+       "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
+       "count_within_first", "max_session")  # fmt: skip
 FIELD_FNS = ("count_distinct", "first_value", "last_value", "sum", "mean", "min", "max", "median")
 SELECTION = ("window", "src", "dst", "node", "rel_types", "where")
 EPOCH = dt.datetime(1970, 1, 1)
@@ -309,7 +310,8 @@ def _aggregates(raw: Any, group_by: list[str]) -> list[dict[str, Any]]:
             raise _bad(f"{w}.as is not a name", field=w)
         if (field is not None) != (fn in FIELD_FNS):
             raise _bad(f"{w}: field does not fit {fn}", field=w)
-        if (width is not None) != (fn == "max_in_window") or (gap is not None) != (fn == "sessions"):
+        takes_width = fn in ("max_in_window", "count_within_first")
+        if (width is not None) != takes_width or (gap is not None) != (fn in ("sessions", "max_session")):
             raise _bad(f"{w}: width/gap do not fit {fn}", field=w)
         if field is not None:
             if fn == "count_distinct" and field == "other":
@@ -365,6 +367,10 @@ def _distinct_value(ev: dict[str, Any], field: str, node: str | None) -> Any:
     return None if v is None else _order_key(v)  # 1 and 1.0 are one value; True and 1 are not
 
 
+#: the aggregates of an empty group that are 0 (counts and sums); the rest are null
+ZERO_WHEN_EMPTY = ("sum", "count_distinct", "sessions", "max_in_window", "count_within_first")
+
+
 def _agg(fn: str, g: dict[str, Any], evs: list[tuple[dict[str, Any], str | None]]) -> Any:
     evs = sorted(evs, key=lambda x: (x[0]["vt_s"], x[0]["eid"], x[0]["vid"]))
     ts = [e["vt_s"] for e, _ in evs]
@@ -386,6 +392,15 @@ def _agg(fn: str, g: dict[str, Any], evs: list[tuple[dict[str, Any], str | None]
         return _out(Fraction(sum(gaps), len(gaps))) if gaps else None
     if fn == "sessions":
         return 1 + sum(1 for d in gaps if d > g["gap"])
+    if fn == "max_session":  # the runs, each a list of times: a new run after a gap over `gap`
+        runs: list[list[int]] = []
+        for i, t in enumerate(ts):
+            if i == 0 or t - ts[i - 1] > g["gap"]:
+                runs.append([])
+            runs[-1].append(t)
+        return max(r[-1] - r[0] for r in runs)
+    if fn == "count_within_first":
+        return sum(1 for u in ts if u < ts[0] + g["width"]) - 1
     if fn == "max_in_window":
         best = 0
         for t in ts:  # a best window can always start at an event
@@ -477,7 +492,7 @@ def oracle_aggregate_events(store: OracleStore, args: dict[str, Any]) -> dict[st
             row[g["name"]] = (
                 _agg(g["fn"], g, groups[key])
                 if groups[key] or g["fn"] == "count"
-                else (0 if g["fn"] in ("sum", "count_distinct", "sessions", "max_in_window") else None)
+                else (0 if g["fn"] in ZERO_WHEN_EMPTY else None)
             )
         rows.append(canonicalize(row))
     rows = [r for r in rows if all(holds(r[f], op, v) for f, op, v in having)]

@@ -243,7 +243,7 @@ def belief_changes(s: Sampler) -> Draft | None:
 )
 def longest_chain(s: Sampler) -> Draft | None:
     w = s.window(s.choice([6 * HOUR, DAY]))
-    u = _sender_in(s, w)
+    u = sender_in(s, w)
     if u is None:
         return None
     args = {"src": u, "window": w, "max_hops": MAX_CHAIN, "limit": 1}
@@ -253,7 +253,7 @@ def longest_chain(s: Sampler) -> Draft | None:
     return one_step("longest_temporal_path", args, "hops", params, (u,), key=(u, w["t_a"], w["t_b"]))
 
 
-def _sender_in(s: Sampler, w: dict[str, int]) -> str | None:
+def sender_in(s: Sampler, w: dict[str, int]) -> str | None:
     """The sender of a random event of the window (so the chain has at least one hop), or None."""
     e = s.ctx.edges(None)
     lo, hi = (int(i) for i in np.searchsorted(e.vt_s, [w["t_a"], w["t_b"]], "left"))
@@ -272,7 +272,7 @@ def _sender_in(s: Sampler, w: dict[str, int]) -> str | None:
 )
 def last_contact(s: Sampler) -> Draft | None:
     w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
-    u = _sender_in(s, w)
+    u = sender_in(s, w)
     if u is None:
         return None
     args = {"window": w, "src": [u], "order": "desc", "limit": 2}

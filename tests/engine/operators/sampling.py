@@ -197,6 +197,20 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             args["src"] = u
         if rng.random() < 0.2:
             args["rel_types"] = [rng.choice(["msg", "follows"])]
+    elif op == "connected_components":
+        args = {"window": _window(rng)}
+        if rng.random() < 0.5:
+            args["node"] = u
+        if rng.random() < 0.2:
+            args["rel_types"] = [rng.choice(["msg", "follows"])]
+    elif op == "hop_distance":
+        args = {"src": u, "window": _window(rng), "direction": rng.choice(["out", "in", "both"])}
+        if rng.random() < 0.6:
+            args["dst"] = rng.choice(uids)
+        if rng.random() < 0.3:
+            args["max_hops"] = rng.randint(1, 3)
+        if rng.random() < 0.2:
+            args["rel_types"] = [rng.choice(["msg", "follows"])]
     elif op in ("list_events", "aggregate_events"):
         from tests.engine.operators.event_sampling import sample_event_args
 

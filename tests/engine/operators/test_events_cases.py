@@ -140,6 +140,16 @@ def test_group_keys_and_aggregates(env) -> None:
     # a sends at T1, T2 (1.5 h later) and T4; a 90-minute half-open window cannot hold T1 and T2
     assert a == {"min_gap": 3 * H // 2, "max_gap": T4 - T2, "mean_gap": (T4 - T1) // 2, "first_t": T1,
                  "last_t": T4, "sessions": 2, "w90": 1, "w90_1": 2}  # fmt: skip
+    rel = [{"fn": "count_within_first", "width": w, "as": f"within_{i}"} for i, w in enumerate((3 * H // 2,
+           3 * H // 2 + 1, T4 - T1 + 1))] + [{"fn": "max_session", "gap": g, "as": f"session_{i}"}
+           for i, g in enumerate((H, 2 * H, T4 - T2))]  # fmt: skip
+    (a,) = both(ctx, store, "aggregate_events", src=["a"], aggregates=rel)["rows"]
+    # after a's first message (T1): T2 is 1.5 h later, T4 much later; sessions: [T1] [T2] [T4] under an
+    # hour's gap, [T1 T2] [T4] under two hours, one session T1..T4 when the gap allows T2 → T4
+    assert a == {"within_0": 0, "within_1": 1, "within_2": 2,
+                 "session_0": 0, "session_1": 3 * H // 2, "session_2": T4 - T1}  # fmt: skip
+    empty_rel = both(ctx, store, "aggregate_events", window={"t_a": 0, "t_b": 10}, aggregates=rel[::3])
+    assert empty_rel["rows"] == [{"within_0": 0, "session_0": None}]
     at = [{"fn": f, "field": k} for f in ("first_value", "last_value") for k in ("dst", "t")]
     (a,) = both(ctx, store, "aggregate_events", src=["a"], aggregates=at)["rows"]
     # a's first event (T1) went to b, its last (T4) to itself
@@ -225,6 +235,8 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ("aggregate_events", {"aggregates": [{"fn": "sum", "field": "src"}]}, "E_INVALID_ARG"),
     ("aggregate_events", {"aggregates": [{"fn": "count", "field": "src"}]}, "E_INVALID_ARG"),
     ("aggregate_events", {"aggregates": [{"fn": "max_in_window"}]}, "E_INVALID_ARG"),
+    ("aggregate_events", {"aggregates": [{"fn": "count_within_first", "gap": 5}]}, "E_INVALID_ARG"),
+    ("aggregate_events", {"aggregates": [{"fn": "max_session", "width": 5}]}, "E_INVALID_ARG"),
     ("aggregate_events", {"aggregates": [{"fn": "sessions", "gap": -1}]}, "E_INVALID_ARG"),
     ("aggregate_events", {"aggregates": [{"fn": "sessions", "gap": "1h"}]}, "E_SCHEMA"),
     ("aggregate_events", {"aggregates": [{"fn": "count_distinct", "field": "other"}]}, "E_INVALID_ARG"),

@@ -51,6 +51,7 @@ def test_t5_is_a_family_of_analyst_templates_over_the_new_operators() -> None:
     assert len(t5s) >= 6
     used = {op for t in t5s for op in t.ops}
     assert {"list_events", "aggregate_events", "belief_changes", "longest_temporal_path"} <= used
+    assert {"connected_components", "hop_distance"} <= used  # the static graph of a window (t5_static)
     assert used <= set(OPERATOR_ORDER)
     for t in t5s:
         assert len(set(t.paraphrases)) == 3, t.name
