@@ -30,6 +30,7 @@ from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.registry import operator
 from engine.operators.traits import NonEmpty
+from engine.operators.units import Measures, Unit
 
 DIRECTIONS = ("out", "in", "both")
 MAX_HOPS = 1_000_000
@@ -52,17 +53,27 @@ class ComponentsArgs(_StaticArgs):
 
 class ComponentRow(Model):
     component: Annotated[int, Field(description="0 for the largest; by size descending, then first")]
-    size: int
-    first: Annotated[str, Field(description="the component's least member uid (string order)")]
+    size: Annotated[int, Measures(Unit.COUNT)]
+    first: Annotated[
+        str, Measures(Unit.ID), Field(description="the component's least member uid (string order)")
+    ]
 
 
 class ComponentsOut(PagedOutput):
     rows: list[ComponentRow]
     rows_total: Annotated[int, Field(description="the number of components")]
-    largest: Annotated[int, Field(description="the largest component's size (0: no edge in the window)")]
+    largest: Annotated[
+        int,
+        Measures(Unit.COUNT),
+        Field(description="the largest component's size (0: no edge in the window)"),
+    ]
     nodes_total: Annotated[int, Field(description="nodes with an edge in the window")]
     node_component: Annotated[int | None, Field(description="`node`'s component (null: not asked, no edge)")]
-    node_size: Annotated[int, Field(description="the size of `node`'s component (0: none asked or no edge)")]
+    node_size: Annotated[
+        int,
+        Measures(Unit.COUNT),
+        Field(description="the size of `node`'s component (0: none asked or no edge)"),
+    ]
 
 
 class HopArgs(_StaticArgs):
@@ -81,7 +92,7 @@ class HopOut(PagedOutput):
     rows: Annotated[list[HopRow], Field(description="the nodes reached (src not among them), by (hops, uid)")]
     rows_total: int
     hops: Annotated[int | None, Field(description="the distance to `dst` (null: none asked or not reached)")]
-    reached: Annotated[bool, Field(description="`dst` is reached within max_hops")]
+    reached: Annotated[bool, Measures(Unit.BOOLEAN), Field(description="`dst` is reached within max_hops")]
 
 
 def _cost(p: StoreProfile, a: _StaticArgs) -> CostEstimate:
