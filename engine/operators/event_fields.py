@@ -29,7 +29,7 @@ from engine.operators.base import Model, OneOf, OpArgs, UidArg, Window, dedupe, 
 from engine.operators.context import OpContext
 from engine.operators.edge_arrays import EdgeArrays
 from engine.operators.event_values import encode, unique_inverse
-from engine.operators.traits import EventWindow, NonEmpty
+from engine.operators.traits import EventWindow, NonEmpty, TimePredicates
 
 CALENDAR = ("year", "month", "day", "week", "hour", "dow", "month_of_year")
 INT_FIELDS = ("eid", "t", "vt_e", "year", "hour", "dow", "month_of_year")
@@ -99,7 +99,7 @@ class EventSelection(OpArgs):
     rel_types: (
         Annotated[list[Annotated[str, Field(min_length=1)]], NonEmpty(), Field(max_length=10_000)] | None
     ) = None
-    where: Annotated[list[Predicate], Field(max_length=32, default_factory=list)]
+    where: Annotated[list[Predicate], TimePredicates(), Field(max_length=32, default_factory=list)]
 
     def prop_names(self) -> set[str]:
         out = set()

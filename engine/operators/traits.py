@@ -87,6 +87,13 @@ class EventWindow:
 
 
 @dataclass(frozen=True)
+class TimePredicates:
+    """A list of event predicates (``where``, AND-ed): the period its predicates on the event time
+    (``t``, ``vt_s``) and the calendar keys ``year``, ``month``, ``day`` select is checked like a window
+    (a period outside the data is refused however it is written)."""
+
+
+@dataclass(frozen=True)
 class NonEmpty:
     """A list argument that selects: an empty list selects nothing."""
 

@@ -14,8 +14,9 @@ import numpy as np
 from engine.operators.context import OpContext
 from engine.operators.cost import profile
 from engine.operators.registry import OperatorSpec
-from engine.operators.traits import EventWindow, NonEmpty, TimePoint, literals_at, marked
+from engine.operators.traits import EventWindow, NonEmpty, TimePoint, TimePredicates, literals_at, marked
 from engine.plan.model import Step, Violation
+from engine.plan.premise import selected_period
 from engine.plan.refs import is_ref
 from engine.timeutil import OPEN_END
 
@@ -83,6 +84,30 @@ def data_findings(
                 "the data",
                 f"args.{where}",
                 _nearest_events(prof.vt_sorted, w["t_a"], w["t_b"]),
+            )
+    for where, (a, b) in _predicate_periods(spec, s.args):
+        if a >= b:
+            if vacuous:
+                add(
+                    "vacuous_arg",
+                    f"{where}: its predicates on the event time admit no time at all",
+                    f"args.{where}",
+                )
+        elif temporal and (b <= ext.lo or a >= hi):
+            add(
+                "temporal_extent",
+                f"{where} selects events in [{a}, {b}), which lies outside the dataset's valid-time extent "
+                f"[{ext.lo}, {hi}) (the same refusal as a window there)",
+                f"args.{where}",
+                legal,
+            )
+        elif vacuous and prof.events_in(a, b) == 0:
+            add(
+                "vacuous_arg",
+                f"{where} selects events in [{a}, {b}), which contains no events, so the answer is empty "
+                "whatever the data",
+                f"args.{where}",
+                _nearest_events(prof.vt_sorted, a, b),
             )
     for name, t in _time_points(spec, s.args):
         if temporal and not ext.lo <= t < hi:
@@ -153,6 +178,17 @@ def _time_points(spec: OperatorSpec, args: dict[str, Any]) -> list[tuple[str, in
         for where, t in literals_at(args, path)
         if _int(t)
     ]
+
+
+def _predicate_periods(spec: OperatorSpec, args: dict[str, Any]) -> list[tuple[str, tuple[int, int]]]:
+    """The period each literal list of event predicates selects (:mod:`engine.plan.premise`)."""
+    out = []
+    for path, _ in marked(spec.args, TimePredicates):
+        for where, preds in literals_at(args, path):
+            period = selected_period(preds)
+            if period is not None:
+                out.append((where, period))
+    return out
 
 
 def _event_windows(spec: OperatorSpec, args: dict[str, Any]) -> set[str]:

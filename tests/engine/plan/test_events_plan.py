@@ -47,6 +47,37 @@ def test_a_chained_plan_verifies_and_runs(plan_ctx: OpContext) -> None:
         (top_senders(node=[]), "vacuous_arg", "args.node"),
         (step("s1", "list_events", window=EMPTY), "vacuous_arg", "args.window"),
         (step("s1", "list_events", bogus=1), "arg_name", "args.bogus"),
+        # one rule for a false premise (issue 27): a period outside the data written as predicates is
+        # refused as the window is, and an eventless or impossible one is vacuous as the window is
+        (top_senders(where=[{"field": "t", "op": "ge", "value": 5000}]), "temporal_extent", "args.where"),
+        (top_senders(where=[{"field": "year", "op": "eq", "value": 2030}]), "temporal_extent", "args.where"),
+        (
+            top_senders(where=[{"field": "month", "op": "eq", "value": "2030-05"}]),
+            "temporal_extent",
+            "args.where",
+        ),
+        (
+            step("s1", "list_events", where=[{"field": "day", "op": "eq", "value": "2031-01-01"}]),
+            "temporal_extent",
+            "args.where",
+        ),
+        (
+            top_senders(
+                where=[
+                    {"field": "t", "op": "ge", "value": EMPTY["t_a"]},
+                    {"field": "vt_s", "op": "lt", "value": EMPTY["t_b"]},
+                ]
+            ),
+            "vacuous_arg",
+            "args.where",
+        ),
+        (
+            top_senders(
+                where=[{"field": "t", "op": "gt", "value": 1500}, {"field": "t", "op": "le", "value": 1200}]
+            ),
+            "vacuous_arg",
+            "args.where",
+        ),
     ],
 )
 def test_verifier_rules_apply_by_traits(
@@ -78,3 +109,16 @@ def test_entity_set_answer_from_group_keys(plan_ctx: OpContext) -> None:
     assert execute(build_plan(whole), plan_ctx).answer() == {
         "kind": "entity_set", "from": "s1.rows[*].src", "value": ["a", "b", "c", "d", "e"], "truncated": False
     }  # fmt: skip
+
+
+def test_time_predicates_inside_the_data_are_left_alone(plan_ctx: OpContext) -> None:
+    # 1970 holds every event of the store; a comparison of two fields or an `in` list bounds no period
+    for where in (
+        [{"field": "year", "op": "eq", "value": 1970}],
+        [{"field": "t", "op": "ge", "value": 1000}, {"field": "t", "op": "lt", "value": 1040}],
+        [{"field": "t", "op": "ge", "other": "vt_e"}],
+        [{"field": "month", "op": "in", "value": ["2030-05"]}],
+        [{"field": "month", "op": "eq", "value": "May 2030"}],
+    ):
+        got = check(plan(top_senders(where=where)), plan_ctx)
+        assert got.violations == [], (where, got.violations)
