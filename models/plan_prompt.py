@@ -1,7 +1,7 @@
 """The planner's prompt: the static prefix (system message) and the task's message (DESIGN §3.5, issue 25).
 
 The **static prefix** is one constant string per :class:`PromptLayout` (byte-identical for every task, so a
-server reuses its cached prefix): the plan IR's rules, the operator manual (all 17 blocks, or, with
+server reuses its cached prefix): the plan IR's rules, the operator manual (all 19 blocks, or, with
 ``manual="retrieved"``, the conventions and one line per operator) and, with ``examples="fixed"``, the
 fixed worked plans. The **task's message** carries what changes, all fenced as data: the dataset card,
 the memory notes when memory is on, the worked plans retrieved for the question (``examples="retrieved"``:

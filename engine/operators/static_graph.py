@@ -148,12 +148,11 @@ def _roots(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     output=ComponentsOut,
     cost=_cost,
     manual=(
-        "Splits the static graph of `window` (every edge valid at some instant of it, direction and time "
-        "ignored; its nodes are those edges' endpoints) into weakly connected components. `rows` are the "
-        "components {component, size, first}, the largest first (ties: least member uid first); `largest` "
-        "is the largest one's size, `rows_total` their number, `nodes_total` the nodes. With `node`, "
-        "`node_component` and `node_size` give that node's component (null and 0 when it has no edge in "
-        "the window). For reachability that follows time use temporal_reachability."
+        "Weakly connected components of the static graph of `window`, direction and time ignored. Its "
+        "edges are those valid at some instant of the window. `rows` are the components {component, size,"
+        " first}, largest first (ties: least member uid); `largest` is the largest size, `rows_total` "
+        "their number, `nodes_total` the nodes; with `node`, `node_component` and `node_size` give its "
+        "component (null and 0 when it has no edge there). Paths that follow time: temporal_reachability."
     ),
     example={
         "args": {"window": {"t_a": 1083369600000000, "t_b": 1086048000000000}},
@@ -208,11 +207,11 @@ def _csr(n: int, tail: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.nda
     output=HopOut,
     cost=_cost,
     manual=(
-        "Breadth-first hop distances from `src` in the static graph of `window` (every edge valid at some "
-        "instant of it; time order ignored), following edges `out` (src→dst, the default), `in` or `both` "
-        "ways, up to `max_hops` (null: no limit). `rows` are the nodes reached {uid, hops} by (hops, uid), "
-        "src not among them; with `dst`, `hops` is its distance (null when not reached) and `reached` says "
-        "whether it was. For paths that follow time use temporal_paths."
+        "Hop distances from `src` in the static graph of `window`, time order ignored. Its edges are "
+        "those valid at some instant of the window, followed `out` (src→dst, default), `in` or `both` "
+        "ways, up to `max_hops` (null: no limit). `rows` are the nodes reached {uid, hops} by (hops, "
+        "uid), src not among them; with `dst`, `hops` is its distance (null if not reached) and `reached`"
+        " says whether it was. Paths that follow time: temporal_paths."
     ),
     example={
         "args": {

@@ -8,19 +8,27 @@ a worker failed), the caller generates again with every check in line (:func:`ge
 decisions taken on the speculation are then replaced by the exact ones, so the suite is always the one
 the serial path makes, and a fast suite costs one pass.
 
-Workers are spawned (not forked: the parent holds a DuckDB connection and its threads) and get the oracle
-store pickled once, in their initializer. They ignore SIGINT: the parent stops them in order on Ctrl-C,
-the ``with`` block ends them on every exit, and a worker whose parent was SIGKILLed ends itself.
+Workers are spawned (not forked: the parent holds a DuckDB connection and its threads) and load the
+oracle store, pickled once to a temporary file, in their initializer. Not in the initializer's arguments:
+those travel in the bytes the parent writes to a starting worker's pipe, and a worker that dies before
+reading them (a script without an ``if __name__ == "__main__"`` guard re-runs itself in the child, which
+then may not start processes) left the parent blocked on that write for ever with a store of megabytes.
+A path fits the pipe: the worker's death breaks the pool and the suite is generated in line. Workers
+ignore SIGINT: the parent stops them in order on Ctrl-C, the ``with`` block ends them on every exit, and a
+worker whose parent was SIGKILLed ends itself.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
+import tempfile
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Any
 
@@ -30,10 +38,11 @@ _STORE: OracleStore | None = None  # the worker's oracle store, set by its initi
 PARENT_POLL_S = 0.5
 
 
-def _init_worker(ostore: OracleStore) -> None:
+def _init_worker(store_file: str) -> None:
     global _STORE
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _STORE = ostore
+    with open(store_file, "rb") as fh:
+        _STORE = pickle.load(fh)
     parent = os.getppid()
     threading.Thread(target=_exit_with, args=(parent,), name="parent-watch", daemon=True).start()
 
@@ -73,16 +82,23 @@ class SpeculativeCheck:
     """A :data:`~pipeline.tasks.crosscheck.GoldCheck` that says yes now and asks the oracles in a pool."""
 
     def __init__(self, ostore: OracleStore, workers: int) -> None:
+        fd, self._store_file = tempfile.mkstemp(prefix="tgms-oracle-", suffix=".pickle")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(ostore, fh, protocol=pickle.HIGHEST_PROTOCOL)
         self._pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(ostore,),
+            initargs=(self._store_file,),
         )
         self._pending: list[tuple[str, Future[bool]]] = []
 
     def __call__(self, plan: dict[str, Any], kind: str, gold: Any) -> bool:
-        fut = self._pool.submit(_check_in_worker, plan, kind, gold)
+        try:
+            fut = self._pool.submit(_check_in_worker, plan, kind, gold)
+        except BrokenProcessPool as exc:  # a worker died: the check fails, so the suite is made in line
+            fut = Future()
+            fut.set_exception(exc)
         self._pending.append((str(plan.get("plan_id")), fut))
         return True
 
@@ -104,4 +120,7 @@ class SpeculativeCheck:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         # on an error or Ctrl-C the queued checks are dropped and the running ones end within a check
-        self._pool.shutdown(wait=True, cancel_futures=et is not None)
+        try:
+            self._pool.shutdown(wait=True, cancel_futures=et is not None)
+        finally:
+            os.unlink(self._store_file)
