@@ -192,7 +192,8 @@ def test_no_slot_waits_on_a_build_while_another_cell_is_ready(
     (a Kuzu graph of the small store) far less: its tasks go first. Before, the first tasks went out while
     nothing was ready yet and two vector_rag tasks held both slots for the whole embedding."""
     # vectors cached by an earlier run would make the build fast: embed into a fresh directory
-    knobs = {"vector_rag": {"cache_dir": str(tmp_path / "embeddings")}}
+    # (60 events a chunk: a tenth of the default chunks, the build still seconds beside the graph's)
+    knobs = {"vector_rag": {"cache_dir": str(tmp_path / "embeddings"), "chunk_events": 60}}
     stats, order, _, _ = run_in_order(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs)
     assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
     assert order[0] == "text_to_cypher", order
