@@ -20,6 +20,7 @@ worker whose parent was SIGKILLed ends itself.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -38,20 +39,23 @@ _STORE: OracleStore | None = None  # the worker's oracle store, set by its initi
 PARENT_POLL_S = 0.5
 
 
-def _init_worker(store_file: str) -> None:
+def _init_worker(store_file: str, parent: int) -> None:
     global _STORE
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # watch first, with the pid the parent gave: a parent SIGKILLed while this worker was still starting
+    # (loading the store) is then noticed too, where os.getppid() read now would name its new parent
+    threading.Thread(target=_exit_with, args=(parent, store_file), name="parent-watch", daemon=True).start()
     with open(store_file, "rb") as fh:
         _STORE = pickle.load(fh)
-    parent = os.getppid()
-    threading.Thread(target=_exit_with, args=(parent,), name="parent-watch", daemon=True).start()
 
 
-def _exit_with(parent: int) -> None:
+def _exit_with(parent: int, store_file: str) -> None:
     # a SIGKILLed parent runs no clean-up and its pool would wait on the call queue for ever: a worker
-    # re-parented (its parent gone) ends itself
+    # re-parented (its parent gone) ends itself, and removes the store file the parent cannot
     while os.getppid() == parent:
         time.sleep(PARENT_POLL_S)
+    with contextlib.suppress(OSError):  # another worker was first
+        os.unlink(store_file)
     os._exit(0)
 
 
@@ -89,7 +93,7 @@ class SpeculativeCheck:
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(self._store_file,),
+            initargs=(self._store_file, os.getpid()),
         )
         self._pending: list[tuple[str, Future[bool]]] = []
 

@@ -145,7 +145,12 @@ def test_sigkill_of_a_bundle_build_leaves_no_cross_check_worker(tmp_path: Path) 
 
     cmd = [sys.executable, "-m", "pipeline.cli.main", "bundle", "build", "--dataset", "collegemsg",
            "--out", str(tmp_path / "cm")]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    tmp = tmp_path / "tmp"  # the build's temporary files (the workers' oracle store) go here
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    proc = subprocess.Popen(
+        cmd, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
     assert proc.stderr is not None
     for line in proc.stderr:  # templates are being drawn: the workers are checking their golds
         if "tasks," in line and "refused" in line:
@@ -163,3 +168,4 @@ def test_sigkill_of_a_bundle_build_leaves_no_cross_check_worker(tmp_path: Path) 
     for w in left:  # do not leave them to the next test
         os.kill(w, signal.SIGKILL)
     assert not left, f"workers outlived their SIGKILLed build: {left}"
+    assert not list(tmp.glob("tgms-oracle-*")), "the workers left the oracle store file behind"
