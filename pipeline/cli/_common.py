@@ -10,7 +10,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -153,6 +153,21 @@ def interrupted_by_sigterm(exc: BaseException) -> bool:
     """Whether an interrupt came from SIGTERM: a :class:`Terminated`, or any KeyboardInterrupt after a
     SIGTERM was received (Ray's ``get``/``wait`` re-raise their own)."""
     return isinstance(exc, Terminated) or bool(_SIGTERM_SEEN)
+
+
+def stop_on_lost_sigterm(report: Callable[[str], None]) -> Callable[[str], None]:
+    """``report`` that first raises :class:`Terminated` when a SIGTERM arrived under
+    :func:`sigterm_as_interrupt` and the work went on: the handler's exception, raised while DuckDB runs a
+    query, can be lost in its C code (measured: a query ran to its end and the exception surfaced only at
+    interpreter exit), and a bundle build under CI load then kept building for minutes. Long work reports
+    progress often, so it stops at its next line."""
+
+    def report_or_stop(msg: str) -> None:
+        if _SIGTERM_SEEN:
+            raise Terminated
+        report(msg)
+
+    return report_or_stop
 
 
 @contextmanager

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from engine.api import DATASETS
-from pipeline.cli._common import out_dir, print_json, progress, sigterm_as_interrupt
+from pipeline.cli._common import out_dir, print_json, progress, sigterm_as_interrupt, stop_on_lost_sigterm
 from pipeline.cli.inputs import add_whole, fspath
 
 HELP = "canonical bundles: `tgms bundle build --dataset NAME --seed S --out DIR`, `tgms bundle verify DIR`"
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             events=args.events,
             nodes=args.nodes,
             crosscheck=not args.no_crosscheck,
-            progress=progress,
+            progress=stop_on_lost_sigterm(progress),
         )
     print_json({k: v for k, v in manifest.items() if k != "planted"})
     return 0

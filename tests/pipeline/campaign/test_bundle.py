@@ -120,9 +120,28 @@ def test_sigterm_of_a_bundle_build_leaves_no_scratch_and_says_so(tmp_path: Path)
         if "building the synthetic store" in line:
             break
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:  # a build that ignored the signal must not go on for minutes beside the other tests
+        proc.kill()
     assert proc.returncode == 143 and '"E_INTERRUPTED"' in err and "SIGTERM" in err, err[-2000:]
     assert list(out.glob(".bundle-*")) == [] and not (out / "manifest.json").exists()
+
+
+def test_a_sigterm_lost_in_a_library_stops_the_build_at_its_next_progress_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # DuckDB can lose the handler's exception (a query runs on, the error surfaces at exit): the SIGTERM
+    # is on record, so the next progress line of the build raises it
+    from pipeline.cli import _common
+
+    lines: list[str] = []
+    report = _common.stop_on_lost_sigterm(lines.append)
+    report("building the store ...")
+    monkeypatch.setattr(_common, "_SIGTERM_SEEN", [1.0])
+    with pytest.raises(_common.Terminated):
+        report("generating the suite ...")
+    assert lines == ["building the store ..."]
 
 
 def _children(pid: int) -> list[int]:
