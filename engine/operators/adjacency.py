@@ -100,20 +100,29 @@ class Scope:
     ito: np.ndarray
     ive: np.ndarray
     irank: np.ndarray
+    keep: np.ndarray | None = None  # by rank: the edge passes the call's edge predicates (None: all do)
 
 
-def scope(g: Adjacency, t_a: int, t_b: int, *, local: bool = False) -> Scope:
-    """``local``: copy the window's arcs into a compact index (worth it when many states search it)."""
+def scope(g: Adjacency, t_a: int, t_b: int, *, local: bool = False, keep: np.ndarray | None = None) -> Scope:
+    """``local``: copy the window's arcs into a compact index (worth it when many states search it).
+    ``keep`` (a bool per rank: the edges passing the call's predicates) implies a local copy without the
+    other arcs; the searches see only what passes."""
     r_a, r_b = (int(x) for x in np.searchsorted(g.vt_s, [t_a, t_b], "left"))
-    live = np.flatnonzero((g.ive > t_a) & (g.irank < r_b))
+    live = (g.ive > t_a) & (g.irank < r_b)
+    if keep is not None:
+        live &= keep[g.irank]
+    live = np.flatnonzero(live)
     ikey = g.ikey[live]
     ioff = np.r_[0, np.cumsum(np.bincount(ikey // g.stride, minlength=g.n_nodes))]
     main: tuple[np.ndarray, ...] = (g.key, g.to, g.a_vs, g.a_tid, g.rank)
-    if local:
+    if local or keep is not None:
         base = np.arange(g.n_nodes, dtype=np.int64) * g.stride
         idx, _ = _ranges(np.searchsorted(g.key, base + r_a), np.searchsorted(g.key, base + r_b))
+        if keep is not None:
+            idx = idx[keep[g.rank[idx]]]
         main = tuple(x[idx] for x in main)
-    return Scope(g, t_a, t_b, r_a, r_b, *main, ikey, ioff, g.ito[live], g.ive[live], g.irank[live])
+    ends = (g.ito[live], g.ive[live], g.irank[live])
+    return Scope(g, t_a, t_b, r_a, r_b, *main, ikey, ioff, *ends, keep)
 
 
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

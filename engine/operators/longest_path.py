@@ -26,6 +26,7 @@ from pydantic import Field
 from engine.operators.base import MAX_LIST, OpArgs, PagedOutput, Uid, Window, dedupe
 from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
+from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
 from engine.operators.registry import operator
 from engine.operators.rows import Step
 from engine.operators.traits import NonEmpty
@@ -40,6 +41,7 @@ class LongestPathArgs(OpArgs):
     src: Annotated[Uid | None, Field(description="null: from any node")] = None
     rel_types: Annotated[Annotated[list[str], Field(max_length=MAX_LIST)] | None, NonEmpty()] = None
     max_hops: Annotated[int, Field(ge=1, le=MAX_HOPS)] = DEFAULT_MAX_HOPS
+    where: EdgeWhere
 
 
 class LongestPathOut(PagedOutput):
@@ -62,7 +64,9 @@ def _cost(p: StoreProfile, a: LongestPathArgs) -> CostEstimate:
     arcs = p.events_in(w.t_a, w.t_b) + _STRADDLE * p.events_in(0, w.t_a)
     rounds = a.max_hops + 1
     return CostEstimate(
-        {"scan_row": (_PER_ARC_ROUND * rounds + _PER_ARC) * arcs, "row_out": a.max_hops},
+        edge_where_work(
+            p, a.where, {"scan_row": (_PER_ARC_ROUND * rounds + _PER_ARC) * arcs, "row_out": a.max_hops}
+        ),
         [f"lower max_hops (now {a.max_hops})", "narrow the window", "restrict rel_types"],
     )
 
@@ -73,6 +77,9 @@ class _Arcs:
     def __init__(self, ctx: OpContext, a: LongestPathArgs) -> None:
         e = ctx.edges(a.as_of_tt)
         idx = e.overlapping(a.window.t_a, a.window.t_b, None if a.rel_types is None else dedupe(a.rel_types))
+        passing = edge_keep(ctx, a.as_of_tt, a.where)
+        if passing is not None:
+            idx = idx[passing[idx]]
         by_tail = np.argsort(e.src[idx], kind="stable")
         self.e, self.pos = e, idx[by_tail]
         self.u, self.v = e.src[self.pos].astype(np.int64), e.dst[self.pos].astype(np.int64)
@@ -106,7 +113,8 @@ class _Arcs:
         "Finds the longest time-respecting path (most hops) inside `window`, from `src` or from any node: "
         "each hop follows edge direction at a time strictly after the previous hop (τ = max(arrival + 1, "
         "vt_s), τ < vt_e and τ < t_b; the first hop at max(t_a, vt_s)); nodes may repeat. Looks up to "
-        "max_hops (default 20, at most 1000; `capped` says a longer path exists). Of the longest paths it "
+        "max_hops (default 20, at most 1000; `capped` says a longer path exists); `where` (edge predicates) "
+        "limits the edges it may use. Of the longest paths it "
         "returns the earliest: least (τ, eid, vid) at the first hop where two differ. `rows` are its steps "
         "{vid, eid, src, dst, rel_type, t}, `nodes` its uids, `hops` its length."
     ),

@@ -24,6 +24,7 @@ from pydantic import Field
 from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, UidList, Window, dedupe
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor, recheck
+from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
 from engine.operators.motif_kernels import (
     MOTIF_NAMES,
     MotifEvents,
@@ -53,6 +54,7 @@ class MotifArgs(OpArgs):
     delta: Annotated[int, Field(ge=0, description="µs; an instance spans t3 - t1 <= delta")]
     window: Annotated[Window, EventWindow()]
     node_filter: Annotated[UidList, NonEmpty()] | None = None
+    where: EdgeWhere
 
 
 class CountMotifsArgs(MotifArgs):
@@ -87,7 +89,7 @@ class Selection:
 
     events: MotifEvents  # self-loops dropped; built at δ = 0 (``with_delta`` per call)
     rows: np.ndarray  # position -> row of the context's EdgeArrays
-    n_events: int  # events after node_filter, self-loops included
+    n_events: int  # events after node_filter and where, self-loops included
     counts: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def at(self, delta: int) -> MotifEvents:
@@ -111,6 +113,7 @@ def selection(ctx: OpContext, a: MotifArgs) -> Selection:
         key = tuple(sorted(nids))
         allowed = np.zeros(len(ctx.uids()), dtype=bool)
         allowed[nids] = True
+    passing = edge_keep(ctx, a.as_of_tt, a.where)
 
     def build() -> Selection:
         src, dst = e.src[lo:hi], e.dst[lo:hi]
@@ -118,13 +121,17 @@ def selection(ctx: OpContext, a: MotifArgs) -> Selection:
         if allowed is not None:
             keep = allowed[src] & allowed[dst]
             idx, src, dst = idx[keep], src[keep], dst[keep]
+        if passing is not None:
+            keep = passing[idx]
+            idx, src, dst = idx[keep], src[keep], dst[keep]
         n_events = len(idx)
         loop_free = src != dst
         idx = idx[loop_free]
         ev = motif_events(src[loop_free], dst[loop_free], e.vt_s[idx], 0, len(ctx.uids()))
         return Selection(ev, idx, n_events)
 
-    return ctx.cached(("motif_selection", a.as_of_tt, lo, hi, key), build)
+    where = tuple(p.model_dump_json(exclude_none=True) for p in a.where)
+    return ctx.cached(("motif_selection", a.as_of_tt, lo, hi, key, where), build)
 
 
 # -- instance rows --------------------------------------------------------------------------------------
@@ -267,7 +274,7 @@ def motif_work(
         # priced as an index build on every call, so a cold call is not admitted at 1/100 of its time
         work["index_row"] = float(m) * memory_factor(m)
     if sel < 3:
-        return work
+        return edge_where_work(p, a.where, work)
     scale = sel / m if m else 0.0
     share = 1.5 * math.sqrt(p.max_degree / (2.0 * max(p.n_edges, 1)) / max(p.n_nodes, 1))
     if k is not None:
@@ -281,7 +288,7 @@ def motif_work(
         part = 1.0 if offset > 0 else 0.02  # a first page scans a prefix of the first events
         work["triple"] = work.get("triple", 0.0) + part * _FIND_TRIPLES[a.motif] * wedges * _cache_factor(sel)
         work["row_out"] = 3.0 * a.limit
-    return work
+    return edge_where_work(p, a.where, work)
 
 
 def _offset(cursor: str | None) -> int:
@@ -345,10 +352,11 @@ def _find_cost(p: StoreProfile, a: FindMotifsArgs) -> CostEstimate:
 
 _MOTIF_TEXT = (
     "Events are the believed edge versions with t_a <= vt_s < t_b (with node_filter: both endpoints in "
-    "it), totally ordered by (vt_s, eid, vid); an instance is three events e1 < e2 < e3 with t3 - t1 <= "
-    "delta whose endpoints bind the motif's variables to pairwise-distinct nodes: M_triangle_cyclic "
-    "u→v, v→w, w→u; M_triangle_acyclic_1 u→v, u→w, v→w; M_2node_pingpong u→v, v→u, u→v; M_star_out_3 "
-    "u→a, u→b, u→c; M_path_3 u→v, v→w, w→x (self-loops never match)."
+    "it; with where: passing every edge predicate), totally ordered by (vt_s, eid, vid); an instance is "
+    "three events e1 < e2 < e3 with t3 - t1 <= delta whose endpoints bind the motif's variables to "
+    "pairwise-distinct nodes: M_triangle_cyclic u→v, v→w, w→u; M_triangle_acyclic_1 u→v, u→w, v→w; "
+    "M_2node_pingpong u→v, v→u, u→v; M_star_out_3 u→a, u→b, u→c; M_path_3 u→v, v→w, w→x (self-loops "
+    "never match)."
 )
 
 
@@ -391,7 +399,7 @@ def _events(ctx: OpContext, op: str, a: MotifArgs, budget_s: float | None) -> tu
     cost=_count_cost,
     manual=(
         "Counts the δ-temporal motif instances (Paranjape et al.) of `motif` inside `window`: `count`, and "
-        "`n_events_in_window` (events after node_filter, self-loops included). "
+        "`n_events_in_window` (events after node_filter and where, self-loops included). "
         + _MOTIF_TEXT
         + " Example: events a→b at 1, b→c at 2, c→a at 3 and a→b at 9 give M_triangle_cyclic count 1 with "
         "delta 2 (the triple spans 3 - 1 = 2) and 0 with delta 1."

@@ -29,6 +29,7 @@ from engine.operators.adjacency import Scope, _ranges, adjacency, scope
 from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, Uid, Window
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor
+from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
 from engine.operators.registry import operator
 from engine.operators.rows import Step
 
@@ -205,6 +206,7 @@ class ReachabilityArgs(OpArgs):
     window: Window
     delta_max_wait: Annotated[int, Field(ge=0)] | None = None
     direction: Annotated[str, OneOf(DIRECTIONS)] = "out"
+    where: EdgeWhere
 
 
 class ReachRow(Model):
@@ -254,7 +256,7 @@ def _reachability_work(p: StoreProfile, a: ReachabilityArgs, t_b: int) -> dict[s
         per_arc = _wait_states_per_arc(a.delta_max_wait, t_b - t_a) * (2.5 if a.direction == "both" else 1.0)
         states = min(arcs * per_arc, p.n_nodes * (arcs + 1))  # "both": interval edges pass either way
         work["scan_row"] += 1.5 * states  # ~0.3 µs per state (expand, dedupe)
-    return work
+    return edge_where_work(p, a.where, work)
 
 
 def _reachability_cost(p: StoreProfile, a: ReachabilityArgs) -> CostEstimate:
@@ -283,7 +285,8 @@ def _reachability_cost(p: StoreProfile, a: ReachabilityArgs) -> CostEstimate:
         "is not listed. The traveller is at src at t_a; an edge valid [s, e) reached at time a is used at "
         "max(a, s) if that is < e and < t_b, arriving then. direction 'in' walks edges backwards (time still "
         "runs forward), 'both' uses either orientation. delta_max_wait bounds every intermediate wait (not "
-        "the wait at src before the first edge); the search then explores every (node, arrival) state."
+        "the wait at src before the first edge); the search then explores every (node, arrival) state. "
+        "`where` (edge predicates) limits the edges it may use."
     ),
     example={
         "args": {"src": "n9", "window": {"t_a": 1082000000000000, "t_b": 1083000000000000}, "limit": 50},
@@ -296,10 +299,11 @@ def temporal_reachability(ctx: OpContext, a: ReachabilityArgs) -> dict[str, Any]
     (src,) = ctx.require_known([a.src], a.as_of_tt, "src")
     t_a, t_b = a.window.t_a, a.window.t_b
     g = adjacency(ctx, a.as_of_tt, a.direction)
+    keep = edge_keep(ctx, a.as_of_tt, a.where)
     if a.delta_max_wait is None or a.delta_max_wait >= t_b - t_a - 1:  # no wait in the window can exceed it
-        arr = earliest_arrival(scope(g, t_a, t_b), src)
+        arr = earliest_arrival(scope(g, t_a, t_b, keep=keep), src)
     else:
-        arr = earliest_arrival_waiting(scope(g, t_a, t_b, local=True), src, a.delta_max_wait)
+        arr = earliest_arrival_waiting(scope(g, t_a, t_b, local=True, keep=keep), src, a.delta_max_wait)
     arr[src] = INF
     reached = np.flatnonzero(arr < INF)
     uids = ctx.uids()
@@ -321,6 +325,7 @@ class PathsArgs(OpArgs):
     window: Window
     k: Annotated[int, Field(ge=1, le=20)] = 5
     max_hops: Annotated[int, Field(ge=1, le=6)] = 4
+    where: EdgeWhere
 
 
 class PathRow(Model):
@@ -340,6 +345,8 @@ def _window_arcs(sc: Scope) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     starting in the window and the interval edges opened before t_a and still open at t_a."""
     e = sc.g.edges
     idx = np.concatenate([np.sort(sc.irank[sc.irank < sc.r_a]), np.arange(sc.r_a, sc.r_b)])
+    if sc.keep is not None:
+        idx = idx[sc.keep[idx]]
     return e.src[idx].astype(np.int64), e.dst[idx].astype(np.int64), sc.g.vt_s[idx], e.vt_e[idx]
 
 
@@ -426,12 +433,13 @@ def _path_expansions(k: int, max_hops: int, n_nodes: int) -> float:
 
 def _paths_work(p: StoreProfile, a: PathsArgs, t_b: int, k: int, max_hops: int) -> dict[str, float]:
     ev = float(p.events_in(a.window.t_a, t_b))
-    return {
+    work = {
         "scan_row": ev * (0.15 + 0.1 * max_hops),  # the per-hop bounds: vectorized passes over the window
         "state": 50.0 * _path_expansions(k, max_hops, p.n_nodes),  # ~100 µs per expanded prefix
         "row_out": float(k * (max_hops + 1)),
         "index_row": float(p.n_edges) * memory_factor(p.n_edges),  # the cached "out" adjacency
     }
+    return edge_where_work(p, a.where, work)
 
 
 def _paths_cost(p: StoreProfile, a: PathsArgs) -> CostEstimate:
@@ -465,7 +473,8 @@ def _paths_cost(p: StoreProfile, a: PathsArgs) -> CostEstimate:
         "most max_hops edges (edge direction, no wait limit, start at src at t_a). Each node sequence is "
         "realised by its earliest edge at every hop (least traversal time, ties by eid then vid); `rows` "
         "{arrival, hops, nodes, edges} are ordered by (arrival, hops, nodes) and the first k are returned, "
-        "each edge a step {vid, eid, src, dst, rel_type, t} with t the traversal time."
+        "each edge a step {vid, eid, src, dst, rel_type, t} with t the traversal time. `where` (edge "
+        "predicates) limits the edges it may use."
     ),
     example={
         "args": {"src": "n9", "dst": "n17", "window": {"t_a": 1082000000000000, "t_b": 1083000000000000}},
@@ -477,7 +486,8 @@ def temporal_paths(ctx: OpContext, a: PathsArgs) -> dict[str, Any]:
     src, dst = ctx.require_known([a.src, a.dst], a.as_of_tt, "src/dst")
     if src == dst:
         raise InvalidArgError("src and dst must differ (paths are node-simple)", field="dst", uid=a.dst)
-    sc = scope(adjacency(ctx, a.as_of_tt, "out"), a.window.t_a, a.window.t_b)
+    keep = edge_keep(ctx, a.as_of_tt, a.where)
+    sc = scope(adjacency(ctx, a.as_of_tt, "out"), a.window.t_a, a.window.t_b, keep=keep)
     uids = ctx.uids()
     found = find_paths(sc, src, dst, a.k, a.max_hops, uids)
     e = sc.g.edges

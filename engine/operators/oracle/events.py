@@ -12,6 +12,7 @@ import itertools
 import json
 import math
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -248,15 +249,22 @@ def _selected(store: OracleStore, args: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         if rels is not None and ev["rel_type"] not in rels:
             continue
-        ok = True
-        for field, op, value, other in preds:
-            x = field_value(ev, field)
-            if not holds(x, op, field_value(ev, other) if other is not None else value):
-                ok = False
-                break
-        if ok:
+        if _passes(ev, preds):
             out.append(ev)
     return out
+
+
+def _passes(ev: dict[str, Any], preds: list[tuple[str, str, Any, str | None]]) -> bool:
+    for field, op, value, other in preds:
+        if not holds(field_value(ev, field), op, field_value(ev, other) if other is not None else value):
+            return False
+    return True
+
+
+def edge_filter(raw: Any) -> Callable[[dict[str, Any]], bool]:
+    """The graph operators' edge predicates (``where``, checked here): a test of one edge version."""
+    preds = _predicates(raw)
+    return lambda ev: _passes(ev, preds)
 
 
 # -- list_events ----------------------------------------------------------------------------------------

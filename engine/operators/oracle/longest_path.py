@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.canonical import canonicalize
+from engine.operators.oracle.events import edge_filter
 from engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
@@ -25,16 +26,19 @@ from engine.operators.oracle.store import (
 
 
 def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
-    check_keys(args, ["window"], ["src", "rel_types", "max_hops"], "longest_temporal_path")
+    check_keys(args, ["window"], ["src", "rel_types", "max_hops", "where"], "longest_temporal_path")
     a = as_of_arg(args)
     t_a, t_b = window_arg(args["window"])
     src = str_arg(args, "src")
     rel_types = str_list_arg(args, "rel_types")
     max_hops = int_arg(args, "max_hops", 20, 1, 1000)
     assert max_hops is not None
+    passes = edge_filter(args.get("where"))
     if src is not None:
         require_known([src], store.known_uids(a), "src")
-    edges = [e for e in store.believed_edges(a) if rel_types is None or e["rel_type"] in rel_types]
+    edges = [
+        e for e in store.believed_edges(a) if (rel_types is None or e["rel_type"] in rel_types) and passes(e)
+    ]
 
     def hops_from(node: str | None, alpha: int) -> list[tuple[int, int, int, dict[str, Any]]]:
         """Every hop possible after arriving at node at alpha (None: from any node), least first."""

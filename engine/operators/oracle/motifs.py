@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.canonical import canonicalize
+from engine.operators.oracle.events import edge_filter
 from engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
@@ -32,16 +33,17 @@ MOTIFS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {
 
 
 def _args(store: OracleStore, args: dict[str, Any], op: str) -> tuple[str, int, list[dict[str, Any]]]:
-    check_keys(args, ["motif", "delta", "window"], ["node_filter"], op)
+    check_keys(args, ["motif", "delta", "window"], ["node_filter", "where"], op)
     a = as_of_arg(args)
     motif = choice_arg(args, "motif", tuple(MOTIFS), None)
     delta = int_arg(args, "delta", None, 0, None)
     assert delta is not None
     t_a, t_b = window_arg(args["window"])
     node_filter = str_list_arg(args, "node_filter")
+    passes = edge_filter(args.get("where"))
     if node_filter is not None:
         require_known(node_filter, store.known_uids(a), "node_filter")
-    events = [e for e in store.believed_edges(a) if t_a <= e["vt_s"] < t_b]
+    events = [e for e in store.believed_edges(a) if t_a <= e["vt_s"] < t_b and passes(e)]
     if node_filter is not None:
         allowed = set(node_filter)
         events = [e for e in events if e["src"] in allowed and e["dst"] in allowed]

@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.canonical import canonicalize
 from engine.errors import InvalidArgError
+from engine.operators.oracle.events import edge_filter
 from engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
@@ -34,16 +35,17 @@ def _oriented(edges: list[dict[str, Any]], direction: str) -> list[tuple[str, st
 
 
 def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
-    check_keys(args, ["src", "window"], ["delta_max_wait", "direction"], "temporal_reachability")
+    check_keys(args, ["src", "window"], ["delta_max_wait", "direction", "where"], "temporal_reachability")
     a = as_of_arg(args)
     src = str_arg(args, "src")
     assert src is not None
     t_a, t_b = window_arg(args["window"])
     delta = int_arg(args, "delta_max_wait", None, 0, None)
     direction = choice_arg(args, "direction", ("out", "in", "both"), "out")
+    passes = edge_filter(args.get("where"))
     require_known([src], store.known_uids(a), "src")
     arcs_from: dict[str, list[dict[str, Any]]] = {}
-    for x, y, e in _oriented(store.believed_edges(a), direction):
+    for x, y, e in _oriented([e for e in store.believed_edges(a) if passes(e)], direction):
         arcs_from.setdefault(x, []).append({"to": y, "vt_s": e["vt_s"], "vt_e": e["vt_e"]})
 
     # Exact search over labelled states (node, arrival, free). `free` marks the start state: the wait at
@@ -86,7 +88,7 @@ def _step(e: dict[str, Any], tau: int) -> dict[str, Any]:
 
 
 def oracle_temporal_paths(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
-    check_keys(args, ["src", "dst", "window"], ["k", "max_hops"], "temporal_paths")
+    check_keys(args, ["src", "dst", "window"], ["k", "max_hops", "where"], "temporal_paths")
     a = as_of_arg(args)
     src = str_arg(args, "src")
     dst = str_arg(args, "dst")
@@ -95,10 +97,11 @@ def oracle_temporal_paths(store: OracleStore, args: dict[str, Any]) -> dict[str,
     k = int_arg(args, "k", 5, 1, 20)
     max_hops = int_arg(args, "max_hops", 4, 1, 6)
     assert k is not None and max_hops is not None
+    passes = edge_filter(args.get("where"))
     require_known([src, dst], store.known_uids(a), "src/dst")
     if src == dst:
         raise InvalidArgError("src and dst must differ (paths are node-simple)", field="dst", uid=dst)
-    edges = store.believed_edges(a)
+    edges = [e for e in store.believed_edges(a) if passes(e)]
 
     # A path is a node sequence; it is realised by its earliest-arrival edge choice at every hop (earliest
     # arrival at a prefix never hurts later hops without a wait limit). Ties in τ: smallest (eid, vid).

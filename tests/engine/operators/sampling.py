@@ -22,6 +22,14 @@ MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_st
 METRICS = ORACLE_METRICS
 ALLEN = ALLEN_RELATIONS
 T_MAX = 200
+#: the graph operators that take edge predicates (``where``)
+EDGE_WHERE_OPS = (
+    "count_temporal_motifs",
+    "find_temporal_motif_instances",
+    "temporal_reachability",
+    "temporal_paths",
+    "longest_temporal_path",
+)
 
 
 def counter_clock(start: int = 1_000_000, step: int = 1_000):
@@ -113,6 +121,20 @@ def random_store(
 def _window(rng: random.Random) -> dict[str, int]:
     a = rng.randint(0, T_MAX)
     return {"t_a": a, "t_b": a + rng.randint(1, T_MAX)}
+
+
+def edge_where(rng: random.Random, t_max: int = T_MAX) -> list[dict[str, Any]]:
+    """One or two edge predicates (the graph operators' ``where``) over the random stores' fields."""
+    pool: list[dict[str, Any]] = [
+        {"field": "prop.w", "op": rng.choice(["le", "ge", "eq", "ne"]), "value": rng.randint(1, 9)},
+        {"field": "prop.w", "op": "in", "value": rng.sample([1, 2, 3, 4, 9], 2)},
+        {"field": "rel_type", "op": "eq", "value": rng.choice(["msg", "follows"])},
+        {"field": "t", "op": rng.choice(["ge", "lt"]), "value": rng.randint(0, t_max)},
+        {"field": "vt_e", "op": "gt", "other": "t"},
+        {"field": "prop.w", "op": "missing"},
+        {"field": "src", "op": "ne", "other": "dst"},
+    ]
+    return rng.sample(pool, rng.randint(1, 2))
 
 
 def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) -> dict[str, Any]:
@@ -217,6 +239,8 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
         return sample_event_args(op, rng, uids, tts)
     else:  # pragma: no cover - a new operator needs a sampler
         raise AssertionError(f"no sampler for {op}")
+    if op in EDGE_WHERE_OPS and rng.random() < 0.35:
+        args["where"] = edge_where(rng)
     if rng.random() < 0.35 and op != "compute":
         args["as_of_tt"] = rng.choice(tts)
     if rng.random() < 0.3 and op not in ("count_temporal_motifs", "compute"):

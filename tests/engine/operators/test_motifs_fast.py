@@ -36,6 +36,7 @@ from engine.operators.oracle import ORACLES, OracleStore, page
 from engine.store import Store
 from engine.timeutil import OPEN_END
 from tests.conftest import BACKENDS, require_backend
+from tests.engine.operators.sampling import edge_where
 
 N_CASES = int(os.environ.get("TGMS_ORACLE_CASES", "50"))
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
@@ -124,6 +125,8 @@ def sample_args(
     elif roll < 0.4:
         pick = rng.sample(uids, rng.randint(1, len(uids)))
         args["node_filter"] = pick + pick[:1]  # a duplicate (dropped)
+    if rng.random() < 0.3:  # edge predicates: the props written above are w in 1..3 and 9
+        args["where"] = edge_where(rng, t_max)
     roll = rng.random()
     if roll < 0.4:
         args["as_of_tt"] = rng.choice(tts) + rng.choice([0, 0, 1, -1])

@@ -26,7 +26,7 @@ from engine.operators.registry import get_operator
 from engine.store import Store
 from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
-from tests.engine.operators.sampling import N_CASES, counter_clock
+from tests.engine.operators.sampling import N_CASES, counter_clock, edge_where
 
 OPS = ("temporal_reachability", "temporal_paths")
 #: (n_uids, t_max, n_batches): coarse grids give many equal timestamps
@@ -97,6 +97,8 @@ def sample(op: str, rng: random.Random, uids: list[str], tts: list[int], t_max: 
             args["k"] = rng.choice([1, 2, 3, 5, 20])
         if rng.random() < 0.8:
             args["max_hops"] = rng.randint(1, 6)
+    if rng.random() < 0.3:
+        args["where"] = edge_where(rng, t_max)
     if rng.random() < 0.35:
         args["as_of_tt"] = rng.choice(tts)
     if rng.random() < 0.4:

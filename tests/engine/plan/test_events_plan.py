@@ -50,6 +50,18 @@ def test_a_chained_plan_verifies_and_runs(plan_ctx: OpContext) -> None:
         # one rule for a false premise (issue 27): a period outside the data written as predicates is
         # refused as the window is, and an eventless or impossible one is vacuous as the window is
         (top_senders(where=[{"field": "t", "op": "ge", "value": 5000}]), "temporal_extent", "args.where"),
+        (  # the graph operators' edge predicates follow the same rule
+            step(
+                "s1",
+                "count_temporal_motifs",
+                motif="M_path_3",
+                delta=5,
+                window={"t_a": 1000, "t_b": 2000},
+                where=[{"field": "t", "op": "ge", "value": 5000}],
+            ),
+            "temporal_extent",
+            "args.where",
+        ),
         (top_senders(where=[{"field": "year", "op": "eq", "value": 2030}]), "temporal_extent", "args.where"),
         (
             top_senders(where=[{"field": "month", "op": "eq", "value": "2030-05"}]),
