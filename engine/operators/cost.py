@@ -4,7 +4,7 @@ An estimate is ``seconds = base + Σ coefficient × work`` where the work terms 
 expanded, buckets, candidate triples, ...) come from the operator's cost function and a
 :class:`StoreProfile`. The profile is built from backend counts and one pass over the believed edges'
 ``vt_s`` that is cached per store state (so no call scans the store just to price itself). Coefficients
-are measured by ``bench/calibrate_cost.py`` and live in :data:`COEFFICIENTS`.
+are measured by ``tgms bench calibrate`` (``pipeline/bench/calibrate.py``) and live in :data:`COEFFICIENTS`.
 
 A refusal is ``E_COST`` with the estimate, the budget and concrete narrowing suggestions with computed
 values (``"use stride >= 86400000000"``), never a silent degradation.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 DEFAULT_BUDGET_S = float(os.environ.get("TGMS_COST_BUDGET_S", "10"))
 
-#: seconds per unit of work; measured by bench/calibrate_cost.py (2-core VM, DuckDB backend)
+#: seconds per unit of work; measured by `tgms bench calibrate` (2-core VM, DuckDB backend)
 COEFFICIENTS: dict[str, float] = {
     "base": 4.4e-4,
     "scan_row": 3.6e-8,  # one edge version scanned / filtered in numpy or DuckDB

@@ -366,7 +366,8 @@ class MetricOut(PagedOutput):
     n_buckets: int
 
 
-#: build cost of the cached parts, in scan_row units (2e-7 s) per edge version (bench/bench_metrics.py)
+#: build cost of the cached parts, in scan_row units (2e-7 s) per edge version
+#: (pipeline/bench/metrics_bench.py)
 _BUILD = {
     "edge_event_count": 0.0,
     "active_edge_count": 0.1,

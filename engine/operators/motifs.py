@@ -211,11 +211,11 @@ def instance_rows(ctx: OpContext, a: MotifArgs, sel: Selection, pos: np.ndarray)
 
 # -- cost -----------------------------------------------------------------------------------------------
 #
-# Work model (bench/bench_motifs.py prints estimate next to measured time): building a selection's indexes
-# and the closed forms cost a few scan_row units per selected event; a wedge (2-path u→v, v→w inside δ)
-# costs a few "triple" units, growing with the selection (binary searches leave the caches): x1 at 10^4
-# events, x5 at 10^6. Expected wedges = events × (events per δ-window, sampled from the profile) ×
-# Σ_v share_in(v)·share_out(v); the last factor is estimated as 1.5·sqrt(max_share / n_nodes)
+# Work model (pipeline/bench/motifs_bench.py prints estimate next to measured time): building a
+# selection's indexes and the closed forms cost a few scan_row units per selected event; a wedge (2-path
+# u→v, v→w inside δ) costs a few "triple" units, growing with the selection (binary searches leave the
+# caches): x1 at 10^4 events, x5 at 10^6. Expected wedges = events × (events per δ-window, sampled from
+# the profile) × Σ_v share_in(v)·share_out(v); the last factor is estimated as 1.5·sqrt(max_share / n_nodes)
 # (max_share = max_degree / (2 n_edges)), at least 1/k with a node filter of k uids. Measured: CollegeMsg
 # 0.007 at δ = 1 day (estimate 0.0039; conversations make it 0.025 at δ = 1 h), synthetic 0.004 (0.0086).
 

@@ -69,7 +69,8 @@ def test_vllm_dry_run_one_replica_per_tp_gpus(tmp_path: Path) -> None:
         PORT_BASE="9100",
         QUANTIZATION="awq",
         MAX_MODEL_LEN="32768",
-        EXTRA_ARGS="--enforce-eager --seed 0",
+        EXTRA_ARGS="--enforce-eager",
+        SEED="7",
         TGMS_ENDPOINTS_FILE=str(endpoints),
         ADVERTISE_HOST="gpu07",
         LOG_DIR=str(tmp_path / "logs"),
@@ -82,7 +83,10 @@ def test_vllm_dry_run_one_replica_per_tp_gpus(tmp_path: Path) -> None:
         pairs = dict(itertools.pairwise(argv))
         assert pairs["--port"] == str(9100 + i) and pairs["--tensor-parallel-size"] == "2"
         assert pairs["--served-model-name"] == "qwen2.5-14b-awq" and pairs["--quantization"] == "awq"
-        assert pairs["--max-model-len"] == "32768" and argv[-3:] == ["--enforce-eager", "--seed", "0"]
+        assert pairs["--max-model-len"] == "32768" and argv[-1] == "--enforce-eager"
+        # a seed for every replica (seeded repairs replay) and prefix caching on: the prompt is one long
+        # static prefix per task
+        assert pairs["--seed"] == "7" and "--enable-prefix-caching" in argv
     waits = [c for c in cmds if c[0] == "wait_ready"]
     assert [w[1] for w in waits] == ["http://127.0.0.1:9100/health", "http://127.0.0.1:9101/health"]
     assert ["write", str(endpoints), "http://gpu07:9100\nhttp://gpu07:9101\n"] in cmds
@@ -100,10 +104,16 @@ def test_vllm_dry_run_python_entrypoint_and_refusals(tmp_path: Path) -> None:
     )
     (server,) = [c for c in cmds if "python" in c]
     assert server[server.index("--model") + 1] == "/models/phi4" and "CUDA_VISIBLE_DEVICES=3" in server
+    assert server[server.index("--seed") + 1] == "0" and "--enable-prefix-caching" in server  # defaults
     # a TP larger than the allocation, and no GPUs at all, are refused before anything starts
     env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "GPUS")}
     env.update(TGMS_ROOT=str(ROOT), MODEL="m", LOG_DIR=str(tmp_path), PATH="/usr/bin:/bin")
-    for extra, message in (({"GPUS": "0", "TP": "2"}, "TP=2 needs 2 GPUs"), ({}, "no GPUs")):
+    for extra, message in (
+        ({"GPUS": "0", "TP": "2"}, "TP=2 needs 2 GPUs"),
+        ({}, "no GPUs"),
+        ({"GPUS": "0", "SEED": "x"}, "SEED must be"),
+        ({"GPUS": "0", "PREFIX_CACHING": "yes"}, "PREFIX_CACHING must be"),
+    ):
         proc = subprocess.run(
             ["bash", str(SLURM / "vllm_replicas.sbatch"), "--dry-run"],
             env={**env, **extra},
