@@ -11,7 +11,9 @@ arc src→dst; its nodes are those versions' endpoints. Time plays no further pa
   compresses every node to its root; a round at least halves the roots an arc still joins, and it ends
   when no arc joins two roots.
 - Hop distances are a breadth-first search over the arcs (out, in or both ways), one vectorized frontier
-  expansion per level over a CSR index.
+  expansion per level over the traversal index's cached adjacency (arcs by tail, then scan position), so
+  a call pays no index build of its own: a frontier node's arcs are one key range, kept when their
+  version is in the window's graph.
 
 Orders are fixed so results are the same bytes on every backend: components by size descending, then by
 their least member uid (string order); distances by (hops, uid).
@@ -24,10 +26,10 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from engine.operators.adjacency import _ranges
+from engine.operators.adjacency import _ranges, adjacency
 from engine.operators.base import MAX_LIST, Model, OneOf, OpArgs, PagedOutput, Uid, Window, dedupe
 from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate, StoreProfile
+from engine.operators.cost import CostEstimate, StoreProfile, memory_factor
 from engine.operators.registry import operator
 from engine.operators.traits import NonEmpty
 from engine.operators.units import Measures, Unit
@@ -104,10 +106,16 @@ def _cost(p: StoreProfile, a: _StaticArgs) -> CostEstimate:
     )
 
 
+def _window_versions(ctx: OpContext, a: _StaticArgs) -> np.ndarray:
+    """Scan positions of the window's versions: the static graph's arcs, one per version."""
+    e = ctx.edges(a.as_of_tt)
+    return e.overlapping(a.window.t_a, a.window.t_b, None if a.rel_types is None else dedupe(a.rel_types))
+
+
 def _window_arcs(ctx: OpContext, a: _StaticArgs) -> tuple[np.ndarray, np.ndarray]:
     """(src, dst) nids of the window's versions (one arc per version; repeats are harmless here)."""
     e = ctx.edges(a.as_of_tt)
-    idx = e.overlapping(a.window.t_a, a.window.t_b, None if a.rel_types is None else dedupe(a.rel_types))
+    idx = _window_versions(ctx, a)
     return e.src[idx].astype(np.int64), e.dst[idx].astype(np.int64)
 
 
@@ -192,12 +200,33 @@ def connected_components(ctx: OpContext, a: ComponentsArgs) -> dict[str, Any]:
     }
 
 
-def _csr(n: int, tail: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, heads): the heads of node x's arcs are ``heads[offsets[x]:offsets[x + 1]]``."""
-    order = np.argsort(tail, kind="stable")
-    offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(tail, minlength=n), out=offsets[1:])
-    return offsets, head[order]
+def _distances(ctx: OpContext, a: HopArgs, src: int) -> np.ndarray:
+    """dist[nid] from ``src`` (-1: not reached): a BFS over the traversal index's cached adjacency
+    (:mod:`engine.operators.adjacency`: arcs by (tail, rank), shared with temporal_reachability), the
+    arcs of a frontier node being one key range, kept when their version is in the window's graph."""
+    g = adjacency(ctx, a.as_of_tt, a.direction)
+    in_graph = np.zeros(g.edges.n, bool)
+    in_graph[_window_versions(ctx, a)] = True
+    r_b = int(np.searchsorted(g.vt_s, a.window.t_b, "left"))  # versions from r_b on start too late
+    dist = np.full(g.n_nodes, -1, np.int64)
+    dist[src] = 0
+    frontier, level = np.array([src], np.int64), 0
+    while len(frontier) and (a.max_hops is None or level < a.max_hops):
+        level += 1
+        base = frontier * g.stride
+        arcs, _ = _ranges(np.searchsorted(g.key, base), np.searchsorted(g.key, base + r_b))
+        heads = g.to[arcs[in_graph[g.rank[arcs]]]]
+        heads = heads[dist[heads] < 0]
+        dist[heads] = level
+        frontier = np.unique(heads).astype(np.int64)
+    return dist
+
+
+def _hop_cost(p: StoreProfile, a: HopArgs) -> CostEstimate:
+    est = _cost(p, a)
+    # the traversal adjacency is built on first use and cached: priced on every call, as traversal prices it
+    arcs = float(p.n_edges * (2 if a.direction == "both" else 1))
+    return CostEstimate({**est.work, "index_row": arcs * memory_factor(p.n_edges)}, est.suggestions)
 
 
 @operator(
@@ -205,7 +234,7 @@ def _csr(n: int, tail: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.nda
     family="static_graph",
     args=HopArgs,
     output=HopOut,
-    cost=_cost,
+    cost=_hop_cost,
     manual=(
         "Hop distances from `src` in the static graph of `window`, time order ignored. Its edges are "
         "those valid at some instant of the window, followed `out` (src→dst, default), `in` or `both` "
@@ -228,19 +257,7 @@ def hop_distance(ctx: OpContext, a: HopArgs) -> dict[str, Any]:
     src = ctx.require_known([a.src], a.as_of_tt, "src")[0]
     dst = None if a.dst is None else ctx.require_known([a.dst], a.as_of_tt, "dst")[0]
     uids = ctx.uids()
-    n = len(uids)
-    u, v = _window_arcs(ctx, a)
-    tail, head = {"out": (u, v), "in": (v, u), "both": (np.r_[u, v], np.r_[v, u])}[a.direction]
-    offsets, heads = _csr(n, tail, head)
-    dist = np.full(n, -1, np.int64)
-    dist[src] = 0
-    frontier, level = np.array([src], np.int64), 0
-    while len(frontier) and (a.max_hops is None or level < a.max_hops):
-        level += 1
-        nxt, _ = _ranges(offsets[frontier], offsets[frontier + 1])
-        nxt = np.unique(heads[nxt])
-        frontier = nxt[dist[nxt] < 0]
-        dist[frontier] = level
+    dist = _distances(ctx, a, src)
     reached = np.flatnonzero(dist > 0)
     rank = _uid_rank(ctx)
     reached = reached[np.lexsort((rank[reached], dist[reached]))]

@@ -62,6 +62,7 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     top = [uids[i] for i in np.argsort(-deg)[:50].tolist()]
     day = 86_400_000_000
     hour_lt_12 = {"field": "hour", "op": "lt", "value": 12}
+    w_ge_2 = {"field": "prop.w", "op": "ge", "value": 2}
     calls = [
         ("entity_history", "entity_history/one_node", {"uid": busy}),
         (
@@ -139,6 +140,27 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             {"src": busy, "window": {"t_a": lo, "t_b": hi}, "direction": "both"},
         ),
         ("hop_distance", "hop_distance/10pct_window_out", {"src": busy, "window": w10}),
+        # edge predicates in the graph operators (issue 27): the same calls, only the edges passing w >= 2
+        (
+            "temporal_reachability",
+            "temporal_reachability/where_10pct_window",
+            {"src": busy, "window": w10, "where": [w_ge_2]},
+        ),
+        (
+            "temporal_paths",
+            "temporal_paths/where_10pct_window",
+            {"src": busy, "dst": top[1], "window": w10, "where": [w_ge_2]},
+        ),
+        (
+            "count_temporal_motifs",
+            "count_temporal_motifs/where_10pct_window",
+            {"motif": "M_2node_pingpong", "delta": 3_600_000_000, "window": w10, "where": [w_ge_2]},
+        ),
+        (
+            "longest_temporal_path",
+            "longest_temporal_path/where_10pct_window",
+            {"window": w10, "max_hops": 20, "where": [w_ge_2]},
+        ),
     ]
     return [c for c in calls if c[0] in REGISTRY]
 
