@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_DATA
+from tests.conftest import collegemsg_head
 from tests.slurm.conftest import PROBE, ROOT, SCRIPTED_VLLM, SLURM, free_port_pair, port_closed, wait_for
 
 pytestmark = pytest.mark.slow
@@ -132,12 +132,8 @@ def test_ray_cluster_job_runs_the_campaign_on_its_cluster(slurm_env: dict[str, s
 def test_smoke_campaign_under_sbatch(slurm_env: dict[str, str], tmp_path: Path) -> None:
     import mlflow
 
-    source = SHARED_DATA / "CollegeMsg.txt"
-    if not source.is_file():
-        pytest.skip(f"shared data not found: {source}")
     # the first 12,000 CollegeMsg events, as the driver's own smoke test does: seconds, not minutes
-    head = tmp_path / "CollegeMsg.head.txt"
-    head.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:12_000]))
+    head = collegemsg_head(tmp_path, 12_000)
     run_dir, cache = tmp_path / "run", tmp_path / "cache"
     env = dict(slurm_env, RUN_DIR=str(run_dir), RAY_CPUS="2", TGMS_CACHE=str(cache))
     overrides = [

@@ -18,7 +18,7 @@ pytest.importorskip("hydra")
 pytest.importorskip("ray")
 mlflow = pytest.importorskip("mlflow")
 
-from tests.conftest import REPO_ROOT, SHARED_DATA, collegemsg_head  # noqa: E402
+from tests.conftest import REPO_ROOT, collegemsg_head  # noqa: E402
 
 
 def _argv(run_dir: Path, head: Path, cache: Path) -> list[str]:
@@ -32,8 +32,6 @@ def _argv(run_dir: Path, head: Path, cache: Path) -> list[str]:
 
 
 def test_sigterm_ends_runs_as_killed_keeps_records_and_a_rerun_resumes(tmp_path: Path) -> None:
-    if not (SHARED_DATA / "CollegeMsg.txt").is_file():
-        pytest.skip("shared data not found")
     cache, run_dir = tmp_path / "cache", tmp_path / "run"
     head = collegemsg_head(tmp_path, 12_000)
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}

@@ -24,7 +24,7 @@ pytest.importorskip("hydra")
 pytest.importorskip("ray")
 mlflow = pytest.importorskip("mlflow")
 
-from tests.conftest import SHARED_DATA, collegemsg_head  # noqa: E402
+from tests.conftest import collegemsg_head  # noqa: E402
 
 MODEL_NAME = "scripted"  # conf/model/scripted.yaml
 SYSTEMS = ["static_graph_rag", "text_to_cypher", "tgms", "vector_rag"]
@@ -61,8 +61,6 @@ def runs(db: Path, experiment: str, kind: str) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    if not (SHARED_DATA / "CollegeMsg.txt").is_file():
-        pytest.skip("shared data not found")
     root = tmp_path_factory.mktemp("smoke")
     run_dir, cache = root / "run", root / "cache"
     proc = campaign(run_dir, cache)
