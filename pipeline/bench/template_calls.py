@@ -161,6 +161,11 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
                 "T5.hop_distance/month",
                 {"src": u, "dst": w, "window": mo, "direction": "both", "limit": 1},
             ),
+            (
+                "temporal_reachability",
+                "T5.weekday_reach/week",
+                {"src": u, "window": wk, "where": [{"field": "dow", "op": "le", "value": 5}], "limit": 1},
+            ),
         ]
         out += calls
     return out

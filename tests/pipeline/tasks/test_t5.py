@@ -52,6 +52,7 @@ def test_t5_is_a_family_of_analyst_templates_over_the_new_operators() -> None:
     used = {op for t in t5s for op in t.ops}
     assert {"list_events", "aggregate_events", "belief_changes", "longest_temporal_path"} <= used
     assert {"connected_components", "hop_distance"} <= used  # the static graph of a window (t5_static)
+    assert "temporal_reachability" in used  # edge predicates in a graph operator (t5_predicates)
     assert used <= set(OPERATOR_ORDER)
     for t in t5s:
         assert len(set(t.paraphrases)) == 3, t.name
@@ -143,3 +144,23 @@ def test_every_t5_draw_on_a_synthetic_store_gets_gold_the_oracles_confirm(tmp_pa
         "T5.belief_changes",
         "T5.negative_ratings",
     }, ok
+
+
+def test_weekday_reach_is_asked_only_where_weekends_change_the_answer(make_store) -> None:
+    from pipeline.tasks.templates import t5_predicates
+
+    day = 24 * HOUR  # T0 is a Tuesday: T0 + 4 days a Saturday, T0 + 6 days a Monday
+    weekend = make_store("weekend")
+    weekend.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in "abcd"])
+    weekend.write([_edge("a", "b", T0), _edge("b", "c", T0 + 4 * day), _edge("c", "d", T0 + 4 * day + HOUR),
+                   _edge("a", "d", T0 + 6 * day)])  # fmt: skip
+    drafts = [d for d in _draws(weekend, t5_predicates.weekday_reach, 24) if d is not None]
+    assert drafts
+    ctx, ostore = OpContext(weekend), oracle_store_for(weekend)
+    tmpl = TEMPLATES["T5.weekday_reach"]
+    for d in drafts:
+        assert d.steps[0]["args"]["where"] == [{"field": "dow", "op": "le", "value": 5}]
+        g = compute_gold(ctx, ostore, tmpl, d, plan_json("x", "q", tmpl, d))
+        assert g.status == "ok" and g.gold == 2, g  # b (Tuesday), d (Monday); c only over the weekend
+    weekdays = _store(make_store, [("a", "b", 0), ("b", "c", 1)], "weekdays")
+    assert _draws(weekdays, t5_predicates.weekday_reach, 6) == [None] * 6  # the predicate changes nothing
