@@ -37,6 +37,7 @@ from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, ve
 from pipeline.campaign.cells import Cell, campaign_id, cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
 from pipeline.campaign.preflight import preflight
+from pipeline.cli._common import raise_lost_sigterm
 from pipeline.systems.embeddings import EMBED_THREADS_ENV
 
 #: the Hydra config tree: conf/ at the repository root
@@ -220,6 +221,7 @@ def _evaluate_cells(
             def on_record(job: Any, result: dict[str, Any]) -> None:
                 write_result(job, result)  # durable before it is counted
                 progress.record(job.cell.cell_id, result["record"])
+                raise_lost_sigterm()  # a SIGTERM whose exception a library swallowed stops here
 
             cap = config.run.max_in_flight or 2 * endpoint.concurrency * len(endpoint.base_urls)
             with progress:

@@ -147,6 +147,8 @@ class Terminated(KeyboardInterrupt):
 
 #: SIGTERMs received under sigterm_as_interrupt (a library may catch the interrupt and raise a plain one)
 _SIGTERM_SEEN: list[float] = []
+#: the sigterm_as_interrupt blocks open now (a lost SIGTERM is raised only inside one)
+_ACTIVE: list[bool] = []
 
 
 def interrupted_by_sigterm(exc: BaseException) -> bool:
@@ -163,11 +165,18 @@ def stop_on_lost_sigterm(report: Callable[[str], None]) -> Callable[[str], None]
     progress often, so it stops at its next line."""
 
     def report_or_stop(msg: str) -> None:
-        if _SIGTERM_SEEN:
-            raise Terminated
+        raise_lost_sigterm()
         report(msg)
 
     return report_or_stop
+
+
+def raise_lost_sigterm() -> None:
+    """Raise :class:`Terminated` when a SIGTERM arrived under :func:`sigterm_as_interrupt` and the work
+    went on anyway (its exception lost in a library's C code, see :func:`stop_on_lost_sigterm`): loops
+    call it between units of work (a bundle build's progress lines, ``tgms write``'s batches)."""
+    if _ACTIVE and _SIGTERM_SEEN:
+        raise Terminated
 
 
 @contextmanager
@@ -180,8 +189,11 @@ def sigterm_as_interrupt() -> Iterator[None]:
         _SIGTERM_SEEN.append(time.time())
         raise Terminated
 
+    _SIGTERM_SEEN.clear()  # only this block's SIGTERMs count (a process may run several, tests do)
     previous = signal.signal(signal.SIGTERM, interrupt)
+    _ACTIVE.append(True)
     try:
         yield
     finally:
+        _ACTIVE.pop()
         signal.signal(signal.SIGTERM, previous)

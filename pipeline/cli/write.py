@@ -41,7 +41,13 @@ from engine.api import (
     parse_batch,
     sha256_hex,
 )
-from pipeline.cli._common import add_store, interrupted_by_sigterm, print_json, sigterm_as_interrupt
+from pipeline.cli._common import (
+    add_store,
+    interrupted_by_sigterm,
+    print_json,
+    raise_lost_sigterm,
+    sigterm_as_interrupt,
+)
 from pipeline.cli.inputs import add_whole, fspath, iter_lines, parse_json
 
 HELP = "write batches of ops (one JSON batch per line)"
@@ -164,6 +170,7 @@ def _write_lines(
             raise _line_failed(error_from_dict(r.error), args.ops_file, lineno, len(results), len(todo), True)
         results.append({"seq": r.seq, "tt": r.tt, "status": r.status, "line": lineno, **r.stats})
         progress(len(results), lineno)
+        raise_lost_sigterm()  # a SIGTERM whose exception DuckDB swallowed stops here, after this batch
 
 
 def _report_stop(signum: int, results: list[dict[str, Any]], todo: int, skipped: int, path: str) -> None:

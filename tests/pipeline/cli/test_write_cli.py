@@ -3,6 +3,10 @@ nothing."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
 import pytest
 
 from engine.api import Store
@@ -123,3 +127,35 @@ def test_sigterm_reports_what_was_committed_and_a_rerun_finishes_without_duplica
     with Store.open(root, read_only=True) as s:
         assert len(s.entity_ids()) == 1200
         assert len(s.committed_batch_ids()) == 1200  # each line once: none re-applied
+
+
+def test_a_sigterm_a_library_swallowed_stops_the_write_after_the_batch_in_hand(
+    capsys, tmp_path, monkeypatch
+) -> None:
+    # DuckDB can lose the SIGTERM handler's exception (the query runs on): the signal is on record, so
+    # the write stops after the batch in hand with E_INTERRUPTED and the committed count, exit 143
+    root = tmp_path / "mine"
+    real = Store.try_write
+    calls = []
+
+    def swallowing(self, batch, batch_id=None):  # the first batch's write "loses" a SIGTERM
+        calls.append(batch_id)
+        if len(calls) == 1:
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.5)  # the handler runs here and raises
+            except KeyboardInterrupt:
+                pass  # ... and a library swallows it
+        return real(self, batch, batch_id)
+
+    ops = tmp_path / "ops.jsonl"
+    ops.write_text(OPS)
+    monkeypatch.setattr(Store, "try_write", swallowing)
+    ran = run_cli(capsys, "write", "--store", root, ops, "--create")
+    assert ran.code == 143 and '"E_INTERRUPTED"' in ran.err, ran.err
+    assert len(calls) == 1  # stopped after the first batch, not at the end of the file
+    with Store.open(root, read_only=True) as s:
+        assert len(s.committed_batch_ids()) == 1
+    monkeypatch.setattr(Store, "try_write", real)
+    again = run_cli(capsys, "write", "--store", root, ops)
+    assert again.code == 0 and again.json["skipped"] == 1 and len(again.json["batches"]) == 1
