@@ -15,30 +15,45 @@ build a store       :func:`build_store` (a dataset load: SNAP file, packaged cop
                     (:data:`CANONICAL_BASE`, :data:`CANONICAL_STEP`, :data:`CLOCK_KINDS`),
                     :func:`ingest_data` (the two halves of a build, timed apart by the store benchmark)
 open, write, read   :class:`Store` (``create``/``open``/``write``/``digest``/``stats``), :class:`BatchResult`,
-                    :class:`ScanFilter`, :func:`parse_batch`, :data:`BACKENDS`
-log and replay      :func:`replay`, :func:`check_store` (``tgms check``), :func:`committed_batches`,
-                    :func:`read_log`, :class:`LoggedBatch`, :data:`LOG_NAME`, :class:`StoreWarning`
-call an operator    :func:`call` (envelope dict), :func:`run_call` (with timings), :class:`OpContext`,
-                    :func:`get_operator`, :func:`all_operators`, :func:`load_all`, :data:`REGISTRY`
+                    :class:`ScanFilter`, :func:`parse_batch`, :data:`BACKENDS`, :func:`backend_class`
+                    (a backend by name), :data:`OPEN_END` (an open valid-time end), :func:`us_to_iso`
+log and replay      :func:`replay`, :func:`check_store` (``tgms check``) and its :class:`StoreCheck`,
+                    :func:`committed_batches` and :class:`CommittedBatch`, :func:`read_log`,
+                    :class:`LoggedBatch`, :data:`LOG_NAME`, :class:`StoreWarning`
+call an operator    :func:`call` (envelope dict), :func:`run_call` (with timings) and its
+                    :class:`CallResult`, :class:`OpContext`, :func:`parse_args` (an operator's arguments,
+                    validated), :func:`get_operator`, :func:`all_operators`, :func:`load_all`,
+                    :data:`REGISTRY` of :class:`OperatorSpec`, :data:`OPERATOR_ORDER` (the manual's order)
 generated docs      :func:`operator_schemas`, :func:`tool_definitions`, :func:`planner_manual`,
-                    :func:`schema_json`, :func:`units_legend` (the units' naming conventions)
-vocabulary          :data:`METRICS`, :data:`MOTIF_NAMES`, :data:`ALLEN_RELATIONS`, :data:`LIST_FNS`,
-                    :data:`DEFAULT_LIMIT`
+                    :func:`schema_json`, :func:`units_legend` (the units' naming conventions),
+                    :class:`Unit` and :data:`ARG_UNITS` (what an argument or output measures)
+vocabulary          :data:`METRICS`, :data:`MOTIF_NAMES`, :data:`ALLEN_RELATIONS`, :func:`allen_relation`
+                    (of two intervals), :data:`LIST_FNS`, :data:`DEFAULT_LIMIT`, :data:`ANSWER_KINDS`
 oracles             :data:`ORACLES`, :class:`OracleStore`, :func:`oracle_page` (the brute-force paths)
 cost model          :func:`profile`, :data:`COST_COEFFICIENTS`, :data:`COST_MODEL_PATH` (what ``tgms bench
                     calibrate --write`` rewrites), :func:`motif_selection`, :func:`motif_exact_estimate`
                     (the motif operators' event selection and exact work terms, timed by the benchmarks)
-plans               :func:`build_plan`, :class:`Plan`, :class:`Step`, :class:`Ref`, :func:`resolve_ref`,
-                    :func:`verify_plan`, :class:`VerifierConfig`, :data:`CHECKS`, :func:`execute`,
-                    :class:`ExecConfig`, :class:`Trace`, :func:`trace_from_dict`, :class:`ResultStore`
-claims              :func:`parse_answer`, :func:`verify_claims`, :class:`VerifyConfig`, :func:`gate`,
+plans               :func:`build_plan`, :class:`Plan`, :class:`Step`, :class:`Ref` (a bad one:
+                    :class:`RefSyntaxError`), :func:`resolve_ref`, :func:`set_at`, :func:`verify_plan`, its
+                    :class:`Report`, :class:`VerifierConfig`, :data:`CHECKS`, :func:`execute`,
+                    :class:`ExecConfig`, :class:`Trace`, :func:`trace_from_dict`, :class:`ResultStore`,
+                    :class:`MemoryResults` (one in memory)
+claims              :func:`parse_answer` (an :class:`Answer` of :class:`Claim`), :func:`verify_claims`
+                    (a :class:`Verdict` each), :class:`VerifyConfig`, :func:`gate`,
                     :class:`GateConfig`, :func:`coverage`, :func:`check_answer`, :func:`require_trace_store`,
                     :func:`mechanical_answer`, :func:`typed_value`,
-                    :func:`trace_object` and :func:`answer_object` (an outside trace or answer, checked)
+                    :func:`trace_object` and :func:`answer_object` (an outside trace or answer, checked);
+                    the evidence helpers :func:`as_interval`, :func:`uid_of`, :func:`uids_in`,
+                    :func:`is_number`, :func:`same_number`
 MCP tool layer      :class:`ToolServer` (tool list + thread-safe ``call``), :class:`ToolResult`,
                     :func:`mcp_tool_list` (the SDK binding is ``pipeline/serve``)
-errors              :class:`TGMSError` and its subclasses (one tree: see :mod:`engine.errors`)
-canonical form      :func:`canonical_json`, :func:`canonicalize`, :func:`digest`, :func:`sha256_hex`,
+errors              :class:`TGMSError` and its subclasses (one tree: see :mod:`engine.errors`):
+                    :class:`SchemaError`, :class:`InvalidArgError`, :class:`NotFoundError`,
+                    :class:`GroundingError`, :class:`CostError`, :class:`LimitError`, :class:`ConflictError`,
+                    :class:`CorruptError`, :class:`BackendError`, :class:`UpstreamError`;
+                    :func:`error_from_dict` (one back from its JSON shape)
+canonical form      :func:`canonical_json`, :func:`canonical_json_of_canonical` (of a value already
+                    canonical), :func:`canonicalize`, :func:`canon_float`, :func:`digest`, :func:`sha256_hex`,
                     :func:`check_depth` and :data:`MAX_JSON_DEPTH` (the nesting bound of every JSON input)
 ==================  ========================================================================================
 """
