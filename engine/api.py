@@ -30,9 +30,11 @@ generated docs      :func:`operator_schemas`, :func:`tool_definitions`, :func:`p
 vocabulary          :data:`METRICS`, :data:`MOTIF_NAMES`, :data:`ALLEN_RELATIONS`, :func:`allen_relation`
                     (of two intervals), :data:`LIST_FNS`, :data:`DEFAULT_LIMIT`, :data:`ANSWER_KINDS`
 oracles             :data:`ORACLES`, :class:`OracleStore`, :func:`oracle_page` (the brute-force paths)
-cost model          :func:`profile`, :data:`COST_COEFFICIENTS`, :data:`COST_MODEL_PATH` (what ``tgms bench
-                    calibrate --write`` rewrites), :func:`motif_selection`, :func:`motif_exact_estimate`
-                    (the motif operators' event selection and exact work terms, timed by the benchmarks)
+cost model          :func:`profile`, :data:`COST_COEFFICIENTS` (the shipped ones; ``TGMS_COST_MODEL`` names
+                    a calibrated file over them), :data:`COST_MODEL_PATH` (what ``tgms bench calibrate
+                    --write-source`` rewrites in a checkout), :func:`motif_selection`,
+                    :func:`motif_exact_estimate` (the motif operators' event selection and exact work terms,
+                    timed by the benchmarks)
 plans               :func:`build_plan`, :class:`Plan`, :class:`Step`, :class:`Ref` (a bad one:
                     :class:`RefSyntaxError`), :func:`resolve_ref`, :func:`set_at`, :func:`verify_plan`, its
                     :class:`Report`, :class:`VerifierConfig`, :data:`CHECKS`, :func:`execute`,
@@ -134,7 +136,7 @@ from engine.store.eventlog import LOG_NAME, LoggedBatch, read_log
 from engine.store.ops import parse_batch
 from engine.timeutil import OPEN_END, us_to_iso
 
-#: the source file of the cost model (``tgms bench calibrate --write`` rewrites its COEFFICIENTS literal)
+#: the cost model's source file (``tgms bench calibrate --write-source`` rewrites its COEFFICIENTS literal)
 COST_MODEL_PATH = Path(_cost.__file__)
 
 __all__ = [

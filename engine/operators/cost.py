@@ -4,7 +4,9 @@ An estimate is ``seconds = base + Σ coefficient × work`` where the work terms 
 expanded, buckets, candidate triples, ...) come from the operator's cost function and a
 :class:`StoreProfile`. The profile is built from backend counts and one pass over the believed edges'
 ``vt_s`` that is cached per store state (so no call scans the store just to price itself). Coefficients
-are measured by ``tgms bench calibrate`` (``pipeline/bench/calibrate.py``) and live in :data:`COEFFICIENTS`.
+are measured by ``tgms bench calibrate`` (``pipeline/bench/calibrate.py``) and live in :data:`COEFFICIENTS`;
+a machine of one's own gets its own with ``tgms bench calibrate --write FILE`` and ``TGMS_COST_MODEL=FILE``
+(a JSON object of coefficients that replaces the shipped ones it names), with no edit of this file.
 
 A refusal is ``E_COST`` with the estimate, the budget and concrete narrowing suggestions with computed
 values (``"use stride >= 86400000000"``), never a silent degradation.
@@ -12,6 +14,7 @@ values (``"use stride >= 86400000000"``), never a silent degradation.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.errors import CostError
+from engine.errors import CostError, InvalidArgError
 
 if TYPE_CHECKING:
     from engine.operators.context import OpContext
@@ -36,6 +39,46 @@ COEFFICIENTS: dict[str, float] = {
     "bucket_row": 5.7e-8,  # one (bucket, version) pair touched by a metric series
     "index_row": 1.3e-7,  # one believed version sorted into a derived per-store index (adjacency)
 }
+#: names a JSON file of calibrated coefficients (``tgms bench calibrate --write FILE``) that replace the
+#: shipped ones above: the cost model of the machine the engine runs on, without editing installed code
+COST_MODEL_ENV = "TGMS_COST_MODEL"
+
+
+def load_cost_model(path: str) -> dict[str, float]:
+    """The coefficients a cost-model file sets: a JSON object whose keys are coefficient names and whose
+    values are positive seconds. Anything else is ``E_INVALID_ARG`` naming the file and the entry."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise InvalidArgError(f"{COST_MODEL_ENV}={path}: cannot read a JSON cost model ({exc})") from None
+    if not isinstance(raw, dict) or not raw:
+        raise InvalidArgError(f"{COST_MODEL_ENV}={path}: a cost model is a non-empty JSON object")
+    out = {}
+    for name, value in raw.items():
+        if name not in COEFFICIENTS:
+            raise InvalidArgError(
+                f"{COST_MODEL_ENV}={path}: unknown coefficient {name!r}", legal=sorted(COEFFICIENTS)
+            )
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or value <= 0:
+            raise InvalidArgError(f"{COST_MODEL_ENV}={path}: {name} must be a positive number of seconds")
+        out[name] = float(value)
+    return out
+
+
+_LOADED: dict[str, dict[str, float]] = {}
+
+
+def coefficients() -> dict[str, float]:
+    """The coefficients in force: the shipped :data:`COEFFICIENTS`, with those of ``$TGMS_COST_MODEL``'s
+    file over them (read once per path; a bad file fails the first estimate, as a structured error)."""
+    path = os.environ.get(COST_MODEL_ENV)
+    if not path:
+        return COEFFICIENTS
+    if path not in _LOADED:
+        _LOADED[path] = {**COEFFICIENTS, **load_cost_model(path)}
+    return _LOADED[path]
 
 
 def memory_factor(n: float) -> float:
@@ -89,7 +132,8 @@ class CostEstimate:
 
     @property
     def seconds(self) -> float:
-        return COEFFICIENTS["base"] + sum(COEFFICIENTS[k] * v for k, v in self.work.items())
+        c = coefficients()
+        return c["base"] + sum(c[k] * v for k, v in self.work.items())
 
     def to_dict(self) -> dict[str, Any]:
         return {"seconds": round(self.seconds, 6), "work": {k: int(v) for k, v in self.work.items()}}

@@ -9,9 +9,11 @@ By default (``--caches cold``) the per-operator indexes (adjacency, metric index
 resolve index) are dropped before every timed run and only the store-wide arrays stay warm, because the
 guard prices a call as if those indexes had to be built (it cannot know they are cached); one extra
 cached run of calls under ``--long-call-s`` is recorded as ``warm_s``. The fit is in
-:mod:`pipeline.bench.calibrate_fit`; only ``--write`` rewrites ``engine/operators/cost.py``.
+:mod:`pipeline.bench.calibrate_fit`. ``--write FILE`` saves the fitted coefficients as a cost model of this
+machine (JSON) that ``TGMS_COST_MODEL=FILE`` puts in force, installed code untouched; only
+``--write-source``, in a git checkout, rewrites the shipped literal in ``engine/operators/cost.py``.
 
-    tgms bench calibrate --scales 1e4,1e5,1e6 --reps 3 --json /tmp/calib.json [--write]
+    tgms bench calibrate --scales 1e4,1e5,1e6 --reps 3 --json /tmp/calib.json [--write FILE]
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from engine.api import (
     COST_COEFFICIENTS,
     OPERATOR_ORDER,
     REGISTRY,
+    InvalidArgError,
     OpContext,
     TGMSError,
     load_all,
@@ -54,7 +57,7 @@ from pipeline.bench.report import BenchResult
 from pipeline.bench.stores import bench_store, default_work_dir, parse_scales
 from pipeline.cli import inputs
 
-HELP = "fit the cost guard's coefficients to measured operator times (--write rewrites cost.py)"
+HELP = "fit the cost guard's coefficients to measured operator times (--write FILE saves them)"
 #: cache entries every call needs anyway (the profile alone loads the believed edges): kept warm
 SHARED_CACHE = frozenset({"uids", "nid_index", "edges", "nodes", "known", "profile"})
 Progress = Callable[[str], None]
@@ -256,7 +259,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--caches", choices=["cold", "warm"], default="cold", help="operator indexes per run")
     inputs.add_seconds(p, "--max-estimate", default=60.0, help="skip calls priced above this (s)")
     inputs.add_seconds(p, "--long-call-s", default=2.0, help="one timed rep past this warm-up time")
-    p.add_argument("--write", action="store_true", help="rewrite COEFFICIENTS in engine/operators/cost.py")
+    p.add_argument(
+        "--write",
+        type=Path,
+        metavar="FILE",
+        help="save the fitted coefficients as this machine's cost model (JSON; TGMS_COST_MODEL=FILE uses it)",
+    )
+    p.add_argument(
+        "--write-source",
+        action="store_true",
+        help="maintainers, in a git checkout: rewrite the shipped COEFFICIENTS in engine/operators/cost.py",
+    )
     p.add_argument("--from-json", type=Path, help="refit the measurements of an earlier --json (no timing)")
     p.add_argument(
         "--add-recheck",
@@ -287,9 +300,19 @@ def main(args: argparse.Namespace, progress: Progress) -> BenchResult:
     ok = [r for r in records if "measured_s" in r]
     new = fit([r["work"] for r in ok], [r["measured_s"] for r in ok]) if ok else dict(COST_COEFFICIENTS)
     md = report(records, new, args.budget)
-    if args.write:
+    if args.write_source:
+        if not (COST_PY.parents[2] / ".git").exists():
+            raise InvalidArgError(
+                f"--write-source rewrites {COST_PY}, which is not in a git checkout (an installed copy); "
+                "use --write FILE and TGMS_COST_MODEL=FILE",
+                field="--write-source",
+            )
         COST_PY.write_text(rewrite_coefficients(COST_PY.read_text(encoding="utf-8"), new), encoding="utf-8")
         progress(f"rewrote COEFFICIENTS in {COST_PY}")
+    if args.write is not None:
+        args.write.parent.mkdir(parents=True, exist_ok=True)
+        args.write.write_text(json.dumps(new, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        progress(f"wrote the cost model {args.write}: export TGMS_COST_MODEL={args.write} to use it")
     data = {"old": COST_COEFFICIENTS, "new": new, "records": records}
     # no docs section: the calibration's section of docs/benchmarks.md is prose written from the report
     return BenchResult(data, md.rstrip("\n"))

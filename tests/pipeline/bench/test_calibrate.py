@@ -1,8 +1,11 @@
 """pipeline.bench.calibrate: the NNLS fit recovers known coefficients, the literal rewrite keeps the
-layout, and a tiny end-to-end run (``tgms bench calibrate``) reports every operator and rewrites nothing."""
+layout, a tiny end-to-end run (``tgms bench calibrate``) reports every operator, rewrites no source and
+saves its fit as a cost model that ``TGMS_COST_MODEL`` puts in force; a bad model file is a structured
+error."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -80,15 +83,51 @@ def test_rewrite_coefficients_keeps_comments(calib: ModuleType) -> None:
     assert ns["c"] == {k: float(calib.fmt_coef(v)) for k, v in new.items()}
 
 
-def test_end_to_end_tiny_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_end_to_end_tiny_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     cost_py = calibrate_fit.COST_PY.read_text(encoding="utf-8")
     out_json = tmp_path / "calib.json"
     argv = ["bench", "calibrate", "--scales", "2000", "--reps", "1", "--calls-per-op", "3"]
-    assert main([*argv, "--work", str(tmp_path), "--json", str(out_json)]) == 0
-    report = capsys.readouterr().out
+    model = tmp_path / "models" / "cost_model.json"
+    assert main([*argv, "--work", str(tmp_path), "--json", str(out_json), "--write", str(model)]) == 0
+    ran = capsys.readouterr()
     for op in OPERATOR_ORDER:
-        assert f"| {op} |" in report, op
-    assert "false admissions" in report and out_json.exists()
-    assert (
-        calibrate_fit.COST_PY.read_text(encoding="utf-8") == cost_py
-    )  # without --write nothing is rewritten
+        assert f"| {op} |" in ran.out, op
+    assert "false admissions" in ran.out and out_json.exists()
+    # --write FILE saves the fit as this machine's cost model and leaves the shipped source alone
+    assert calibrate_fit.COST_PY.read_text(encoding="utf-8") == cost_py
+    assert f"export TGMS_COST_MODEL={model}" in ran.err
+    fitted = json.loads(model.read_text())
+    assert set(fitted) == set(COEFFICIENTS) and fitted == json.loads(out_json.read_text())["new"]
+    # ... which TGMS_COST_MODEL puts in force for the next estimate (the shipped values kept apart)
+    from engine.operators import cost
+
+    est = cost.CostEstimate({"scan_row": 1e6, "row_out": 10.0})
+    shipped = est.seconds
+    monkeypatch.setenv(cost.COST_MODEL_ENV, str(model))
+    assert est.seconds == pytest.approx(fitted["base"] + fitted["scan_row"] * 1e6 + fitted["row_out"] * 10)
+    assert cost.COEFFICIENTS == COEFFICIENTS and (est.seconds != shipped or fitted == COEFFICIENTS)
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ('{"scan": 1e-7}', "unknown coefficient 'scan'"),
+        ('{"scan_row": -1}', "scan_row must be a positive number"),
+        ("[1, 2]", "a non-empty JSON object"),
+        ("not json", "cannot read a JSON cost model"),
+    ],
+)
+def test_a_bad_cost_model_is_a_structured_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, says: str
+) -> None:
+    from engine.errors import InvalidArgError
+    from engine.operators import cost
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    monkeypatch.setenv(cost.COST_MODEL_ENV, str(bad))
+    with pytest.raises(InvalidArgError, match=says) as err:
+        _ = cost.CostEstimate({"scan_row": 1.0}).seconds
+    assert "TGMS_COST_MODEL=" in err.value.message
