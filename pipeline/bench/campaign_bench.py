@@ -261,7 +261,7 @@ def _run_campaign(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[int |
     """Run one campaign to its end: its exit code (None when stopped at :data:`SMOKE_TIMEOUT_S`) and its
     output's tail. Ctrl-C or SIGTERM of the benchmark stops the campaign in order (SIGTERM: its runs end
     KILLED, its Ray runtime stops) before the benchmark exits; it is never left running on its own."""
-    from pipeline.cli._common import sigterm_as_interrupt
+    from pipeline.signals import sigterm_as_interrupt
 
     log = cwd / "campaign.log"
     with log.open("w", encoding="utf-8") as out, sigterm_as_interrupt():

@@ -37,7 +37,7 @@ from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, ve
 from pipeline.campaign.cells import Cell, campaign_id, cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
 from pipeline.campaign.preflight import preflight
-from pipeline.cli._common import raise_lost_sigterm
+from pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
 from pipeline.systems.embeddings import EMBED_THREADS_ENV
 
 #: the Hydra config tree: conf/ at the repository root
@@ -399,8 +399,6 @@ def _structured_errors() -> Iterator[None]:
         write_error(err)
         sys.exit(exit_code(err))
     except KeyboardInterrupt as exc:
-        from pipeline.cli._common import interrupted_by_sigterm
-
         name = "SIGTERM" if interrupted_by_sigterm(exc) else "SIGINT"
         say(
             f"interrupted ({name}): every process this campaign started has been stopped, its MLflow runs "
@@ -417,8 +415,6 @@ def _task(cfg: Any) -> None:
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
     base_dir = Path(hc.sweep.dir if multirun else hc.runtime.output_dir)
-    from pipeline.cli._common import sigterm_as_interrupt
-
     with _structured_errors(), sigterm_as_interrupt():  # SIGTERM stops in order, as Ctrl-C does
         config = validate(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
         try:  # before the run directory, the bundles or the tracking store are touched

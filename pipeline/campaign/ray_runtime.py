@@ -75,7 +75,7 @@ def ray_session(cluster: ClusterConf) -> Iterator[dict[str, Any]]:
     # Ray's core worker installs abseil's failure-signal handler in the driver too: on SIGTERM it prints a
     # native "SIGTERM received" dump and the process ends in SIGABRT (exit 134) after the driver's own
     # handler has run, so a stopped campaign looked like a crash. The driver handles SIGTERM itself
-    # (pipeline.cli._common.sigterm_as_interrupt): the handler stays off for it. Ray reads its environment
+    # (pipeline.signals.sigterm_as_interrupt): the handler stays off for it. Ray reads its environment
     # variable once, into a module constant that ray.init consults: the constant is set, not the variable,
     # which the workers Ray starts would inherit (they keep their crash dumps). A user who sets the
     # variable to 0 keeps the handler in the driver too.

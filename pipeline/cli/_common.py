@@ -6,12 +6,8 @@ import argparse
 import hashlib
 import json
 import os
-import signal
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -139,61 +135,3 @@ def _can_create(d: Path) -> bool:
         return True
     d.rmdir()
     return False
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised as an interrupt (:func:`sigterm_as_interrupt`): the exit code is 143, not 130."""
-
-
-#: SIGTERMs received under sigterm_as_interrupt (a library may catch the interrupt and raise a plain one)
-_SIGTERM_SEEN: list[float] = []
-#: the sigterm_as_interrupt blocks open now (a lost SIGTERM is raised only inside one)
-_ACTIVE: list[bool] = []
-
-
-def interrupted_by_sigterm(exc: BaseException) -> bool:
-    """Whether an interrupt came from SIGTERM: a :class:`Terminated`, or any KeyboardInterrupt after a
-    SIGTERM was received (Ray's ``get``/``wait`` re-raise their own)."""
-    return isinstance(exc, Terminated) or bool(_SIGTERM_SEEN)
-
-
-def stop_on_lost_sigterm(report: Callable[[str], None]) -> Callable[[str], None]:
-    """``report`` that first raises :class:`Terminated` when a SIGTERM arrived under
-    :func:`sigterm_as_interrupt` and the work went on: the handler's exception, raised while DuckDB runs a
-    query, can be lost in its C code (measured: a query ran to its end and the exception surfaced only at
-    interpreter exit), and a bundle build under CI load then kept building for minutes. Long work reports
-    progress often, so it stops at its next line."""
-
-    def report_or_stop(msg: str) -> None:
-        raise_lost_sigterm()
-        report(msg)
-
-    return report_or_stop
-
-
-def raise_lost_sigterm() -> None:
-    """Raise :class:`Terminated` when a SIGTERM arrived under :func:`sigterm_as_interrupt` and the work
-    went on anyway (its exception lost in a library's C code, see :func:`stop_on_lost_sigterm`): loops
-    call it between units of work (a bundle build's progress lines, ``tgms write``'s batches)."""
-    if _ACTIVE and _SIGTERM_SEEN:
-        raise Terminated
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) inside the block, so ``finally`` and
-    ``with`` clean-ups run (a temporary folder is removed, runs are ended, servers stopped) and the
-    boundary reports ``E_INTERRUPTED``; the previous handler is restored after."""
-
-    def interrupt(_signum: int, _frame: Any) -> None:
-        _SIGTERM_SEEN.append(time.time())
-        raise Terminated
-
-    _SIGTERM_SEEN.clear()  # only this block's SIGTERMs count (a process may run several, tests do)
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    _ACTIVE.append(True)
-    try:
-        yield
-    finally:
-        _ACTIVE.pop()
-        signal.signal(signal.SIGTERM, previous)

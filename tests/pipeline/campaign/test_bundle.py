@@ -133,14 +133,14 @@ def test_a_sigterm_lost_in_a_library_stops_the_build_at_its_next_progress_line(
 ) -> None:
     # DuckDB can lose the handler's exception (a query runs on, the error surfaces at exit): the SIGTERM
     # is on record, so the next progress line of the build raises it
-    from pipeline.cli import _common
+    from pipeline import signals
 
     lines: list[str] = []
-    report = _common.stop_on_lost_sigterm(lines.append)
-    with _common.sigterm_as_interrupt():
+    report = signals.stop_on_lost_sigterm(lines.append)
+    with signals.sigterm_as_interrupt():
         report("building the store ...")
-        monkeypatch.setattr(_common, "_SIGTERM_SEEN", [1.0])
-        with pytest.raises(_common.Terminated):
+        monkeypatch.setattr(signals, "_SIGTERM_SEEN", [1.0])
+        with pytest.raises(signals.Terminated):
             report("generating the suite ...")
     assert lines == ["building the store ..."]
     report("outside the block")  # a SIGTERM on record from a block that has ended stops nothing
