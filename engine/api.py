@@ -54,6 +54,7 @@ errors              :class:`TGMSError` and its subclasses (one tree: see :mod:`e
                     :class:`GroundingError`, :class:`CostError`, :class:`LimitError`, :class:`ConflictError`,
                     :class:`CorruptError`, :class:`BackendError`, :class:`UpstreamError`;
                     :func:`error_from_dict` (one back from its JSON shape)
+files               :func:`write_atomic` (a file's content replaced all at once or not at all)
 canonical form      :func:`canonical_json`, :func:`canonical_json_of_canonical` (of a value already
                     canonical), :func:`canonicalize`, :func:`canon_float`, :func:`digest`, :func:`sha256_hex`,
                     :func:`check_depth` and :data:`MAX_JSON_DEPTH` (the nesting bound of every JSON input)
@@ -91,6 +92,7 @@ from engine.errors import (
 from engine.execute.executor import ExecConfig, Trace, execute, trace_from_dict
 from engine.execute.results import MemoryResults, ResultStore
 from engine.execute.trace_check import answer_object, trace_object
+from engine.fileio import write_atomic
 from engine.ingest.build import DATASETS, build_store, ingest_data, load_data
 from engine.ingest.snap import load_dataset, source_path, source_sha256
 from engine.ingest.synthetic import generate as generate_synthetic
@@ -261,4 +263,5 @@ __all__ = [
     "us_to_iso",
     "verify_claims",
     "verify_plan",
+    "write_atomic",
 ]

@@ -10,13 +10,12 @@ or whose stored key is not its name, is treated as a miss and rewritten by the n
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from engine.api import write_atomic
 
 
 def canonical_json(value: Any) -> str:
@@ -61,14 +60,4 @@ class ResponseCache:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         data = canonical_json({"key": key, "reply": reply})
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_atomic(path, data)

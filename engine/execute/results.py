@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from engine.canonical import canonicalize, dumps_canonical, sha256_hex
 from engine.errors import CorruptError, NotFoundError
+from engine.fileio import write_atomic
 
 
 def _text(obj: Any, canonical: bool) -> str:
@@ -42,17 +42,7 @@ class ResultStore:
         if path.exists():
             return digest
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomic(path, text)
         return digest
 
     def has(self, digest: str) -> bool:

@@ -16,13 +16,12 @@ written.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from engine.api import InvalidArgError, NotFoundError, ResultStore
+from engine.api import write_atomic as write_file_atomic
 from pipeline.cli._common import out_file, progress, read_store, results_for_reading
 from pipeline.cli.inputs import fspath, read_json
 from pipeline.cli.verify_answer import _answer_object, _trace_object
@@ -61,19 +60,9 @@ def _out(args: argparse.Namespace) -> Path | None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file renamed into place: all of it or nothing."""
-    fd, tmp = tempfile.mkstemp(dir=path.absolute().parent, prefix=f".{path.name}.", suffix=".tmp")
-    umask = os.umask(0o022)  # mkstemp makes 0600; a page is a file to share, so the usual mode applies
-    os.umask(umask)
-    try:
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write the page to ``path`` all at once or not at all, with the usual mode (a page is a file to
+    share; mkstemp alone would make it 0600)."""
+    write_file_atomic(path, text, fsync=False, shared=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import InvalidArgError
+from engine.api import InvalidArgError, write_atomic
 
 #: torch threads of the embedder in this process (unset: torch's default, one per core). A campaign that
 #: starts a local model server on the machine sets it to 1 for its actors (pipeline.campaign.driver): on 2
@@ -182,8 +182,8 @@ def chunk_index(
         "seconds": round(time.perf_counter() - start, 3),
     }
     cache_dir.mkdir(parents=True, exist_ok=True)
-    _atomic_write(vec_path, lambda f: np.save(f, vectors, allow_pickle=False))
-    _atomic_write(meta_path, lambda f: f.write(json.dumps(meta, sort_keys=True).encode()))
+    write_atomic(vec_path, lambda f: np.save(f, vectors, allow_pickle=False), fsync=False)  # a cache
+    write_atomic(meta_path, json.dumps(meta, sort_keys=True), fsync=False)
     return ChunkIndex(vectors, {**meta, "cached": False})
 
 
@@ -198,13 +198,6 @@ def _load(vec_path: Path, meta_path: Path, want: str, n: int) -> ChunkIndex | No
     if vectors.dtype != np.float32 or not np.isfinite(vectors).all():
         return None
     return ChunkIndex(vectors, {**meta, "cached": True})
-
-
-def _atomic_write(path: Path, write: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-    os.replace(tmp, path)
 
 
 def top_k(vectors: np.ndarray, query: np.ndarray, k: int) -> list[tuple[int, float]]:
