@@ -472,6 +472,11 @@ def apply_where(cols: Columns, where: list[Predicate]) -> Columns:
 _EDGE_KEEP_SLOTS = 4
 
 
+def where_key(where: list[Predicate]) -> str:
+    """A predicate list as a cache key (the same list, the same key)."""
+    return json.dumps([p.model_dump(exclude_none=True) for p in where], sort_keys=True)
+
+
 def edge_where_work(p: StoreProfile, where: list[Predicate], work: dict[str, float]) -> dict[str, float]:
     """``work`` plus the edge predicates' pass over every believed version (:func:`edge_keep`; priced on
     every call, as an index, so a cold call is not admitted at a fraction of its time): two numpy passes
@@ -493,8 +498,7 @@ def edge_keep(ctx: OpContext, as_of_tt: int | None, where: list[Predicate]) -> n
     if not where:
         return None
     e = ctx.edges(as_of_tt)
-    key = json.dumps([p.model_dump(exclude_none=True) for p in where], sort_keys=True)
-
+    key = where_key(where)
     masks: dict[str, np.ndarray] = derived(e, "edge_keep", dict)
     if key not in masks:
         keep = np.zeros(e.n, dtype=bool)

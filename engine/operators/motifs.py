@@ -24,7 +24,7 @@ from pydantic import Field
 from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, UidList, Window, dedupe
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor, recheck
-from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
+from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work, where_key
 from engine.operators.motif_kernels import (
     MOTIF_NAMES,
     MotifEvents,
@@ -130,8 +130,7 @@ def selection(ctx: OpContext, a: MotifArgs) -> Selection:
         ev = motif_events(src[loop_free], dst[loop_free], e.vt_s[idx], 0, len(ctx.uids()))
         return Selection(ev, idx, n_events)
 
-    where = tuple(p.model_dump_json(exclude_none=True) for p in a.where)
-    return ctx.cached(("motif_selection", a.as_of_tt, lo, hi, key, where), build)
+    return ctx.cached(("motif_selection", a.as_of_tt, lo, hi, key, where_key(a.where)), build)
 
 
 # -- instance rows --------------------------------------------------------------------------------------
