@@ -130,6 +130,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.xfail(reason=f"{backend}: {reason}", raises=raises, strict=True))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_bundle_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One bundle cache (``TGMS_BUNDLE_CACHE``, ``conf/config.yaml`` ``run.bundle_cache``) for every campaign
+    the tests start, shared by the xdist workers (the parent of their base temp directories): the small
+    CollegeMsg bundle is built once or twice per session instead of once per campaign test. Each campaign
+    still verifies the copy it takes (:mod:`pipeline.campaign.bundle_cache`)."""
+    if "TGMS_BUNDLE_CACHE" in os.environ:
+        yield
+        return
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if base.name.startswith("popen-gw") else base) / "bundle-cache"
+    os.environ["TGMS_BUNDLE_CACHE"] = str(root)
+    yield
+    os.environ.pop("TGMS_BUNDLE_CACHE", None)
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """The storage backend under test ("duckdb" | "kuzu")."""

@@ -60,7 +60,8 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def _source(dataset: str, source: str | None, events: int, nodes: int) -> dict[str, Any]:
+def source_record(dataset: str, source: str | None, events: int, nodes: int) -> dict[str, Any]:
+    """The manifest's ``source``: what the bundle was built from, by content."""
     if dataset == "synthetic":
         return {"name": "synthetic generator", "sha256": None, "events": events, "nodes": nodes}
     # the content's hash, not the path's name: the packaged .gz copy and a plain text copy of the same
@@ -127,7 +128,7 @@ def build_bundle(
             "format": BUNDLE_FORMAT,
             "version": BUNDLE_VERSION,
             "dataset": dataset,
-            "source": _source(dataset, source, events, nodes),
+            "source": source_record(dataset, source, events, nodes),
             "seed": seed,
             "options": {"crosscheck": crosscheck, "probes": True},
             "clock": "canonical",

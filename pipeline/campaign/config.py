@@ -251,6 +251,10 @@ class RunConf(_Strict):
     """The run directory (Hydra's hydra.run.dir): mlflow.db, records/, traces/, bundles/, tables/."""
     cache_dir: str | None = None
     """Response cache and system work files; default $TGMS_CACHE (~/.cache/tgms)."""
+    reuse_bundles: bool = True
+    """Copy a bundle built before by the same code from ``bundle_cache`` (verified) instead of building it."""
+    bundle_cache: str | None = None
+    """Where built bundles are kept by content key; default ``<cache_dir>/bundles``."""
     resume: bool = True
     """Skip (task, cell) pairs already recorded in records/ (a killed campaign finishes the rest)."""
     response_cache: bool = True

@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import InvalidArgError, NotFoundError, TGMSError, replay
+from models.local.paths import cache_root
 from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
+from pipeline.campaign.bundle_cache import bundle_key, fetch, keep
 from pipeline.campaign.cells import Cell, campaign_id, cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
 from pipeline.campaign.preflight import preflight
@@ -73,20 +75,42 @@ def suite_key(name: str, suite: SuiteConf) -> str:
     return f"{key}-e{suite.events}-n{suite.nodes}" if suite.dataset == "synthetic" else key
 
 
-def ensure_bundle(name: str, suite: SuiteConf, root: Path) -> tuple[Path, dict[str, Any]]:
-    """The suite's bundle: the configured one or the run's own, verified when it exists, else built."""
+def ensure_bundle(
+    name: str, suite: SuiteConf, root: Path, cache: Path | None = None
+) -> tuple[Path, dict[str, Any]]:
+    """The suite's bundle: the configured one or the run's own, verified when it exists; else a copy of
+    the same bundle from ``cache`` (:mod:`pipeline.campaign.bundle_cache`), verified; else built (and a
+    copy kept in ``cache``)."""
     target = Path(suite.bundle) if suite.bundle else root / suite_key(name, suite)
     if (target / MANIFEST).exists():
         say(f"verifying the {name} bundle {target} ...")
         return target, verify_bundle(target)["manifest"]
     if suite.bundle:
         raise InvalidArgError(f"catalog.suites.{name}.bundle: no bundle at {target}", path=str(target))
+    key = None
+    if cache is not None:
+        key = bundle_key(suite.dataset, suite.seed, suite.source, suite.events, suite.nodes)
+        manifest = fetch(cache, key, target, verify_bundle)
+        if manifest is not None:
+            say(f"the {name} bundle is a verified copy of {cache / key} (built before by the same code)")
+            return target, manifest
     say(f"building the {name} bundle into {target} (canonical clock) ...")
     manifest = build_bundle(
         suite.dataset, suite.seed, target, source=suite.source, events=suite.events, nodes=suite.nodes,
         progress=say,
     )  # fmt: skip
+    if cache is not None and key is not None and not keep(cache, key, target):
+        say(f"could not keep a copy of the {name} bundle in {cache}; the next run builds it again")
     return target, manifest
+
+
+def bundle_cache_dir(config: CampaignConfig) -> Path | None:
+    """Where built bundles are kept for reuse (``run.bundle_cache``); None: ``run.reuse_bundles`` is off."""
+    if not config.run.reuse_bundles:
+        return None
+    if config.run.bundle_cache:
+        return Path(config.run.bundle_cache)
+    return (Path(config.run.cache_dir) if config.run.cache_dir else cache_root()) / "bundles"
 
 
 # -- tracking --------------------------------------------------------------------------------------------
@@ -327,7 +351,8 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(resolved_yaml, encoding="utf-8")
     bundles = {
-        name: ensure_bundle(name, config.catalog.suites[name], base_dir / "bundles") for name in config.suites
+        name: ensure_bundle(name, config.catalog.suites[name], base_dir / "bundles", bundle_cache_dir(config))
+        for name in config.suites
     }
     uri, experiment, artifacts = tracking_target(config, base_dir)
     tracker = CampaignTracker(uri, experiment, artifacts)

@@ -72,6 +72,9 @@ class TgmsConfig(SystemConfig):
     #: Qwen2.5-Coder-0.5B from 0/12 to 9/12 on the same dev tasks (docs/benchmarks.md)
     examples: Literal["fixed", "retrieved"] = "retrieved"
     examples_k: int = Field(2, ge=1, le=8)  # worked plans retrieved per question
+    #: what retrieval embeds question shapes with: the real all-MiniLM-L6-v2, or feature hashing (no model
+    #: to load: for pipeline checks against a test double, ``experiment=smoke``; never a reported figure)
+    examples_embedder: Literal["minilm", "hashing"] = "minilm"
     #: the operator manual: "full" (every block in the prefix) or "retrieved" (the blocks of the worked
     #: plans' operators in the task's message; needs examples="retrieved")
     manual: Literal["full", "retrieved"] = "retrieved"
@@ -103,7 +106,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
     if config.examples == "retrieved" and env.train:  # without a train split the fixed plans stand in
         from pipeline.systems.worked_plans import WorkedPlanIndex  # loads the embedder
 
-        index = WorkedPlanIndex(env.train)
+        index = WorkedPlanIndex(env.train, embedder=config.examples_embedder)
     store_digest = env.store().digest()
     memory = TaskMemory(env, store_digest, config.memory_k) if config.memory else None
     local = threading.local()  # one OpContext per thread (its caches outlive a task), over env's store

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from models.worked_plans import WorkedPlan
-from pipeline.systems.embeddings import embed
+from pipeline.systems.embeddings import DIM, embed
 
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?Z")
 _MICROS = re.compile(r"\(?\b\d+ ?µs\)?")
@@ -38,11 +38,12 @@ def question_shape(question: str) -> str:
 class WorkedPlanIndex:
     """The train split's worked plans and their question-shape vectors."""
 
-    def __init__(self, train: list[dict[str, Any]]) -> None:
+    def __init__(self, train: list[dict[str, Any]], embedder: str = "minilm") -> None:
         usable = [t for t in train if isinstance(t.get("oracle_plan"), dict) and t.get("question")]
         self.plans = [WorkedPlan.from_task(t) for t in sorted(usable, key=lambda t: t["id"])]
+        self.embedder = embedder
         shapes = [question_shape(p.question) for p in self.plans]
-        self.vectors = embed(shapes) if shapes else np.zeros((0, 384), dtype=np.float32)
+        self.vectors = embed(shapes, embedder=embedder) if shapes else np.zeros((0, DIM), dtype=np.float32)
 
     def __len__(self) -> int:
         return len(self.plans)
@@ -56,7 +57,7 @@ class WorkedPlanIndex:
         questions' first plans, 2026-12-05)."""
         if not self.plans or k < 1:
             return ()
-        q = embed([question_shape(question)])[0]
+        q = embed([question_shape(question)], embedder=self.embedder)[0]
         scores = np.round(self.vectors @ q, 6)
 
         def rank(i: int) -> tuple[bool, float, str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from engine.api import InvalidArgError
 from models.planner import FIXED_LAYOUT, static_prefix
 from models.prompting import escape
 from models.reporter import SYSTEM as REPORTER_SYSTEM
@@ -122,6 +123,22 @@ def test_the_nearest_worked_plan_is_of_the_questions_template(splits) -> None:
     # the same question gets the same plans (ties go to the smaller id)
     q = dev[0]["question"]
     assert [p.source for p in index.nearest(q, 3)] == [p.source for p in index.nearest(q, 3)]
+
+
+def test_hashing_retrieval_loads_no_model_and_is_deterministic(splits) -> None:
+    # smoke's setting (conf/experiment/smoke.yaml): no model in the actor, the same plans every time
+    index = WorkedPlanIndex(splits["train"], embedder="hashing")
+    assert index.vectors.shape == (len(index), 384)
+    q = splits["dev"][0]["question"]
+    shown = [p.source for p in index.nearest(q, 2)]
+    assert len(shown) == 2 and shown == [p.source for p in index.nearest(q, 2)]
+    # word overlap still finds the question's own template for most questions (what smoke needs: plans)
+    templates = {t["id"]: t["template"] for t in splits["train"]}
+    dev = [t for t in splits["dev"] if "probe_pair" not in t and t["template"] in set(templates.values())]
+    hits = sum(templates[index.nearest(t["question"], 1)[0].source] == t["template"] for t in dev)
+    assert hits / len(dev) >= 0.5, f"{hits}/{len(dev)}"
+    with pytest.raises(InvalidArgError):
+        WorkedPlanIndex(splits["train"], embedder="bogus")
 
 
 def test_plans_that_agree_on_naming_uids_come_first(splits) -> None:

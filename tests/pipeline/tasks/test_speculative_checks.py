@@ -38,28 +38,35 @@ def _suite(store: Store, ostore: SharedOracleStore, workers: int, lines: list[st
     return suite_text(suite)
 
 
-def test_checks_in_workers_make_the_serial_suite(store: Store) -> None:
+@pytest.fixture(scope="module")
+def serial(store: Store) -> str:
+    """The suite made with every cross-check in line, against the honest oracle store (made once: three
+    tests compare with it)."""
+    return _suite(store, oracle_store_for(store), 1)  # type: ignore[arg-type]
+
+
+def test_checks_in_workers_make_the_serial_suite(store: Store, serial: str) -> None:
     lines: list[str] = []
-    serial = _suite(store, oracle_store_for(store), 1)  # type: ignore[arg-type]
     parallel = _suite(store, oracle_store_for(store), 2, lines)  # type: ignore[arg-type]
     assert parallel == serial
     assert not any("disagreed" in line for line in lines)
 
 
-def test_a_disagreeing_oracle_makes_the_suite_again_in_line(store: Store) -> None:
+def test_a_disagreeing_oracle_makes_the_suite_again_in_line(store: Store, serial: str) -> None:
     # an oracle store missing half the edges: many golds disagree, so the speculative pass is thrown away
     nodes, edges = store.public_rows()
     lying = SharedOracleStore(nodes, edges[::2])
     lines: list[str] = []
-    serial = _suite(store, lying, 1)
+    lied = _suite(store, lying, 1)
     parallel = _suite(store, lying, 2, lines)
-    assert parallel == serial
+    assert parallel == lied
     assert any("disagreed" in line and "generating in order" in line for line in lines), lines
-    honest = _suite(store, oracle_store_for(store), 1)  # type: ignore[arg-type]
-    assert serial != honest, "the lying store must have dropped draws, or this test shows nothing"
+    assert lied != serial, "the lying store must have dropped draws, or this test shows nothing"
 
 
-def test_a_worker_that_dies_while_starting_leaves_the_build_in_line_not_hung(store: Store) -> None:
+def test_a_worker_that_dies_while_starting_leaves_the_build_in_line_not_hung(
+    store: Store, serial: str
+) -> None:
     # a user's script without a __main__ guard: every spawned worker re-runs it and dies before reading
     # what the parent writes to it. With the oracle store in those bytes (~1 MB here) the parent blocked on
     # the write for ever; the store now goes through a file, and the build ends with the serial suite.
@@ -73,7 +80,6 @@ def test_a_worker_that_dies_while_starting_leaves_the_build_in_line_not_hung(sto
         capture_output=True, text=True, timeout=240, env=env, cwd=root,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    serial = _suite(store, oracle_store_for(store), 1)  # type: ignore[arg-type]
     assert done.stdout.split()[-1] == hashlib.sha256(serial.encode()).hexdigest()
     assert "bootstrapping phase" in done.stderr  # the workers did die while starting
 

@@ -1,0 +1,94 @@
+"""Built bundles kept for reuse, by content: a second run (another run directory, a sweep job, a rerun
+after ``rm -rf campaigns/``) of the same suite copies the bundle instead of building it again (a full
+CollegeMsg build is a minute of oracle cross-checks on 2 cores).
+
+A bundle is a function of the data (the source file's SHA-256, or the synthetic generator's sizes), the
+data set, the seed, the build options and the code that builds it, so the cache key is a hash of exactly
+those, the code taken as the bytes of every module of ``engine`` and ``pipeline``: any code change makes a
+new key, and an entry can never be stale. An entry is a directory ``<root>/<key>/`` holding the bundle's
+three files; it appears by one rename, so a reader never sees half of one and two builders racing keep
+one. A reused bundle is verified (replayed, every hash checked) before the run uses it; one that fails is
+removed and the bundle is built again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from engine.api import CorruptError, NotFoundError, canonical_json, sha256_hex
+from pipeline.campaign.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, FILES, source_record
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 over the path and bytes of every ``.py`` file of the ``engine`` and ``pipeline`` packages."""
+    import engine
+    import pipeline
+
+    h = hashlib.sha256()
+    for pkg in (engine, pipeline):
+        root = Path(pkg.__file__).resolve().parent  # type: ignore[arg-type]
+        for path in sorted(root.rglob("*.py")):
+            h.update(f"{pkg.__name__}/{path.relative_to(root).as_posix()}\0".encode())
+            h.update(path.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def bundle_key(dataset: str, seed: int, source: str | None, events: int, nodes: int) -> str:
+    """The cache key of the bundle ``build_bundle(dataset, seed, source=..., events=..., nodes=...)``."""
+    spec: dict[str, Any] = {
+        "format": BUNDLE_FORMAT,
+        "version": BUNDLE_VERSION,
+        "dataset": dataset,
+        "seed": seed,
+        "source": source_record(dataset, source, events, nodes),
+        "options": {"crosscheck": True, "probes": True},
+        "code": code_fingerprint(),
+    }
+    return sha256_hex(canonical_json(spec))[:32]
+
+
+def fetch(root: Path, key: str, target: Path, verify: Any) -> dict[str, Any] | None:
+    """Copy the cached bundle ``key`` into ``target`` and return ``verify(target)``'s manifest; None when
+    there is no entry, or when the copy fails verification (the entry is then removed)."""
+    entry = root / key
+    if not all((entry / f).is_file() for f in FILES):
+        return None
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        for f in FILES:
+            shutil.copyfile(entry / f, target / f)
+        return verify(target)["manifest"]
+    except (CorruptError, NotFoundError, OSError):
+        for f in FILES:
+            (target / f).unlink(missing_ok=True)
+        shutil.rmtree(entry, ignore_errors=True)
+        return None
+
+
+def keep(root: Path, key: str, bundle: Path) -> bool:
+    """Put a copy of the built ``bundle`` in the cache as ``key``; False when it could not (a read-only or
+    full cache costs a rebuild next time, never the run)."""
+    if (root / key).is_dir():
+        return True
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{key}-{os.getpid()}-", dir=root))
+    except OSError:
+        return False
+    try:
+        for f in FILES:
+            shutil.copyfile(bundle / f, scratch / f)
+        os.rename(scratch, root / key)  # atomic; a racing builder that got there first wins
+        return True
+    except OSError:
+        return (root / key).is_dir()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
