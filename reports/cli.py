@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 
 from engine.api import InvalidArgError
-from pipeline.cli._common import out_dir, print_json
-from pipeline.cli.inputs import fspath
+from pipeline.console import print_json
+from pipeline.inputs import fspath, out_dir
 
 HELP = "paper tables (Markdown, LaTeX) and PNG plots of a campaign, read back from MLflow"
 

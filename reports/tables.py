@@ -10,7 +10,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.bench.ops_bench import table as ops_table
 from pipeline.campaign.tables import (
     NO_DATA,
     ablation_key,
@@ -21,6 +20,7 @@ from pipeline.campaign.tables import (
     table4_markdown,
     table5_markdown,
 )
+from pipeline.latency.operators import table as ops_table
 from pipeline.systems.base import load_systems
 from reports.read import ReportData
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pkgutil
+import re
 import shutil
 import subprocess
 import sys
@@ -65,7 +66,8 @@ def tree_copy(tmp_path: Path) -> Path:
 
 
 def _add_import(path: Path, line: str) -> None:
-    path.write_text(path.read_text() + f"\n{line}  # injected by tests/test_layering.py\n")
+    before = path.read_text() if path.exists() else ""  # or a new module
+    path.write_text(before + f"\n{line}  # injected by tests/test_layering.py\n")
 
 
 @pytest.mark.parametrize(
@@ -73,10 +75,16 @@ def _add_import(path: Path, line: str) -> None:
     [
         ("engine/store/digest.py", "import mlflow", "the engine imports no LLM, Ray, Hydra or MLflow code"),
         ("engine/plan/refs.py", "import ray", "the engine imports no LLM, Ray, Hydra or MLflow code"),
-        ("engine/canonical.py", "import pipeline.scoring", "engine <- models <- pipeline <- reports"),
+        ("engine/canonical.py", "import models.errors", "engine <- models <- pipeline <- reports"),
         ("models/__init__.py", "import pipeline", "engine <- models <- pipeline <- reports"),
         ("pipeline/scoring/typed.py", "from engine.store import Store", "reached only through engine.api"),
         ("models/__init__.py", "from engine.plan import verifier", "reached only through engine.api"),
+        # the pipeline's own layers: upward, between siblings, and a new module nobody placed
+        ("pipeline/campaign/driver.py", "import pipeline.bench.report", "imports only those below it"),
+        ("pipeline/scoring/typed.py", "import pipeline.tasks.build", "imports only those below it"),
+        ("pipeline/systems/base.py", "import pipeline.tasks.build", "imports only those below it"),
+        ("pipeline/signals.py", "import pipeline.console", "imports only those below it"),
+        ("pipeline/unplaced.py", "import pipeline.signals", "imports only those below it"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(
@@ -86,5 +94,5 @@ def test_a_forbidden_import_breaks_its_contract(
     _add_import(tree_copy / module, line)
     out = _lint(tree_copy)
     assert out.returncode != 0
-    broken = [ln for ln in out.stdout.splitlines() if ln.endswith(" BROKEN")]
+    broken = [ln for ln in out.stdout.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", ln)]
     assert len(broken) == 1 and contract in broken[0], out.stdout[-3000:]

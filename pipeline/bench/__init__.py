@@ -1,7 +1,7 @@
 """Benchmarks (not tests), run as ``tgms bench NAME`` (or ``python -m pipeline.bench NAME``).
 
 Each benchmark module defines ``HELP``, ``add_arguments(parser)`` and ``main(args, progress) ->
-BenchResult`` (:mod:`pipeline.bench.report`); the stores they run on come from :mod:`pipeline.bench.stores`.
+BenchResult`` (:mod:`pipeline.bench.report`); the stores they run on come from :mod:`pipeline.latency.stores`.
 """
 
 #: subcommand -> module under pipeline.bench

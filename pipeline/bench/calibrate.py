@@ -1,6 +1,6 @@
 """``tgms bench calibrate``: fit ``engine.operators.cost.COEFFICIENTS`` to measured time (a benchmark).
 
-On the bench store of every scale (:mod:`pipeline.bench.stores`), every operator gets its typical call
+On the bench store of every scale (:mod:`pipeline.latency.stores`), every operator gets its typical call
 plus ``--calls-per-op`` varied calls (:mod:`pipeline.bench.calibrate_calls`), drawn deterministically from
 ``--seed``. Per call the cost function's work terms are read without running it, then the call is timed
 through ``run_call`` with the guard off: one warm-up, the median of ``--reps``.
@@ -42,6 +42,7 @@ from engine.api import (
     profile,
     run_call,
 )
+from pipeline import inputs
 from pipeline.bench.calibrate_calls import varied_calls
 from pipeline.bench.calibrate_fit import (
     COST_PY,
@@ -52,10 +53,9 @@ from pipeline.bench.calibrate_fit import (
     rewrite_coefficients,
     seconds,
 )
-from pipeline.bench.ops_bench import typical_calls
 from pipeline.bench.report import BenchResult
-from pipeline.bench.stores import bench_store, default_work_dir, parse_scales
-from pipeline.cli import inputs
+from pipeline.latency.operators import typical_calls
+from pipeline.latency.stores import bench_store, default_work_dir, parse_scales
 
 HELP = "fit the cost guard's coefficients to measured operator times (--write FILE saves them)"
 #: cache entries every call needs anyway (the profile alone loads the believed edges): kept warm

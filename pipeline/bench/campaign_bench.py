@@ -40,9 +40,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipeline import inputs
 from pipeline.bench.report import BenchResult, markdown_table, stamp
-from pipeline.bench.stores import default_work_dir
-from pipeline.cli import inputs
+from pipeline.latency.stores import default_work_dir
 
 HELP = "campaign fan-out: tasks/s (instant and 1-s replies) and actor start-up on CollegeMsg"
 GOALS = {

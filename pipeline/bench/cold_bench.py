@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import OpContext, Store, load_all
-from pipeline.bench.ops_bench import typical_calls
+from pipeline import inputs
 from pipeline.bench.report import BenchResult, markdown_table
-from pipeline.bench.stores import bench_store, default_work_dir, one_scale, store_dir
-from pipeline.cli import inputs
+from pipeline.latency.operators import typical_calls
+from pipeline.latency.stores import bench_store, default_work_dir, one_scale, store_dir
 
 HELP = "open + first query of a store in fresh processes"
 

@@ -1,6 +1,6 @@
 """``tgms bench metrics``: graph_metric_timeseries with 100 buckets on synthetic stores (a benchmark).
 
-On the bench store of each scale (:mod:`pipeline.bench.stores`), for every metric over the full
+On the bench store of each scale (:mod:`pipeline.latency.stores`), for every metric over the full
 valid-time span in 100 buckets (and a global z-score burst detection): one cold call (which builds the
 cached per-belief-state index that metric needs), one warm-up, and ``--reps`` timed calls through the
 envelope. Prints cold ms and p50/p95 ms.
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from engine.api import METRICS, OpContext, call, load_all
-from pipeline.bench.ops_bench import TARGETS as OPS_TARGETS
 from pipeline.bench.report import BenchResult, add_reps, markdown_table
-from pipeline.bench.stores import bench_store, default_work_dir, parse_scales
+from pipeline.latency.operators import TARGETS as OPS_TARGETS
+from pipeline.latency.stores import bench_store, default_work_dir, parse_scales
 
 HELP = "graph_metric_timeseries (every metric) and burst_detection, 100 buckets, on synthetic stores"
 #: the ops benchmark's case whose targets apply to the edge_event_count row

@@ -25,7 +25,7 @@ from typing import Any
 from engine.api import OpContext, build_store, get_operator, load_all, motif_selection, parse_args, run_call
 from pipeline.bench import peers_bench
 from pipeline.bench.report import BenchResult, add_reps, markdown_table
-from pipeline.bench.stores import bench_store, default_work_dir, one_scale
+from pipeline.latency.stores import bench_store, default_work_dir, one_scale
 
 HELP = "motif counts on CollegeMsg and node-filtered counts on a synthetic store, with cost estimates"
 

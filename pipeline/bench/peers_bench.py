@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.api import OpContext, load_all, run_call
 from pipeline.bench.report import BenchResult, add_reps, stamp
-from pipeline.bench.stores import bench_store, default_work_dir
+from pipeline.latency.stores import bench_store, default_work_dir
 
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 DAY = 86_400_000_000

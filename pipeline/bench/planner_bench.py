@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import InvalidArgError
+from pipeline import inputs
 from pipeline.bench.report import BenchResult
-from pipeline.cli import inputs
 
 HELP = "a planner configuration with a model: plan validity, repeat rate, accuracy, s/task (a campaign)"
 SECTION = ("planner-bench", "Planner with a model: `tgms bench planner`")
@@ -254,9 +254,9 @@ def model_facts(model: Any) -> dict[str, Any]:
 # -- the benchmark -------------------------------------------------------------------------------------
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:
     from pipeline.bench.planner_table import cell_row, markdown, row_key
-    from pipeline.bench.stores import default_work_dir
     from pipeline.campaign.driver import run_campaign, tracking_target
     from pipeline.campaign.tracking import CampaignTracker, git_revision
+    from pipeline.latency.stores import default_work_dir
 
     base = Path(args.work or default_work_dir()).resolve() / "planner"
     run_dir = base / "runs" / run_key(args)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.cli import inputs
+from pipeline import inputs
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from engine.api import BACKENDS, LOG_NAME, InvalidArgError, ScanFilter, Store, ingest_data, load_data, replay
 from pipeline.bench.report import BenchResult, stamp
-from pipeline.bench.stores import one_scale, synthetic_nodes
+from pipeline.latency.stores import one_scale, synthetic_nodes
 
 HELP = "store ingest, replay, size and open time per data set and backend"
 

@@ -1,6 +1,6 @@
 """``tgms bench traversal``: temporal_reachability and temporal_paths on a synthetic store (a benchmark).
 
-On the bench store of ``--scale`` (:mod:`pipeline.bench.stores`), each call is timed ``--reps`` times
+On the bench store of ``--scale`` (:mod:`pipeline.latency.stores`), each call is timed ``--reps`` times
 after one warm-up call (which also builds the cached adjacency); prints p50/p95 in ms next to the cost
 model's estimate.
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from engine.api import OpContext, call, get_operator, load_all, profile
 from pipeline.bench.report import BenchResult, add_reps, markdown_table
-from pipeline.bench.stores import bench_store, default_work_dir, one_scale
+from pipeline.latency.stores import bench_store, default_work_dir, one_scale
 
 HELP = "temporal_reachability and temporal_paths cases on a synthetic store"
 HOUR = 3_600_000_000

@@ -1,7 +1,7 @@
 """The campaign driver's boundary: whatever escapes a campaign becomes the one structured error, naming the
 cause and the fix, on stderr and in the run's log (issue 26, item 1).
 
-The command line's boundary (:mod:`pipeline.cli.boundary`) maps file-system and input failures; a
+The command line's boundary (:mod:`pipeline.boundary`) maps file-system and input failures; a
 campaign can also meet Ray and MLflow failures, mapped here by the exception's package so neither needs
 to be imported:
 
@@ -10,7 +10,7 @@ to be imported:
 - any other Ray failure (a node lost, the runtime gone) → ``E_INFRA`` naming the Ray error;
 - an MLflow or SQLAlchemy failure (the tracking store) → ``E_CONFLICT`` when the database is locked, else
   ``E_UPSTREAM`` naming the tracking URI's failure;
-- anything else → :func:`pipeline.cli.boundary.structured` (``E_CONFLICT``/``E_LIMIT``/``E_BACKEND`` for
+- anything else → :func:`pipeline.boundary.structured` (``E_CONFLICT``/``E_LIMIT``/``E_BACKEND`` for
   the file system, ``E_INTERNAL`` otherwise).
 """
 
@@ -20,7 +20,7 @@ import logging
 
 from engine.api import ConflictError, TGMSError, UpstreamError
 from models.errors import InfraError
-from pipeline.cli.boundary import structured
+from pipeline.boundary import structured
 
 log = logging.getLogger("tgms.campaign")
 

@@ -329,8 +329,8 @@ def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Pa
 
 
 def ops_bench(config: CampaignConfig, run_dir: Path, tracker: Any, parent: str) -> list[dict[str, Any]]:
-    from pipeline.bench.ops_bench import run as run_ops
-    from pipeline.bench.stores import parse_scales
+    from pipeline.latency.operators import run as run_ops
+    from pipeline.latency.stores import parse_scales
 
     o = config.experiment.ops_bench
     scales = parse_scales(",".join(o.scales))
@@ -391,7 +391,7 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
 
             tables["table5"] = table5_markdown(mutations(config, run_dir, bundles, tracker, parent))
         if config.experiment.ops_bench.enabled:
-            from pipeline.bench.ops_bench import table as ops_table
+            from pipeline.latency.operators import table as ops_table
 
             tables["ops_bench"] = ops_table(ops_bench(config, run_dir, tracker, parent))
         tables_dir = run_dir / "tables"
@@ -413,7 +413,7 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
 def _structured_errors() -> Iterator[None]:
     """Whatever escapes leaves as the one structured error on stderr and in driver.log, with a non-zero
     exit (never a traceback); an interrupt as a line saying what was kept (pipeline.campaign.boundary)."""
-    from pipeline.cli.boundary import exit_code, write_error
+    from pipeline.boundary import exit_code, write_error
 
     try:
         yield

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from engine.api import BACKENDS, InvalidArgError, NotFoundError, ResultStore, Store
-from pipeline.cli.inputs import fspath
+from engine.api import BACKENDS, ResultStore, Store
+from pipeline.console import progress
+from pipeline.inputs import fspath
 
 
 def add_store(p: argparse.ArgumentParser, *, backend: bool = False) -> None:
@@ -31,35 +30,6 @@ def read_store(args: argparse.Namespace) -> Store:
 def add_results(p: argparse.ArgumentParser, help: str) -> None:
     """``--results DIR``: the result store ``tgms plan run`` writes and ``tgms verify-answer`` reads."""
     p.add_argument("--results", default=None, metavar="DIR", help=help)
-
-
-def print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
-    sys.stdout.write("\n")
-
-
-def progress(msg: str) -> None:
-    """Progress for long work goes to stderr so stdout stays parseable."""
-    print(msg, file=sys.stderr, flush=True)
-
-
-def out_dir(path: str) -> Path:
-    """An output directory: refused up front (``E_INVALID_ARG``) when it is an existing file, so long work
-    does not run only to fail at its last step."""
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise InvalidArgError(f"{path} is a file, not a directory", path=path)
-    return p
-
-
-def out_file(path: str) -> Path:
-    """An output file: its directory must exist and the path must not be a directory (checked up front)."""
-    p = Path(path)
-    if p.is_dir():
-        raise InvalidArgError(f"{path} is a directory, not a file", path=path)
-    if not p.absolute().parent.is_dir():
-        raise NotFoundError(f"the directory of {path} does not exist", path=path)
-    return p
 
 
 def results_dir(store: str, *, write: bool) -> Path:

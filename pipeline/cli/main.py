@@ -23,7 +23,7 @@ from typing import NoReturn
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 from engine.api import InvalidArgError, SchemaError, StoreWarning
-from pipeline.cli.boundary import exit_code, structured, write_error
+from pipeline.boundary import exit_code, structured, write_error
 from pipeline.signals import interrupted_by_sigterm
 
 # command name -> module under pipeline.cli (each defines ``add_arguments(parser)`` and ``run(args)``)

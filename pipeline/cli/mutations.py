@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import DATASETS, InvalidArgError, SchemaError
-from pipeline.cli._common import add_store, out_dir, progress
-from pipeline.cli.inputs import add_whole, read_json
+from pipeline.cli._common import add_store
 from pipeline.cli.tasks import check_suite_splits
+from pipeline.console import progress
+from pipeline.inputs import add_whole, out_dir, read_json
 
 HELP = "verifier mutation experiment: `tgms mutations --store DIR --suite suite.json --out DIR`"
 

@@ -16,8 +16,9 @@ import sys
 from typing import Any
 
 from engine.api import CHECKS, OpContext, Store, VerifierConfig, verify_plan
-from pipeline.cli._common import add_results, add_store, print_json, read_store, results_dir
-from pipeline.cli.inputs import add_seconds, read_json
+from pipeline.cli._common import add_results, add_store, read_store, results_dir
+from pipeline.console import print_json
+from pipeline.inputs import add_seconds, read_json
 
 HELP = "plans: `tgms plan verify PLAN.json --store DIR`, `tgms plan run PLAN.json --store DIR`"
 

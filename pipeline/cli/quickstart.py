@@ -22,7 +22,7 @@ from engine.api import (
     build_store,
     replay,
 )
-from pipeline.cli._common import print_json, progress
+from pipeline.console import print_json, progress
 
 HELP = "the main job: CollegeMsg store + probes, task suite (Table 2), mutation experiment (Table 5), replay"
 

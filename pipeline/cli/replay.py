@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 from engine.api import InvalidArgError, NotFoundError, replay
-from pipeline.cli._common import add_store, progress
-from pipeline.cli.inputs import fspath
+from pipeline.cli._common import add_store
+from pipeline.console import progress
+from pipeline.inputs import fspath
 
 
 def check_log_file(path: str) -> None:

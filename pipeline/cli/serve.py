@@ -19,7 +19,7 @@ from types import ModuleType
 
 from engine.api import NotFoundError, ResultStore, ToolServer
 from pipeline.cli._common import add_results, add_store, results_dir
-from pipeline.cli.inputs import add_seconds, add_whole
+from pipeline.inputs import add_seconds, add_whole
 
 HELP = "MCP tool server: `tgms serve --store DIR [--http PORT] [--allow-writes]` (stdio by default)"
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from engine.api import InvalidArgError, NotFoundError, Store
 from models.client import ChatClient
-from pipeline.cli._common import add_store, print_json, progress
+from pipeline.cli._common import add_store
 from pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
-from pipeline.cli.inputs import add_whole, fspath, parse_json, read_json
+from pipeline.console import print_json, progress
+from pipeline.inputs import add_whole, fspath, parse_json, read_json
 from pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, load_systems
 from pipeline.systems.runner import read_records, run_tasks, summarize
 

@@ -14,8 +14,9 @@ import time
 from typing import Any
 
 from engine.api import DATASETS, SchemaError
-from pipeline.cli._common import add_store, out_file, print_json, progress
-from pipeline.cli.inputs import add_whole, fspath, read_json
+from pipeline.cli._common import add_store
+from pipeline.console import print_json, progress
+from pipeline.inputs import add_whole, fspath, out_file, read_json
 
 HELP = "task suites: `tgms tasks generate --store DIR --dataset NAME --seed S --out F`, `tgms tasks stats F`"
 

@@ -22,9 +22,10 @@ from typing import Any
 
 from engine.api import InvalidArgError, NotFoundError, ResultStore
 from engine.api import write_atomic as write_file_atomic
-from pipeline.cli._common import out_file, progress, read_store, results_for_reading
-from pipeline.cli.inputs import fspath, read_json
+from pipeline.cli._common import read_store, results_for_reading
 from pipeline.cli.verify_answer import _answer_object, _trace_object
+from pipeline.console import progress
+from pipeline.inputs import fspath, out_file, read_json
 
 HELP = "trace page: `tgms trace view TRACE.json [--out FILE] [--store DIR]` (self-contained HTML)"
 

@@ -13,8 +13,9 @@ import argparse
 from typing import Any
 
 from engine.api import OpContext, answer_object, trace_object
-from pipeline.cli._common import add_results, add_store, print_json, read_store, results_for_reading
-from pipeline.cli.inputs import read_json
+from pipeline.cli._common import add_results, add_store, read_store, results_for_reading
+from pipeline.console import print_json
+from pipeline.inputs import read_json
 
 HELP = "verify an answer's claims: `tgms verify-answer ANSWER.json --trace TRACE.json --store DIR`"
 

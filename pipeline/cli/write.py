@@ -41,8 +41,9 @@ from engine.api import (
     parse_batch,
     sha256_hex,
 )
-from pipeline.cli._common import add_store, print_json
-from pipeline.cli.inputs import add_whole, fspath, iter_lines, parse_json
+from pipeline.cli._common import add_store
+from pipeline.console import print_json
+from pipeline.inputs import add_whole, fspath, iter_lines, parse_json
 from pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
 
 HELP = "write batches of ops (one JSON batch per line)"

@@ -66,7 +66,7 @@ def _log_cell(tr: CampaignTracker, parent: str, tags: dict, records: list[dict],
 
 @pytest.fixture(scope="session")
 def logged(tmp_path_factory: pytest.TempPathFactory) -> Logged:
-    from pipeline.bench.ops_bench import run as ops_run
+    from pipeline.latency.operators import run as ops_run
     from pipeline.mutations import run_experiment
 
     root = tmp_path_factory.mktemp("report_campaign")

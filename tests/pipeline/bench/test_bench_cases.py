@@ -15,10 +15,11 @@ import pytest
 from engine.operators.context import OpContext
 from engine.operators.envelope import call
 from engine.operators.registry import REGISTRY, load_all
-from pipeline.bench import ops_bench, peers_bench
-from pipeline.bench.stores import bench_store
-from pipeline.bench.template_calls import template_calls
+from pipeline.bench import peers_bench
 from pipeline.cli.main import main
+from pipeline.latency import operators as ops_latency
+from pipeline.latency.stores import bench_store
+from pipeline.latency.template_calls import template_calls
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,7 @@ def test_template_summary_flags_calls_over_the_target() -> None:
         {"op": "y", "case": "T1.b", "scale": "collegemsg", "p50_ms": 25.0},
         {"op": "z", "case": "T1.c", "scale": "collegemsg", "error": "E_COST"},
     ]
-    line = ops_bench.template_summary(recs)
+    line = ops_latency.template_summary(recs)
     assert "2 template calls timed (1 errors)" in line and "25.0 ms (T1.b)" in line and "1 over 20" in line
 
 

@@ -14,8 +14,8 @@ import pytest
 
 from pipeline.bench import BENCHES
 from pipeline.bench.report import update_section
-from pipeline.bench.stores import default_work_dir, parse_scales
 from pipeline.cli.main import build_parser, main
+from pipeline.latency.stores import default_work_dir, parse_scales
 
 SMALL = "3000"  # a synthetic store this small builds in about a second
 DOCS = """# Benchmarks

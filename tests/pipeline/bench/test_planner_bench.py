@@ -90,7 +90,9 @@ def _bench(tmp: Path, url: str, bundle: Path, *extra: str) -> subprocess.Complet
         sys.executable, "-m", "pipeline.bench", "planner", "--model", "scripted", "--api-base", url,
         "--tasks", "6", "--systems", "tgms", "--repair-budget", "2", "--work", str(tmp / "work"),
         "--set", f"catalog.suites.collegemsg.bundle={bundle}", "--set", "cluster.num_cpus=2",
-        "--set", "cluster.actors=1", "--set", "cluster.actor_cpus=0.1", *extra,
+        "--set", "cluster.actors=1", "--set", "cluster.actor_cpus=0.1",
+        # retrieval by feature hashing: no embedding model to load in the actor (the test double plans)
+        "--set", "catalog.systems.tgms.examples_embedder=hashing", *extra,
     ]  # fmt: skip
     env = {**os.environ, "TGMS_CACHE": str(tmp / "cache"), "RAY_AUTH_MODE": "disabled",
            "PYTHONPATH": str(REPO)}  # fmt: skip

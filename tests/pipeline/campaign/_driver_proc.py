@@ -19,6 +19,7 @@ from pipeline.campaign.config import ClusterConf, ModelConf
 from pipeline.campaign.endpoints import open_model
 from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors
 from pipeline.campaign.ray_runtime import ray_session
+from tests.pipeline.campaign.conftest import TEST_KNOBS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
             cell = Cell("collegemsg", system, model.name, 0)
             records = out / "records" / f"{cell.cell_id}.jsonl"
             traces = out / "traces" / f"{cell.cell_id}.jsonl"
-            jobs.append(CellJob(cell, {}, run_settings(cell, model, window), tasks, records, traces))
+            knobs = dict(TEST_KNOBS.get(system, {}))
+            jobs.append(CellJob(cell, knobs, run_settings(cell, model, window), tasks, records, traces))
         with start_actors(
             {"collegemsg": (bundle, read_manifest(bundle))}, endpoint, cluster, out / "work"
         ) as pool:

@@ -41,6 +41,11 @@ class Bundle:
         return {SUITE_NAME: (self.dir, self.manifest)}
 
 
+#: TGMS retrieves worked plans by feature hashing in these tests: no embedding model to load in every actor
+#: (~30 s under CI load); the scripted endpoint's plans do not depend on the examples shown
+TEST_KNOBS: dict[str, dict[str, Any]] = {"tgms": {"examples_embedder": "hashing"}}
+
+
 def cluster_conf(**over: Any) -> ClusterConf:
     return ClusterConf(**{"kind": "local", "num_cpus": 2, "actors": 2, "actor_concurrency": 4,
                           "actor_cpus": 0.1, **over})  # fmt: skip
@@ -80,7 +85,7 @@ def jobs_for(
         jobs.append(
             CellJob(
                 cell,
-                {},
+                dict(TEST_KNOBS.get(system, {})),
                 run_settings(cell, model, model.max_model_len),
                 bundle.tasks[:n_tasks],
                 out / "records" / f"{cell.cell_id}.jsonl",

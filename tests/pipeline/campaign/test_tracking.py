@@ -286,7 +286,7 @@ def test_log_mutations_from_the_real_experiment(
 
 
 def test_log_ops_bench_from_the_real_benchmark(tmp_path: Path, tracker: CampaignTracker) -> None:
-    from pipeline.bench.ops_bench import run
+    from pipeline.latency.operators import run
 
     records = run([10_000], 1, tmp_path / "work", lambda _: None)
     run_id = tracker.log_ops_bench(records)

@@ -204,3 +204,22 @@ def fspath(text: str) -> str:
     if "\x00" in text:
         raise InvalidArgError("a path may not contain a NUL byte", value=text)
     return os.fspath(text)
+
+
+def out_dir(path: str) -> Path:
+    """An output directory: refused up front (``E_INVALID_ARG``) when it is an existing file, so long work
+    does not run only to fail at its last step."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InvalidArgError(f"{path} is a file, not a directory", path=path)
+    return p
+
+
+def out_file(path: str) -> Path:
+    """An output file: its directory must exist and the path must not be a directory (checked up front)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidArgError(f"{path} is a directory, not a file", path=path)
+    if not p.absolute().parent.is_dir():
+        raise NotFoundError(f"the directory of {path} does not exist", path=path)
+    return p

@@ -1,0 +1,1 @@
+"""Operator latency measured on built stores (see :mod:`pipeline.latency.operators`)."""

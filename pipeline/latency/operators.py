@@ -1,0 +1,291 @@
+"""Operator latency, measured: every typical call of the thirteen operators on synthetic stores of several
+scales, and the task templates' calls on a real data set, each warmed up once and timed ``reps`` times
+(p50, p95, the first call, the target where one applies, peak RSS of the process that ran the scale).
+
+Used by the campaign's operator experiment (``experiment.ops_bench``, §5.6) and by ``tgms bench ops``
+(:mod:`pipeline.bench.ops_bench`); the stores are built once under a work directory
+(:mod:`pipeline.latency.stores`).
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.api import REGISTRY, OpContext, TGMSError, call, load_all
+from pipeline.latency.stores import Scale, bench_store, store_dir
+
+# p50 targets in ms by (case, scale): the paper's DuckDB p50s (40 threads) and our own goals
+TARGETS: dict[tuple[str, int], float] = {
+    ("snapshot_subgraph/2hop_busy_seed", 10**5): 13,
+    ("snapshot_subgraph/2hop_busy_seed", 10**6): 99,
+    ("snapshot_subgraph/2hop_busy_seed", 10**7): 272,
+    ("diff_snapshots/global", 10**5): 23,
+    ("diff_snapshots/global", 10**6): 163,
+    ("diff_snapshots/global", 10**7): 485,
+    ("graph_metric_timeseries/100_buckets", 10**5): 144,
+    ("graph_metric_timeseries/100_buckets", 10**6): 157,
+    ("graph_metric_timeseries/100_buckets", 10**7): 1127,
+    ("temporal_reachability/10pct_window", 10**6): 100,
+    ("count_temporal_motifs/node_filter", 10**6): 50,
+    ("entity_history/one_node", 10**5): 5,
+    ("entity_history/one_node", 10**6): 5,
+    ("entity_history/one_node", 10**7): 10,
+    ("aggregate_events/count_by_src_whole_span", 10**6): 100,
+    ("list_events/filtered_1000_rows", 10**6): 100,
+}
+
+
+TEMPLATE_TARGET_MS = 20.0  # every call the task templates make, on CollegeMsg
+
+
+def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
+    """(op, case, args) for the store: a busy seed, a 10% window in the middle, 100 buckets, ..."""
+    e = ctx.edges(None)
+    uids = ctx.uids()
+    deg = ctx.degrees(None)
+    busy = uids[int(np.argmax(deg))]
+    lo, hi = int(e.vt_s[0]), int(e.vt_s[-1]) + 1
+    span = hi - lo
+    mid = lo + span // 2
+    w10 = {"t_a": mid - span // 20, "t_b": mid + span // 20}
+    top = [uids[i] for i in np.argsort(-deg)[:50].tolist()]
+    day = 86_400_000_000
+    hour_lt_12 = {"field": "hour", "op": "lt", "value": 12}
+    w_ge_2 = {"field": "prop.w", "op": "ge", "value": 2}
+    calls = [
+        ("entity_history", "entity_history/one_node", {"uid": busy}),
+        (
+            "snapshot_subgraph",
+            "snapshot_subgraph/2hop_busy_seed",
+            {"seeds": [busy], "t_valid": mid, "hops": 2},
+        ),
+        ("diff_snapshots", "diff_snapshots/global", {"t1": lo + span // 4, "t2": lo + 3 * span // 4}),
+        ("temporal_reachability", "temporal_reachability/10pct_window", {"src": busy, "window": w10}),
+        ("temporal_paths", "temporal_paths/10pct_window", {"src": busy, "dst": top[1], "window": w10}),
+        (
+            "count_temporal_motifs",
+            "count_temporal_motifs/node_filter",
+            {
+                "motif": "M_triangle_cyclic",
+                "delta": day,
+                "window": {"t_a": lo, "t_b": hi},
+                "node_filter": top,
+            },
+        ),
+        (
+            "find_temporal_motif_instances",
+            "find_temporal_motif_instances/10pct_window",
+            {"motif": "M_2node_pingpong", "delta": 3_600_000_000, "window": w10},
+        ),
+        (
+            "graph_metric_timeseries",
+            "graph_metric_timeseries/100_buckets",
+            {"metric": "edge_event_count", "window": {"t_a": lo, "t_b": hi}, "stride": -(-span // 100)},
+        ),
+        (
+            "burst_detection",
+            "burst_detection/100_buckets",
+            {"target": "global", "window": {"t_a": lo, "t_b": hi}, "stride": -(-span // 100)},
+        ),
+        ("neighborhood_evolution", "neighborhood_evolution/busy", {"uid": busy, "t1": mid, "t2": hi}),
+        (
+            "co_active",
+            "co_active/busy_during",
+            {"a_spec": {"src": busy}, "b_spec": {"uid": busy, "window": w10}, "allen_relation": "during"},
+        ),
+        ("resolve_entities", "resolve_entities/uid", {"query": busy}),
+        ("compute", "compute/sum_1000", {"fn": "sum", "input": list(range(1000))}),
+        ("aggregate_events", "aggregate_events/count_by_src_whole_span", {"group_by": ["src"]}),
+        (
+            "list_events",
+            "list_events/filtered_1000_rows",
+            {"window": w10, "rel_types": ["msg"], "where": [hour_lt_12], "limit": 1000},
+        ),
+        (
+            "aggregate_events",
+            "aggregate_events/node_distinct_partners_gaps",
+            {
+                "group_by": ["node"],
+                "aggregates": [{"fn": "count_distinct", "field": "other"}, {"fn": "max_gap"}],
+            },
+        ),
+        (
+            "aggregate_events",
+            "aggregate_events/prop_where_by_day",
+            {"where": [{"field": "prop.w", "op": "ge", "value": 4}], "group_by": ["day"]},
+        ),
+        ("belief_changes", "belief_changes/one_node", {"tt_from": 0, "tt_to": 2**62, "uid": busy}),
+        (
+            "belief_changes",
+            "belief_changes/store_wide_corrections",
+            {"tt_from": 0, "tt_to": 2**62, "kinds": ["corrected", "retracted", "closed"]},
+        ),
+        ("longest_temporal_path", "longest_temporal_path/10pct_window", {"window": w10, "max_hops": 20}),
+        ("connected_components", "connected_components/whole_span", {"window": {"t_a": lo, "t_b": hi}}),
+        ("connected_components", "connected_components/10pct_window", {"window": w10, "node": busy}),
+        (
+            "hop_distance",
+            "hop_distance/whole_span_both",
+            {"src": busy, "window": {"t_a": lo, "t_b": hi}, "direction": "both"},
+        ),
+        ("hop_distance", "hop_distance/10pct_window_out", {"src": busy, "window": w10}),
+        # edge predicates in the graph operators (issue 27): the same calls, only the edges passing w >= 2
+        (
+            "temporal_reachability",
+            "temporal_reachability/where_10pct_window",
+            {"src": busy, "window": w10, "where": [w_ge_2]},
+        ),
+        (
+            "temporal_paths",
+            "temporal_paths/where_10pct_window",
+            {"src": busy, "dst": top[1], "window": w10, "where": [w_ge_2]},
+        ),
+        (
+            "count_temporal_motifs",
+            "count_temporal_motifs/where_10pct_window",
+            {"motif": "M_2node_pingpong", "delta": 3_600_000_000, "window": w10, "where": [w_ge_2]},
+        ),
+        (
+            "longest_temporal_path",
+            "longest_temporal_path/where_10pct_window",
+            {"window": w10, "max_hops": 20, "where": [w_ge_2]},
+        ),
+    ]
+    return [c for c in calls if c[0] in REGISTRY]
+
+
+def run_scale(scale: Scale, reps: int, work: Path, progress: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Every typical call on one store (the template calls on a dataset); records carry peak RSS."""
+    load_all()
+    records = []
+    store = bench_store(work, scale, progress)
+    try:
+        ctx = OpContext(store)
+        t0 = time.perf_counter()
+        ctx.edges(None)
+        cold_ms = (time.perf_counter() - t0) * 1e3
+        records.append(
+            {
+                "op": "(store)",
+                "case": "cold_load_believed_edges",
+                "scale": scale,
+                "p50_ms": round(cold_ms, 2),
+                "p95_ms": round(cold_ms, 2),
+            }
+        )
+        if isinstance(scale, str):
+            from pipeline.latency.template_calls import template_calls
+
+            calls = template_calls(ctx)
+        else:
+            calls = typical_calls(ctx)
+        for op, case, args in calls:
+            progress(f"  {scale:>10}  {case}")
+            records.append(_time_case(ctx, op, case, args, scale, reps))
+    finally:
+        store.close()
+    rss = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    for r in records:
+        r["peak_rss_mb"] = rss
+    return records
+
+
+def _time_case(
+    ctx: OpContext, op: str, case: str, args: dict[str, Any], scale: Scale, reps: int
+) -> dict[str, Any]:
+    times = []
+    error = None
+    for _ in range(reps + 1):
+        t0 = time.perf_counter()
+        try:
+            call(ctx, op, args, check_cost=False)
+        except TGMSError as exc:
+            error = exc.code
+            break
+        times.append((time.perf_counter() - t0) * 1e3)
+    rec: dict[str, Any] = {"op": op, "case": case, "scale": scale}
+    if error:
+        rec["error"] = error
+    else:
+        # the warm-up is the first call on this store: it pays for the operator's derived indexes
+        rec["first_ms"] = round(times.pop(0), 2)
+        rec["p50_ms"] = round(statistics.median(times), 2)
+        rec["p95_ms"] = round(float(np.percentile(times, 95)), 2)
+    target = TEMPLATE_TARGET_MS if isinstance(scale, str) else TARGETS.get((case, scale))
+    if target is not None:
+        rec["target_ms"] = target
+        if "p50_ms" in rec:
+            rec["ratio"] = round(rec["p50_ms"] / target, 3)
+    return rec
+
+
+def _child(scale: Scale, reps: int, work: Path) -> list[dict[str, Any]]:
+    import sys
+
+    return run_scale(scale, reps, work, lambda m: print(m, file=sys.stderr, flush=True))
+
+
+def _build_child(scale: Scale, work: Path) -> None:
+    import sys
+
+    bench_store(work, scale, lambda m: print(m, file=sys.stderr, flush=True)).close()
+
+
+def run(scales: list[Scale], reps: int, work: Path, progress: Callable[[str], None]) -> list[dict[str, Any]]:
+    """One fresh process per scale (after another that builds its store if not cached), so each scale's
+    peak RSS is that of querying it alone."""
+    import multiprocessing as mp
+
+    records: list[dict[str, Any]] = []
+    for scale in scales:
+        progress(f"scale {scale:,}" if isinstance(scale, int) else f"dataset {scale}")
+        if not (store_dir(work, scale) / "store.json").exists():
+            with mp.get_context("spawn").Pool(1) as pool:
+                pool.apply(_build_child, (scale, work))
+        with mp.get_context("spawn").Pool(1) as pool:
+            records += pool.apply(_child, (scale, reps, work))
+    return records
+
+
+def _scale(scale: Scale) -> str:
+    return f"{scale:,}" if isinstance(scale, int) else scale
+
+
+def template_summary(records: list[dict[str, Any]]) -> str:
+    """One line per dataset: how many template calls were timed and the slowest p50 against 20 ms."""
+    lines = []
+    for ds in sorted({r["scale"] for r in records if isinstance(r["scale"], str)}):
+        rs = [r for r in records if r["scale"] == ds and r["op"] != "(store)"]
+        timed = [r for r in rs if "p50_ms" in r]
+        if not timed:
+            continue
+        worst = max(timed, key=lambda r: r["p50_ms"])
+        over = [r for r in timed if r["p50_ms"] > TEMPLATE_TARGET_MS]
+        lines.append(
+            f"{ds}: {len(timed)} template calls timed ({len(rs) - len(timed)} errors); slowest p50 "
+            f"{worst['p50_ms']} ms ({worst['case']}); {len(over)} over {TEMPLATE_TARGET_MS:g} ms"
+        )
+    return "\n".join(lines)
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    head = (
+        "| scale | case | first call ms | p50 ms | p95 ms | target ms | p50/target | peak RSS MB |\n"
+        "|---:|---|---:|---:|---:|---:|---:|---:|"
+    )
+    rows = [
+        f"| {_scale(r['scale'])} | {r['case']} | {r.get('first_ms', '')} | "
+        f"{r.get('p50_ms', r.get('error', ''))} | "
+        f"{r.get('p95_ms', '')} | "
+        f"{r.get('target_ms', '')} | {r.get('ratio', '')} | "
+        f"{r['peak_rss_mb'] if r['op'] == '(store)' else ''} |"
+        for r in records
+    ]
+    return "\n".join([head, *rows])
