@@ -20,6 +20,8 @@ import contextlib
 import gzip
 import importlib.util
 import os
+import random
+import secrets
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +34,18 @@ from engine.store.backends import BACKENDS, backend_class
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+def signal_point(name: str, lo: int, hi: int) -> tuple[int, random.Random]:
+    """A random point in ``[lo, hi]`` at which a test sends its signal (a count of committed batches,
+    progress lines, records), so that over CI runs every phase of the work is interrupted, and the seeded
+    generator it came from (for any further draw, e.g. a delay). Printed with its seed: a failing test's
+    captured output names it, and ``TGMS_SIGNAL_SEED=<seed>`` replays that run."""
+    seed = int(os.environ.get("TGMS_SIGNAL_SEED") or secrets.randbelow(2**32))
+    rng = random.Random(f"{seed}:{name}")
+    point = rng.randint(lo, hi)
+    print(f"{name}: the signal goes at point {point} of [{lo}, {hi}] (TGMS_SIGNAL_SEED={seed})")
+    return point, rng
 
 
 def collegemsg_head(root: Path, events: int) -> Path:
