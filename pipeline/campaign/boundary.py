@@ -8,8 +8,8 @@ to be imported:
 - a Ray worker killed for memory (``ray.exceptions.OutOfMemoryError``, or an actor that died of it, past
   the executor's retries) → ``E_INFRA`` saying so and what to lower;
 - any other Ray failure (a node lost, the runtime gone) → ``E_INFRA`` naming the Ray error;
-- an MLflow or SQLAlchemy failure (the tracking store) → ``E_CONFLICT`` when the database is locked, else
-  ``E_UPSTREAM`` naming the tracking URI's failure;
+- an MLflow or SQLAlchemy failure (the tracking store) → ``E_LIMIT`` when the disk is full, ``E_CONFLICT``
+  when the database is locked, else ``E_UPSTREAM`` naming the tracking URI's failure;
 - anything else → :func:`pipeline.boundary.structured` (``E_CONFLICT``/``E_LIMIT``/``E_BACKEND`` for
   the file system, ``E_INTERNAL`` otherwise).
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 
-from engine.api import ConflictError, TGMSError, UpstreamError
+from engine.api import ConflictError, LimitError, TGMSError, UpstreamError
 from models.errors import InfraError
 from pipeline.boundary import structured
 
@@ -46,6 +46,12 @@ def driver_error(exc: BaseException) -> TGMSError:
             )
         return InfraError(f"Ray failed: {name}: {head}; rerun the same command to resume", ray_error=name)
     if package in ("mlflow", "sqlalchemy"):
+        if "disk is full" in text.lower() or "no space left" in text.lower():
+            return LimitError(
+                f"the disk is full: the MLflow tracking store could not write ({head}); free space where "
+                "tracking.uri points (by default <run dir>/mlflow.db) and rerun the same command to resume",
+                error=name,
+            )
         if "locked" in text.lower():
             return ConflictError(
                 f"the MLflow tracking store is locked ({head}): wait for the other writer (another campaign, "
@@ -59,5 +65,19 @@ def driver_error(exc: BaseException) -> TGMSError:
 def report(exc: BaseException) -> TGMSError:
     """The structured error for ``exc``, also written to the run's log (Hydra's job log, driver.log)."""
     err = driver_error(exc)
-    log.error("%s", err.to_json(), exc_info=not isinstance(exc, TGMSError))
+    log.error("%s", err.to_json())
+    if not isinstance(exc, TGMSError):
+        _traceback_to_log_files(exc)
     return err
+
+
+def _traceback_to_log_files(exc: BaseException) -> None:
+    """The traceback behind a mapped error, for whoever debugs it: into the log files (driver.log), not on
+    the console, where the user reads the one structured line."""
+    record = log.makeRecord(
+        log.name, logging.ERROR, __file__, 0, "the traceback of the error above", (),
+        (type(exc), exc, exc.__traceback__),
+    )  # fmt: skip
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)

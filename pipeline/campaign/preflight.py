@@ -13,8 +13,9 @@ the tracking store are touched:
 - **the tracking store** when it is a SQLite file that exists (:func:`check_sqlite_store`): readable,
   ``PRAGMA quick_check`` = ok (a file with bytes overwritten is refused, not used), not locked by another
   process past a few retries, and not a half-made first set-up (an interrupted migration leaves
-  ``_alembic_tmp_*`` tables that fail every later run: such a store that holds no runs is removed, since
-  nothing is lost, and one that holds runs is refused with the fix);
+  ``_alembic_tmp_*`` tables, a full disk a schema short of the installed MLflow's, and either fails every
+  later run: such a store that holds no runs is removed, since nothing is lost, and one that holds runs is
+  refused with the fix);
 - **the run directory**: its parent writable.
 
 Every refusal is the one structured error (:mod:`engine.errors`), naming the cause and the fix.
@@ -60,6 +61,16 @@ def check_sqlite_store(path: Path, say: Callable[[str], None] = lambda _: None) 
                 check = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
                 tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 runs = con.execute("SELECT count(*) FROM runs").fetchone()[0] if "runs" in tables else 0
+                experiments = (
+                    con.execute("SELECT count(*) FROM experiments").fetchone()[0]
+                    if "experiments" in tables
+                    else 0
+                )
+                version = (
+                    con.execute("SELECT version_num FROM alembic_version").fetchone()
+                    if "alembic_version" in tables
+                    else None
+                )
                 con.execute("BEGIN IMMEDIATE")  # a write lock: the store is not held by another writer
                 con.rollback()
             finally:
@@ -81,7 +92,15 @@ def check_sqlite_store(path: Path, say: Callable[[str], None] = lambda _: None) 
             raise CorruptError(_damaged(path, str(exc)), path=str(path)) from None
     if check != ["ok"]:
         raise CorruptError(_damaged(path, "; ".join(check[:3])), path=str(path), quick_check=check[:10])
-    if any(t.startswith("_alembic_tmp_") for t in tables):
+    migrating = any(t.startswith("_alembic_tmp_") for t in tables)
+    if not migrating and not runs and experiments <= 1 and (version or [None])[0] != _latest_schema():
+        # MLflow makes the schema, then the Default experiment: a store without runs whose schema stops
+        # short of the installed MLflow's (a disk that filled, a kill during the first set-up) is a first
+        # set-up that did not finish; every later set-up fails on its half-made tables
+        path.unlink()
+        say(f"removed {path}: an unfinished first set-up (schema {version}, no runs in it); it is made again")
+        return
+    if migrating:
         if runs:
             raise CorruptError(
                 f"the tracking store {path} holds a half-finished schema migration (_alembic_tmp_ tables) "
@@ -91,6 +110,16 @@ def check_sqlite_store(path: Path, say: Callable[[str], None] = lambda _: None) 
             )
         path.unlink()
         say(f"removed {path}: an interrupted first set-up (no runs in it); it is made again")
+
+
+def _latest_schema() -> str | None:
+    """The schema revision the installed MLflow makes (None when it cannot say)."""
+    try:
+        from mlflow.store.db.utils import _get_latest_schema_revision
+
+        return str(_get_latest_schema_revision())
+    except Exception:  # a private helper of MLflow's: without it, only the _alembic_tmp_ rule applies
+        return None
 
 
 def _damaged(path: Path, why: str) -> str:

@@ -3,7 +3,8 @@
 Update semantics (carving, supersede, clock, log) live above this interface in ``engine.store``; a backend
 only persists what it is told and answers scans. Everything a backend returns is an Arrow table in the
 schemas of :mod:`engine.store.model`; every driver exception is mapped to
-:class:`engine.errors.BackendError` here, at the boundary.
+:class:`engine.errors.BackendError` (or, when the driver says the disk is full, ``LimitError``) at the
+boundary (:func:`driver_failure`).
 
 Contract for ``apply``: the whole :class:`BatchChanges` becomes visible at once or not at all (one
 transaction). The ``meta`` entries (``last_seq``, ``last_tt``) are written in the same transaction, which is
@@ -13,12 +14,32 @@ how the store knows, after a crash, whether the last logged batch was applied.
 from __future__ import annotations
 
 import abc
+import re
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
+from engine.errors import BackendError, LimitError
 from engine.store.model import BatchChanges, ScanFilter
+
+#: how DuckDB and Kùzu say the disk is full (the OS's ENOSPC text, and their own words for it)
+_DISK_FULL = re.compile(r"no space left on device|disk (?:is )?full|not enough space", re.IGNORECASE)
+_QUOTED_PATH = re.compile(r"[\"'](/[^\"']+)[\"']")
+
+
+def driver_failure(driver: str, action: str, exc: BaseException) -> BackendError | LimitError:
+    """A driver exception as a TGMS error: ``E_LIMIT`` "the disk is full" (with the file named, when the
+    driver names one) when that is what the driver says, so a full disk reads the same from every layer
+    (the pipeline's boundary maps ``OSError(ENOSPC)`` so too); else ``E_BACKEND``."""
+    detail = f"{type(exc).__name__}: {exc}" if driver == "kuzu" else str(exc)
+    if _DISK_FULL.search(str(exc)):
+        where = _QUOTED_PATH.search(str(exc))
+        extra = {"path": where.group(1)} if where else {}
+        return LimitError(
+            f"the disk is full: {driver} failed to {action}", driver=driver, detail=detail, **extra
+        )
+    return BackendError(f"{driver} failed to {action}", driver=driver, detail=detail)
 
 
 class Backend(abc.ABC):

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from engine.errors import BackendError, ConflictError
-from engine.store.backends.base import Backend
+from engine.store.backends.base import Backend, driver_failure
 from engine.store.model import EDGE_SCHEMA, ENTITY_SCHEMA, NODE_SCHEMA, BatchChanges, ScanFilter
 from engine.timeutil import OPEN_END
 
@@ -47,7 +47,7 @@ def _mapped(action: str) -> Iterator[None]:
     try:
         yield
     except duckdb.Error as exc:
-        raise BackendError(f"duckdb failed to {action}", driver="duckdb", detail=str(exc)) from exc
+        raise driver_failure("duckdb", action, exc) from exc
 
 
 _EDGE_KEYS = ("vid", "eid", "src", "dst", "vt_s", "vt_e")
@@ -87,7 +87,7 @@ class DuckDBBackend(Backend):
                 "the store is locked by another process", path=str(path), detail=str(exc)
             ) from exc
         except duckdb.Error as exc:
-            raise BackendError("duckdb failed to open the database", detail=str(exc)) from exc
+            raise driver_failure("duckdb", "open the database", exc) from exc
         return cls(path, read_only, con)
 
     def close(self) -> None:

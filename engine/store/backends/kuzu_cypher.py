@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from engine.errors import BackendError, TGMSError
+from engine.errors import BackendError, LimitError, TGMSError
+from engine.store.backends.base import driver_failure
 from engine.store.model import EDGE_SCHEMA, NODE_SCHEMA
 
 PROPS = "props STRING, vt_s INT64, vt_e INT64, tt_s INT64, tt_e INT64, source STRING, provenance_ref STRING"
@@ -42,8 +43,8 @@ LOAD_CREATE_EDGES = (
 )
 
 
-def driver_error(action: str, exc: BaseException) -> BackendError:
-    return BackendError(f"kuzu failed to {action}", driver="kuzu", detail=f"{type(exc).__name__}: {exc}")
+def driver_error(action: str, exc: BaseException) -> BackendError | LimitError:
+    return driver_failure("kuzu", action, exc)
 
 
 @contextlib.contextmanager

@@ -68,6 +68,33 @@ def test_a_half_made_first_setup_is_removed_when_it_holds_no_runs(tmp_path: Path
     assert with_runs.exists()  # runs are never deleted
 
 
+def test_a_first_setup_a_full_disk_cut_short_is_removed_and_a_finished_one_kept(tmp_path: Path) -> None:
+    # a disk that filled during MLflow's migrations leaves its schema short of the installed MLflow's
+    # (no _alembic_tmp_ table): every later set-up then failed on "table ... already exists"
+    from mlflow.store.db.utils import _get_latest_schema_revision
+
+    def store(name: str, version: str, runs: int) -> Path:
+        path = _store(tmp_path / name, runs=runs)
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE alembic_version (version_num TEXT)")
+        con.execute("INSERT INTO alembic_version VALUES (?)", (version,))
+        con.execute("CREATE TABLE experiments (experiment_id INTEGER)")
+        con.commit()
+        con.close()
+        return path
+
+    short = store("short.db", "451aebb31d03", runs=0)
+    said: list[str] = []
+    check_sqlite_store(short, said.append)
+    assert not short.exists() and "unfinished first set-up" in said[0]
+    done = store("done.db", str(_get_latest_schema_revision()), runs=0)  # made, no run yet: kept
+    check_sqlite_store(done)
+    assert done.exists()
+    old_with_runs = store("old.db", "451aebb31d03", runs=2)  # an older MLflow's store: MLflow upgrades it
+    check_sqlite_store(old_with_runs)
+    assert old_with_runs.exists()
+
+
 def test_a_locked_store_is_retried_then_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pipeline.campaign.preflight as pf
 
