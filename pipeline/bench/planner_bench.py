@@ -147,10 +147,13 @@ def compose(args: argparse.Namespace, run_dir: Path, analyst_bundle: Path | None
     campaign runs that bundle's questions (its test split, every one) instead of the suite's slice."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
+    from hydra.errors import HydraException
     from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
 
     from pipeline.campaign.config import validate
     from pipeline.campaign.driver import CONF_DIR
+    from pipeline.campaign.overrides import composition_error
 
     known_model = (CONF_DIR / "model" / f"{args.model}.yaml").is_file()
     if not known_model and not args.api_base:
@@ -160,8 +163,11 @@ def compose(args: argparse.Namespace, run_dir: Path, analyst_bundle: Path | None
             known=known,
         )
     overrides = ["experiment=main", "run.dir=.", *(["model=" + args.model] if known_model else []), *args.set]
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        cfg = hydra_compose("config", overrides=overrides)
+    try:  # a --set Hydra refuses is the one structured error, as for tgms-campaign
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+            cfg = hydra_compose("config", overrides=overrides)
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise composition_error(CONF_DIR, exc, overrides) from None
     raw = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(raw, dict)
     if args.api_base:

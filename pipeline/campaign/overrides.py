@@ -36,10 +36,11 @@ def check_overrides(conf_dir: Path, argv: list[str]) -> None:
         with initialize_config_dir(config_dir=str(conf_dir), version_base=None):
             compose("config", overrides=overrides)
     except (HydraException, OmegaConfBaseException) as exc:
-        raise _structured(conf_dir, exc, overrides) from None
+        raise composition_error(conf_dir, exc, overrides) from None
 
 
-def _structured(conf_dir: Path, exc: Exception, overrides: list[str]) -> TGMSError:
+def composition_error(conf_dir: Path, exc: Exception, overrides: list[str]) -> TGMSError:
+    """Hydra's composition error as the one structured error (the group's options named where it can)."""
     text = str(exc).strip()
     first = text.splitlines()[0] if text else type(exc).__name__
     kind = type(exc).__name__

@@ -92,7 +92,7 @@ def _bench(tmp: Path, url: str, bundle: Path, *extra: str) -> subprocess.Complet
         "--set", f"catalog.suites.collegemsg.bundle={bundle}", "--set", "cluster.num_cpus=2",
         "--set", "cluster.actors=1", "--set", "cluster.actor_cpus=0.1",
         # retrieval by feature hashing: no embedding model to load in the actor (the test double plans)
-        "--set", "catalog.systems.tgms.examples_embedder=hashing", *extra,
+        "--set", "++catalog.systems.tgms.examples_embedder=hashing", *extra,
     ]  # fmt: skip
     env = {**os.environ, "TGMS_CACHE": str(tmp / "cache"), "RAY_AUTH_MODE": "disabled",
            "PYTHONPATH": str(REPO)}  # fmt: skip
@@ -200,3 +200,15 @@ def test_tasks_answered_from_the_response_cache_are_not_timed() -> None:
     assert row["timed"] == 2 and row["seconds_median"] == 90.0  # not 80.0: the cached 0.01 s is left out
     line = next(x for x in rows_table([row]).splitlines() if x.startswith("| tgms |"))
     assert "90.0 (2 timed)" in line
+
+
+def test_a_set_hydra_refuses_is_the_structured_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # a key the config does not have: Hydra's own words, as E_INVALID_ARG (it was an E_INTERNAL before)
+    from pipeline.cli.main import main as tgms
+
+    argv = ["bench", "planner", "--model", "scripted", "--api-base", "http://127.0.0.1:9/v1",
+            "--set", "catalog.systems.tgms.nope=1", "--work", str(tmp_path / "work")]  # fmt: skip
+    assert tgms(argv) == 2
+    err = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert err["error"] == "E_INVALID_ARG" and "catalog.systems.tgms.nope" in err["message"]
+    assert err["details"]["hydra_error"] == "ConfigCompositionException"
