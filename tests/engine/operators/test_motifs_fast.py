@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import itertools
 import os
 import random
@@ -317,10 +318,13 @@ def _all_window(ctx: OpContext) -> dict[str, int]:
 
 @pytest.mark.slow
 def test_collegemsg_counts_match_window_scan(collegemsg: OpContext) -> None:
-    """All five motifs at δ = 1 day over the whole of CollegeMsg (59,835 events); ~20 s for the scan."""
+    """The motifs at δ = 1 day over the whole of CollegeMsg (59,835 events), against the window scan (~8 s a
+    motif): the two Raphtory has no count for, or all five where Raphtory is not installed (with it, the
+    other three are checked against Raphtory's counts by the test below)."""
     e = collegemsg.edges(None)
     win = _all_window(collegemsg)
-    for motif in MOTIFS:
+    with_raphtory = importlib.util.find_spec("raphtory") is not None
+    for motif in ("M_star_out_3", "M_path_3") if with_raphtory else MOTIFS:
         got = call(collegemsg, "count_temporal_motifs", {"motif": motif, "delta": DAY, "window": win})
         assert got["payload"]["n_events_in_window"] == e.n == 59_835
         want = window_scan_count(e.src.astype(np.int64), e.dst.astype(np.int64), e.vt_s, DAY, motif)
