@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import CorruptError, NotFoundError, canonical_json, sha256_hex
-from pipeline.campaign.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, FILES, source_record
+from pipeline.campaign.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, FILES, remove_stale_scratch, source_record
 
 
 @lru_cache(maxsize=1)
@@ -80,7 +80,8 @@ def keep(root: Path, key: str, bundle: Path) -> bool:
         return True
     try:
         root.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f".{key}-{os.getpid()}-", dir=root))
+        remove_stale_scratch(root)  # what a killed keep left (its pid no longer runs)
+        scratch = Path(tempfile.mkdtemp(prefix=f".bundle-{os.getpid()}-", dir=root))
     except OSError:
         return False
     try:

@@ -184,7 +184,7 @@ def test_sigkill_of_a_bundle_build_leaves_no_cross_check_worker(tmp_path: Path) 
     import sys
     import time
 
-    from tests.conftest import REPO_ROOT
+    from tests.conftest import REPO_ROOT, signal_point
 
     cmd = [sys.executable, "-m", "pipeline.cli.main", "bundle", "build", "--dataset", "collegemsg",
            "--out", str(tmp_path / "cm")]  # fmt: skip
@@ -195,8 +195,12 @@ def test_sigkill_of_a_bundle_build_leaves_no_cross_check_worker(tmp_path: Path) 
         cmd, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
     )
     assert proc.stderr is not None
-    for line in proc.stderr:  # templates are being drawn: the workers are checking their golds
-        if "tasks," in line and "refused" in line:
+    # a random point of the drawing: after the k-th template's line (the workers check golds throughout)
+    point, _ = signal_point("bundle build SIGKILL", 1, 20)
+    drawn = 0
+    for line in proc.stderr:
+        drawn += "tasks," in line and "refused" in line
+        if drawn >= point:
             break
     workers = _children(proc.pid)
     proc.kill()

@@ -20,6 +20,9 @@ def test_a_kept_bundle_comes_back_identical_and_verified(small_bundle: Bundle, t
     assert fetch(root, "k1", tmp_path / "none", verify_bundle) is None  # nothing kept yet
     assert keep(root, "k1", small_bundle.dir) and keep(root, "k1", small_bundle.dir)  # twice: one entry
     assert sorted(p.name for p in root.iterdir()) == ["k1"]  # no scratch folder left
+    (root / ".bundle-999999999-x").mkdir()  # what a SIGKILLed keep left: swept by the next one
+    assert keep(root, "k0", small_bundle.dir)
+    assert sorted(p.name for p in root.iterdir()) == ["k0", "k1"]
     target = tmp_path / "run" / "bundles" / "collegemsg-s0"
     manifest = fetch(root, "k1", target, verify_bundle)
     assert manifest == small_bundle.manifest

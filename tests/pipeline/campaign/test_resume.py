@@ -20,7 +20,7 @@ from pathlib import Path
 from models.testing.scripted_server import ScriptedServer
 from models.testing.smoke_rule import smoke_reply
 from pipeline.campaign.records import read_records
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, signal_point
 from tests.pipeline.campaign.conftest import Bundle
 
 N_TASKS = 16
@@ -44,12 +44,16 @@ def test_sigkill_mid_run_then_rerun_finishes_each_task_once(
     ray_info: dict, small_bundle: Bundle, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
+    # a random point: after that many records (of 32), 0 being before the first one is written
+    point, rng = signal_point("campaign driver SIGKILL", 0, N_TASKS * len(SYSTEMS) - 4)
     with ScriptedServer(smoke_reply) as server:
         server.delay_s = 0.3
         proc = driver(ray_info, small_bundle, server.url, out)
         try:
             deadline = time.monotonic() + 120
-            while len(records(out)) < 6:
+            if point == 0:  # somewhere in joining Ray, starting and proving the actors, the first tasks
+                time.sleep(rng.uniform(0.5, 4.0))
+            while len(records(out)) < point:
                 assert proc.poll() is None, proc.communicate()[0][-3000:]
                 assert time.monotonic() < deadline, "the driver wrote no records in time"
                 time.sleep(0.05)
@@ -61,7 +65,7 @@ def test_sigkill_mid_run_then_rerun_finishes_each_task_once(
                 proc.wait()
         assert proc.returncode == -signal.SIGKILL
         at_kill = records(out)
-        assert 6 <= len(at_kill) < N_TASKS * len(SYSTEMS), "killed part way"
+        assert point <= len(at_kill) < N_TASKS * len(SYSTEMS), "killed part way"
         requests_before = server.log.chat_count
 
         rerun = driver(ray_info, small_bundle, server.url, out)
