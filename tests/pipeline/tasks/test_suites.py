@@ -43,7 +43,7 @@ def cm_suite(cm_dir: Path) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def syn_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("syn") / "synthetic"
-    build_store("synthetic", root, events=50_000, nodes=1000, seed=0).close()
+    build_store("synthetic", root, events=30_000, nodes=1000, seed=0).close()
     return root
 
 
