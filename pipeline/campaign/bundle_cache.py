@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import CorruptError, NotFoundError, canonical_json, sha256_hex
-from pipeline.campaign.bundle import BUNDLE_FORMAT, BUNDLE_VERSION, FILES, remove_stale_scratch, source_record
+from pipeline.campaign.bundle import (
+    BUNDLE_FORMAT,
+    BUNDLE_VERSION,
+    FILES,
+    remove_stale_scratch,
+    source_record,
+    verify_bundle,
+)
 
 
 @lru_cache(maxsize=1)
@@ -55,9 +62,9 @@ def bundle_key(dataset: str, seed: int, source: str | None, events: int, nodes: 
     return sha256_hex(canonical_json(spec))[:32]
 
 
-def fetch(root: Path, key: str, target: Path, verify: Any) -> dict[str, Any] | None:
-    """Copy the cached bundle ``key`` into ``target`` and return ``verify(target)``'s manifest; None when
-    there is no entry, or when the copy fails verification (the entry is then removed)."""
+def fetch(root: Path, key: str, target: Path) -> dict[str, Any] | None:
+    """Copy the cached bundle ``key`` into ``target`` and return its manifest once :func:`verify_bundle`
+    passes; None when there is no entry, or when the copy fails verification (the entry is then removed)."""
     entry = root / key
     if not all((entry / f).is_file() for f in FILES):
         return None
@@ -65,7 +72,7 @@ def fetch(root: Path, key: str, target: Path, verify: Any) -> dict[str, Any] | N
     try:
         for f in FILES:
             shutil.copyfile(entry / f, target / f)
-        return verify(target)["manifest"]
+        return verify_bundle(target)["manifest"]
     except (CorruptError, NotFoundError, OSError):
         for f in FILES:
             (target / f).unlink(missing_ok=True)

@@ -90,7 +90,7 @@ def ensure_bundle(
     key = None
     if cache is not None:
         key = bundle_key(suite.dataset, suite.seed, suite.source, suite.events, suite.nodes)
-        manifest = fetch(cache, key, target, verify_bundle)
+        manifest = fetch(cache, key, target)
         if manifest is not None:
             say(f"the {name} bundle is a verified copy of {cache / key} (built before by the same code)")
             return target, manifest

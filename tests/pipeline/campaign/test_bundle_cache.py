@@ -10,21 +10,21 @@ from pathlib import Path
 import pytest
 
 from pipeline.campaign import bundle_cache
-from pipeline.campaign.bundle import FILES, SUITE, verify_bundle
+from pipeline.campaign.bundle import FILES, SUITE
 from pipeline.campaign.bundle_cache import bundle_key, fetch, keep
 from tests.pipeline.campaign.conftest import Bundle
 
 
 def test_a_kept_bundle_comes_back_identical_and_verified(small_bundle: Bundle, tmp_path: Path) -> None:
     root = tmp_path / "cache"
-    assert fetch(root, "k1", tmp_path / "none", verify_bundle) is None  # nothing kept yet
+    assert fetch(root, "k1", tmp_path / "none") is None  # nothing kept yet
     assert keep(root, "k1", small_bundle.dir) and keep(root, "k1", small_bundle.dir)  # twice: one entry
     assert sorted(p.name for p in root.iterdir()) == ["k1"]  # no scratch folder left
     (root / ".bundle-999999999-x").mkdir()  # what a SIGKILLed keep left: swept by the next one
     assert keep(root, "k0", small_bundle.dir)
     assert sorted(p.name for p in root.iterdir()) == ["k0", "k1"]
     target = tmp_path / "run" / "bundles" / "collegemsg-s0"
-    manifest = fetch(root, "k1", target, verify_bundle)
+    manifest = fetch(root, "k1", target)
     assert manifest == small_bundle.manifest
     for name in FILES:
         assert (target / name).read_bytes() == (small_bundle.dir / name).read_bytes()
@@ -37,7 +37,7 @@ def test_a_damaged_entry_is_dropped_not_used(small_bundle: Bundle, tmp_path: Pat
     suite["splits"]["test"][0]["gold"] = "tampered"
     (root / "k2" / SUITE).write_text(json.dumps(suite))
     target = tmp_path / "run"
-    assert fetch(root, "k2", target, verify_bundle) is None
+    assert fetch(root, "k2", target) is None
     assert not (root / "k2").exists()  # the next run builds and keeps a good one
     assert not any((target / name).exists() for name in FILES)
 
