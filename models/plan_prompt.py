@@ -202,6 +202,15 @@ def _ops_needed(examples: tuple[WorkedPlan, ...]) -> list[str]:
     return sorted(op for op in ops if isinstance(op, str))
 
 
+def shown_operators(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> tuple[str, ...] | None:
+    """The operators whose manual blocks the task's message shows (a retrieved manual's: its worked plans'
+    operators), or None when the prompt shows the full manual."""
+    layout = effective_layout(task, layout)
+    if layout.manual != "retrieved":
+        return None
+    return tuple(_ops_needed(shown_examples(task, layout))) or None
+
+
 def task_suffix(task: PlanTask, layout: PromptLayout = DEFAULT_LAYOUT) -> str:
     """The user message: dataset card, memory notes (when given), worked plans and manual blocks (when the
     layout puts them here), input uids, question, named times and expected answer kind, all fenced as

@@ -91,6 +91,8 @@ REF_OBJECT: dict[str, Any] = {
     "additionalProperties": {"type": "string", "pattern": REF_PATTERN},
 }
 SCHEMAS = ("none", "generic", "per_operator")
+#: which operators a per-operator union offers a task (models.planner.PlannerConfig.schema_scope)
+SCHEMA_SCOPES = ("shown", "all")
 
 
 def _ref_or(schema: dict[str, Any]) -> dict[str, Any]:

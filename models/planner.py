@@ -69,6 +69,7 @@ from models.plan_prompt import (
     PlanTask,
     PromptLayout,
     first_messages,
+    shown_operators,
     static_prefix,
     task_suffix,
 )
@@ -79,7 +80,13 @@ from models.plan_repair import (
     repeat_seed,
     repeat_temperature,
 )
-from models.plan_schema import MAX_STEPS, SCHEMAS, STEP_ID_PATTERN, per_operator_schema
+from models.plan_schema import (
+    MAX_STEPS,
+    SCHEMA_SCOPES,
+    SCHEMAS,
+    STEP_ID_PATTERN,
+    per_operator_schema,
+)
 from models.plan_shape import reshape
 from models.prompting import extract_json
 from models.worked_plans import question_names, resolve_names
@@ -151,6 +158,11 @@ class PlannerConfig:
     schema: str = "none"
     #: per_operator only: the operators the union offers (None: all of them; retrieval narrows it)
     schema_ops: tuple[str, ...] | None = None
+    #: per_operator, and the retry after a repeat, when ``schema_ops`` is None: the union offers the
+    #: operators whose manual blocks the task's prompt shows (``"shown"``: a retrieved manual's), or every
+    #: operator (``"all"``). The 17-operator union is a 74 KB schema: a grammar that large slowed the 0.5B
+    #: model to ~280 s a task and let it start steps of operators it had not been shown (2026-12-05)
+    schema_scope: str = "shown"
     max_tokens: int | None = None
     #: temperature of the seeded retry after a repeated reply (models.plan_repair)
     repeat_temperature: float = REPEAT_TEMPERATURE
@@ -174,24 +186,35 @@ class PlannerConfig:
     def __post_init__(self) -> None:
         if self.schema not in SCHEMAS:
             raise InvalidArgError(f"unknown plan schema {self.schema!r}", allowed=list(SCHEMAS))
+        if self.schema_scope not in SCHEMA_SCOPES:
+            raise InvalidArgError(
+                f"unknown plan schema scope {self.schema_scope!r}", allowed=list(SCHEMA_SCOPES)
+            )
 
     @property
     def schema_choice(self) -> str:
         """The schema sent: ``schema``, or "generic" when only ``constrained`` asks for one."""
         return "generic" if self.schema == "none" and self.constrained else self.schema
 
-    def response_schema(self, kind: str | None) -> dict[str, Any] | None:
-        """The JSON schema the planner sends as the response format for a task of this answer kind."""
+    def union_ops(self, task: PlanTask | None) -> tuple[str, ...] | None:
+        """The operators a per-operator schema offers for ``task`` (None: all; see ``schema_scope``)."""
+        if self.schema_ops is not None or task is None or self.schema_scope == "all":
+            return self.schema_ops
+        return shown_operators(task, self.layout)
+
+    def response_schema(self, kind: str | None, task: PlanTask | None = None) -> dict[str, Any] | None:
+        """The JSON schema the planner sends as the response format for a task of this answer kind (the
+        per-operator union narrowed to what ``task``'s prompt shows, per ``schema_scope``)."""
         choice = self.schema_choice
         if choice == "per_operator":
-            return per_operator_schema(kind, self.schema_ops, self.layout.time_names)
+            return per_operator_schema(kind, self.union_ops(task), self.layout.time_names)
         return plan_schema(kind) if choice == "generic" else None
 
-    def retry_schema(self, kind: str | None) -> dict[str, Any] | None:
+    def retry_schema(self, kind: str | None, task: PlanTask | None = None) -> dict[str, Any] | None:
         """The response format of the retry after a repeated reply (see ``repeat_schema``)."""
         if self.schema_choice == "none" and self.repeat_schema:
-            return per_operator_schema(kind, self.schema_ops, self.layout.time_names)
-        return self.response_schema(kind)
+            return per_operator_schema(kind, self.union_ops(task), self.layout.time_names)
+        return self.response_schema(kind, task)
 
     def verifier_config(self, task_uids: frozenset[str]) -> VerifierConfig:
         off = [g for g, on in (("output_contracts", self.contracts), ("units", self.units)) if not on]
@@ -315,7 +338,7 @@ def plan_and_run(
     """
     cfg = config or PlannerConfig()
     vcfg = cfg.verifier_config(frozenset(task.input_uids))
-    schema = cfg.response_schema(task.kind)
+    schema = cfg.response_schema(task.kind, task)
     base = first_messages(task, cfg.layout)
     messages = base
     outcome = outcome if outcome is not None else PlanOutcome(attempts=[])
@@ -332,7 +355,7 @@ def plan_and_run(
         n += 1
         # the keyword only when sampling: a completion function without it serves every greedy request
         extra = {"sampling": sampling} if sampling is not None else {}
-        sent = cfg.retry_schema(task.kind) if constrain_retry else schema
+        sent = cfg.retry_schema(task.kind, task) if constrain_retry else schema
         completion = complete("planner", messages, sent, cfg.max_tokens, **extra)
         reply = completion.text
         plan, parse_problem = _read(reply, task, completion.finish_reason, cfg.layout.time_names)

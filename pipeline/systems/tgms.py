@@ -65,6 +65,9 @@ class TgmsConfig(SystemConfig):
     #: the planner's response format (models.planner.PlannerConfig.schema); not in conf/system/tgms.yaml,
     #: so existing campaigns keep their ids
     plan_schema: Literal["none", "generic", "per_operator"] = "none"
+    #: the operators a per-operator schema offers: those the task's prompt documents, or all 17
+    #: (models.planner.PlannerConfig.schema_scope)
+    schema_scope: Literal["shown", "all"] = "shown"
     memory: bool = False  # evolution memory: weekly notes of the question's window in the planner prompt
     memory_k: int = Field(3, ge=1, le=10)  # notes per prompt at most
     #: worked plans: "fixed" (two in the static prefix) or "retrieved" (the k nearest of the suite's
@@ -98,6 +101,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
         units=config.units,
         constrained=config.constrained,
         schema=config.plan_schema,
+        schema_scope=config.schema_scope,
         greedy_repairs=config.greedy_repairs,
         repeat_redraws=config.repeat_redraws,
         layout=PromptLayout(config.examples, config.manual, config.time_names),

@@ -27,6 +27,7 @@ from models.plan_schema import (
     schema_size,
 )
 from models.planner import FIXED_EXAMPLES, PlannerConfig, PlanTask, plan_and_run, plan_schema
+from models.worked_plans import WorkedPlan
 from models.testing.scripted_server import ScriptedServer
 from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
 
@@ -318,6 +319,31 @@ def test_the_schema_choice(ctx, cfg: PlannerConfig, expected: Any) -> None:
 def test_an_unknown_schema_choice_is_refused() -> None:
     with pytest.raises(InvalidArgError):
         PlannerConfig(schema="per_op")
+    with pytest.raises(InvalidArgError):
+        PlannerConfig(schema="per_operator", schema_scope="some")
+
+
+def _ops_offered(schema: dict[str, Any]) -> set[str]:
+    return {b["properties"]["op"]["const"] for b in schema["properties"]["steps"]["items"]["anyOf"]}
+
+
+def test_the_union_offers_the_operators_the_prompt_shows() -> None:
+    """A task with retrieved worked plans is shown only their operators' manual blocks: the per-operator
+    union (the response format, and the retry after a repeat) offers those, not all 17 (schema_scope)."""
+    shown = WorkedPlan("How many nodes can n3 reach?", ("n3",), "count", reach(), source="train:1")
+    task = PlanTask(
+        "t/1", "How many nodes can n1 reach?", ("n1",), "count", "Dataset: test.", examples=(shown,)
+    )
+    narrow = PlannerConfig(schema="per_operator")
+    assert _ops_offered(narrow.response_schema("count", task)) == {"temporal_reachability", "compute"}
+    assert _ops_offered(PlannerConfig().retry_schema("count", task)) == {"temporal_reachability", "compute"}
+    every = {s.name for s in all_operators()}
+    assert (
+        _ops_offered(PlannerConfig(schema="per_operator", schema_scope="all").response_schema("count", task))
+        == every
+    )
+    bare = PlanTask("t/2", "How many nodes can n1 reach?", ("n1",), "count", "Dataset: test.")
+    assert _ops_offered(narrow.response_schema("count", bare)) == every, "no worked plans: the full manual"
 
 
 def test_named_times_are_admitted_only_where_a_time_or_duration_goes() -> None:
