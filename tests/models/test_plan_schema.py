@@ -27,8 +27,8 @@ from models.plan_schema import (
     schema_size,
 )
 from models.planner import FIXED_EXAMPLES, PlannerConfig, PlanTask, plan_and_run, plan_schema
-from models.worked_plans import WorkedPlan
 from models.testing.scripted_server import ScriptedServer
+from models.worked_plans import WorkedPlan
 from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
 
 jsonschema = pytest.importorskip("jsonschema")
