@@ -48,17 +48,24 @@ def signal_point(name: str, lo: int, hi: int) -> tuple[int, random.Random]:
     return point, rng
 
 
+def collegemsg_file() -> Path:
+    """CollegeMsg as SNAP ships it: ``../shared/data/CollegeMsg.txt`` when there is one, else the gzipped
+    copy the package ships (the same content; every loader here reads either), so a test of real data never
+    skips for want of ``../shared``."""
+    from engine.ingest.snap import packaged_collegemsg
+
+    source = SHARED_DATA / "CollegeMsg.txt"
+    return source if source.is_file() else packaged_collegemsg()
+
+
 def collegemsg_head(root: Path, events: int) -> Path:
     """``root/CollegeMsg.head.txt``: the first ``events`` lines of CollegeMsg (real data, small enough for
     a test), written once: from the shared copy when there is one, else from the copy the package ships
     (the same content; ``engine.ingest.snap.packaged_collegemsg``), so the test never skips for want of
     ``../shared``."""
-    from engine.ingest.snap import packaged_collegemsg
-
-    source = SHARED_DATA / "CollegeMsg.txt"
     head = Path(root) / "CollegeMsg.head.txt"
     if not head.exists():
-        path = source if source.is_file() else packaged_collegemsg()
+        path = collegemsg_file()
         with (
             gzip.open(path, "rt", encoding="utf-8")
             if path.suffix == ".gz"
@@ -195,14 +202,6 @@ def make_store(tmp_path: Path, backend: str) -> Iterator[MakeStore]:
     for store in opened:
         with contextlib.suppress(Exception):  # some tests close (or crash) their stores themselves
             store.close()
-
-
-@pytest.fixture
-def shared_data() -> Path:
-    """``../shared/data`` next to the repository (SNAP copies); skips when the directory is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data directory not found: {SHARED_DATA}")
-    return SHARED_DATA
 
 
 def _scratch_base() -> str | None:

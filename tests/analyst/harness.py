@@ -62,6 +62,18 @@ CLASSES = (
 )
 
 
+def data_file(name: str) -> Path:
+    """A raw data file of the questions: ``../shared/data/<name>``, or for CollegeMsg, when ``../shared`` is
+    absent, the gzipped copy the package ships (the same bytes once decompressed; the store's loader and
+    DuckDB's ``read_csv`` both read ``.gz``)."""
+    path = DATA_DIR / name
+    if not path.is_file() and name == "CollegeMsg.txt":
+        from engine.ingest.snap import packaged_collegemsg
+
+        return packaged_collegemsg()
+    return path
+
+
 def load_questions(path: Path = QUESTIONS_PATH) -> dict[str, Any]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
@@ -89,7 +101,7 @@ def build(dataset: str, root: Path, spec: dict[str, Any], corrected: bool, backe
     corrections written after the load, one batch per ``batch`` number, and their table at
     ``root/corrections.json`` for the SQL."""
     src = spec["sources"][dataset]
-    store = build_store(dataset, root / "store", backend, source=DATA_DIR / src["file"])
+    store = build_store(dataset, root / "store", backend, source=data_file(src["file"]))
     if corrected:
         rows = spec["corrections"][dataset]
         batches: dict[int, list[dict[str, Any]]] = {}
@@ -105,7 +117,7 @@ def build(dataset: str, root: Path, spec: dict[str, Any], corrected: bool, backe
 
 def sql_text(q: dict[str, Any], spec: dict[str, Any], root: Path | None) -> str:
     src = spec["sources"][q["dataset"]]
-    events = src["events_sql"].replace("{path}", str(DATA_DIR / src["file"]))
+    events = src["events_sql"].replace("{path}", str(data_file(src["file"])))
     sql = q["sql"].replace("{events}", f"({events})")
     if "{corrections}" in sql:
         assert root is not None, "a question reading {corrections} needs the corrected store"

@@ -35,7 +35,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Any:
     def get(dataset: str, corrected: bool) -> tuple[Any, Path]:
         key = (dataset, corrected)
         if key not in made:
-            src = harness.DATA_DIR / SPEC["sources"][dataset]["file"]
+            src = harness.data_file(SPEC["sources"][dataset]["file"])
             if not src.is_file():
                 pytest.skip(f"shared data not found: {src}")
             root = tmp_path_factory.mktemp(f"{dataset}-{'corrected' if corrected else 'plain'}")

@@ -40,7 +40,7 @@ from models.prompting import escaped_data
 from models.testing.scripted_server import ScriptedServer
 from models.testing.smoke_rule import PLANNER_PREFIX, REPORTER_PREFIX
 from pipeline.tasks.slices import stratified
-from tests.conftest import SHARED_DATA, collegemsg_head
+from tests.conftest import collegemsg_head
 
 REPO = Path(__file__).resolve().parents[3]
 EVENTS = 12_000
@@ -101,8 +101,6 @@ def _bench(tmp: Path, url: str, bundle: Path, *extra: str) -> subprocess.Complet
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    if not (SHARED_DATA / "CollegeMsg.txt").is_file():
-        pytest.skip("shared data not found")
     from pipeline.campaign.bundle import SUITE, build_bundle
 
     root = tmp_path_factory.mktemp("planner_bundle")

@@ -18,7 +18,7 @@ import pytest
 from engine.api import ConflictError, CorruptError, NotFoundError
 from pipeline.campaign.bundle import FILES, build_bundle, verify_bundle
 from pipeline.cli.main import main as tgms
-from tests.conftest import SHARED_DATA
+from tests.conftest import collegemsg_file
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 
@@ -44,7 +44,7 @@ def two_builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             "collegemsg",
             0,
             b,
-            source=str(SHARED_DATA / "CollegeMsg.txt"),
+            source=str(collegemsg_file()),
             crosscheck=False,
         )
     finally:

@@ -20,14 +20,11 @@ pytest.importorskip("hydra")
 pytest.importorskip("ray")
 mlflow = pytest.importorskip("mlflow")
 
-from tests.conftest import SHARED_DATA  # noqa: E402
 from tests.pipeline.campaign.test_smoke import campaign, runs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    if not (SHARED_DATA / "CollegeMsg.txt").is_file():
-        pytest.skip("shared data not found")
     root = tmp_path_factory.mktemp("memory_ablation")
     run_dir, cache = root / "run", root / "cache"
     proc = campaign(
