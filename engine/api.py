@@ -31,8 +31,8 @@ vocabulary          :data:`METRICS`, :data:`MOTIF_NAMES`, :data:`ALLEN_RELATIONS
                     (of two intervals), :data:`LIST_FNS`, :data:`DEFAULT_LIMIT`, :data:`ANSWER_KINDS`
 oracles             :data:`ORACLES`, :class:`OracleStore`, :func:`oracle_page` (the brute-force paths)
 cost model          :func:`profile`, :data:`COST_COEFFICIENTS` (the shipped ones; ``TGMS_COST_MODEL`` names
-                    a calibrated file over them), :data:`COST_MODEL_PATH` (what ``tgms bench calibrate
-                    --write-source`` rewrites in a checkout), :func:`motif_selection`,
+                    a calibrated file over them), :data:`COST_MODEL_PATH` (the shipped JSON file, what
+                    ``tgms bench calibrate --write-source`` rewrites in a checkout), :func:`motif_selection`,
                     :func:`motif_exact_estimate` (the motif operators' event selection and exact work terms,
                     timed by the benchmarks)
 plans               :func:`build_plan`, :class:`Plan`, :class:`Step`, :class:`Ref` (a bad one:
@@ -62,8 +62,6 @@ canonical form      :func:`canonical_json`, :func:`canonical_json_of_canonical` 
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from engine.canonical import MAX_JSON_DEPTH, canon_float, canonicalize, check_depth, digest, sha256_hex
 from engine.canonical import dumps as canonical_json
@@ -138,8 +136,8 @@ from engine.store.eventlog import LOG_NAME, LoggedBatch, read_log
 from engine.store.ops import parse_batch
 from engine.timeutil import OPEN_END, us_to_iso
 
-#: the cost model's source file (``tgms bench calibrate --write-source`` rewrites its COEFFICIENTS literal)
-COST_MODEL_PATH = Path(_cost.__file__)
+#: the shipped cost model, package data (``tgms bench calibrate --write-source`` rewrites it in a checkout)
+COST_MODEL_PATH = _cost.SHIPPED_COST_MODEL
 
 __all__ = [
     "ALLEN_RELATIONS",

@@ -4,9 +4,11 @@ An estimate is ``seconds = base + Σ coefficient × work`` where the work terms 
 expanded, buckets, candidate triples, ...) come from the operator's cost function and a
 :class:`StoreProfile`. The profile is built from backend counts and one pass over the believed edges'
 ``vt_s`` that is cached per store state (so no call scans the store just to price itself). Coefficients
-are measured by ``tgms bench calibrate`` (``pipeline/bench/calibrate.py``) and live in :data:`COEFFICIENTS`;
-a machine of one's own gets its own with ``tgms bench calibrate --write FILE`` and ``TGMS_COST_MODEL=FILE``
-(a JSON object of coefficients that replaces the shipped ones it names), with no edit of this file.
+are measured by ``tgms bench calibrate`` (``pipeline/bench/calibrate.py``) and shipped as package data,
+``engine/operators/cost_model.json`` (:data:`SHIPPED_COST_MODEL`, read into :data:`COEFFICIENTS`; the terms
+are :data:`TERMS`); a machine of one's own gets its own with ``tgms bench calibrate --write FILE`` and
+``TGMS_COST_MODEL=FILE`` (a JSON object of coefficients that replaces the shipped ones it names), with no
+edit of installed files.
 
 A refusal is ``E_COST`` with the estimate, the budget and concrete narrowing suggestions with computed
 values (``"use stride >= 86400000000"``), never a silent degradation.
@@ -18,6 +20,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,24 +32,27 @@ if TYPE_CHECKING:
 
 DEFAULT_BUDGET_S = float(os.environ.get("TGMS_COST_BUDGET_S", "10"))
 
-#: seconds per unit of work; measured by `tgms bench calibrate` (2-core VM, DuckDB backend)
-COEFFICIENTS: dict[str, float] = {
-    "base": 4.4e-4,
-    "scan_row": 3.6e-8,  # one edge version scanned / filtered in numpy or DuckDB
-    "row_out": 1e-6,  # one row materialized into the payload (uids, props, dicts)
-    "state": 4.4e-7,  # one (node, arrival) state expanded in a traversal
-    "triple": 5.3e-8,  # one candidate event triple examined by the motif kernel
-    "bucket_row": 5.7e-8,  # one (bucket, version) pair touched by a metric series
-    "index_row": 1.3e-7,  # one believed version sorted into a derived per-store index (adjacency)
+#: the terms of an estimate: seconds per unit of what each names
+TERMS: dict[str, str] = {
+    "base": "one call (fixed overhead)",
+    "scan_row": "one edge version scanned / filtered in numpy or DuckDB",
+    "row_out": "one row materialized into the payload (uids, props, dicts)",
+    "state": "one (node, arrival) state expanded in a traversal",
+    "triple": "one candidate event triple examined by the motif kernel",
+    "bucket_row": "one (bucket, version) pair touched by a metric series",
+    "index_row": "one believed version sorted into a derived per-store index (adjacency)",
 }
 #: names a JSON file of calibrated coefficients (``tgms bench calibrate --write FILE``) that replace the
-#: shipped ones above: the cost model of the machine the engine runs on, without editing installed code
+#: shipped ones: the cost model of the machine the engine runs on, without editing installed files
 COST_MODEL_ENV = "TGMS_COST_MODEL"
+#: the shipped cost model (package data), measured by `tgms bench calibrate` on a 2-core VM, DuckDB backend
+SHIPPED_COST_MODEL = Path(__file__).with_name("cost_model.json")
 
 
-def load_cost_model(path: str) -> dict[str, float]:
-    """The coefficients a cost-model file sets: a JSON object whose keys are coefficient names and whose
-    values are positive seconds. Anything else is ``E_INVALID_ARG`` naming the file and the entry."""
+def load_cost_model(path: str | Path, complete: bool = False) -> dict[str, float]:
+    """The coefficients a cost-model file sets: a JSON object whose keys are coefficient names
+    (:data:`TERMS`) and whose values are positive seconds; with ``complete``, every term. Anything else is
+    ``E_INVALID_ARG`` naming the file and the entry."""
     try:
         with open(path, encoding="utf-8") as f:
             raw = json.load(f)
@@ -56,15 +62,22 @@ def load_cost_model(path: str) -> dict[str, float]:
         raise InvalidArgError(f"{COST_MODEL_ENV}={path}: a cost model is a non-empty JSON object")
     out = {}
     for name, value in raw.items():
-        if name not in COEFFICIENTS:
+        if name not in TERMS:
             raise InvalidArgError(
-                f"{COST_MODEL_ENV}={path}: unknown coefficient {name!r}", legal=sorted(COEFFICIENTS)
+                f"{COST_MODEL_ENV}={path}: unknown coefficient {name!r}", legal=sorted(TERMS)
             )
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         if not ok or value <= 0:
             raise InvalidArgError(f"{COST_MODEL_ENV}={path}: {name} must be a positive number of seconds")
         out[name] = float(value)
-    return out
+    if complete and set(out) != set(TERMS):
+        missing = sorted(set(TERMS) - set(out))
+        raise InvalidArgError(f"{path}: the cost model lacks {missing}", legal=sorted(TERMS))
+    return {name: out[name] for name in TERMS if name in out}
+
+
+#: seconds per unit of work (:data:`TERMS`), as shipped
+COEFFICIENTS: dict[str, float] = load_cost_model(SHIPPED_COST_MODEL, complete=True)
 
 
 _LOADED: dict[str, dict[str, float]] = {}

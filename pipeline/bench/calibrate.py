@@ -11,7 +11,7 @@ guard prices a call as if those indexes had to be built (it cannot know they are
 cached run of calls under ``--long-call-s`` is recorded as ``warm_s``. The fit is in
 :mod:`pipeline.bench.calibrate_fit`. ``--write FILE`` saves the fitted coefficients as a cost model of this
 machine (JSON) that ``TGMS_COST_MODEL=FILE`` puts in force, installed code untouched; only
-``--write-source``, in a git checkout, rewrites the shipped literal in ``engine/operators/cost.py``.
+``--write-source``, in a git checkout, rewrites the shipped model, ``engine/operators/cost_model.json``.
 
     tgms bench calibrate --scales 1e4,1e5,1e6 --reps 3 --json /tmp/calib.json [--write FILE]
 """
@@ -41,16 +41,17 @@ from engine.api import (
     parse_args,
     profile,
     run_call,
+    write_atomic,
 )
 from pipeline import inputs
 from pipeline.bench.calibrate_calls import varied_calls
 from pipeline.bench.calibrate_fit import (
-    COST_PY,
+    SHIPPED_MODEL,
     TERMS,
+    cost_model_text,
     fit,
     fmt_coef,
     guarded_estimate,
-    rewrite_coefficients,
     seconds,
 )
 from pipeline.bench.report import BenchResult
@@ -268,7 +269,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--write-source",
         action="store_true",
-        help="maintainers, in a git checkout: rewrite the shipped COEFFICIENTS in engine/operators/cost.py",
+        help="maintainers, in a git checkout: rewrite the shipped engine/operators/cost_model.json",
     )
     p.add_argument("--from-json", type=Path, help="refit the measurements of an earlier --json (no timing)")
     p.add_argument(
@@ -301,17 +302,17 @@ def main(args: argparse.Namespace, progress: Progress) -> BenchResult:
     new = fit([r["work"] for r in ok], [r["measured_s"] for r in ok]) if ok else dict(COST_COEFFICIENTS)
     md = report(records, new, args.budget)
     if args.write_source:
-        if not (COST_PY.parents[2] / ".git").exists():
+        if not (SHIPPED_MODEL.parents[2] / ".git").exists():
             raise InvalidArgError(
-                f"--write-source rewrites {COST_PY}, which is not in a git checkout (an installed copy); "
-                "use --write FILE and TGMS_COST_MODEL=FILE",
+                f"--write-source rewrites {SHIPPED_MODEL}, which is not in a git checkout (an installed "
+                "copy); use --write FILE and TGMS_COST_MODEL=FILE",
                 field="--write-source",
             )
-        COST_PY.write_text(rewrite_coefficients(COST_PY.read_text(encoding="utf-8"), new), encoding="utf-8")
-        progress(f"rewrote COEFFICIENTS in {COST_PY}")
+        write_atomic(SHIPPED_MODEL, cost_model_text(new, rounded=True).encode())
+        progress(f"rewrote the shipped cost model {SHIPPED_MODEL}")
     if args.write is not None:
         args.write.parent.mkdir(parents=True, exist_ok=True)
-        args.write.write_text(json.dumps(new, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_atomic(args.write, cost_model_text(new).encode())
         progress(f"wrote the cost model {args.write}: export TGMS_COST_MODEL={args.write} to use it")
     data = {"old": COST_COEFFICIENTS, "new": new, "records": records}
     # no docs section: the calibration's section of docs/benchmarks.md is prose written from the report

@@ -1,11 +1,11 @@
-"""Fitting the cost guard's coefficients to measured times (:mod:`pipeline.bench.calibrate`), and
-rewriting the ``COEFFICIENTS`` literal of ``engine/operators/cost.py`` in place (layout and comments kept).
+"""Fitting the cost guard's coefficients to measured times (:mod:`pipeline.bench.calibrate`), and writing
+them as a cost-model file (the shipped one is ``engine/operators/cost_model.json``, package data).
 """
 
 from __future__ import annotations
 
+import json
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,8 +13,8 @@ import numpy as np
 
 from engine.api import COST_COEFFICIENTS, COST_MODEL_PATH
 
-#: the source file whose COEFFICIENTS literal ``--write`` rewrites
-COST_PY = COST_MODEL_PATH
+#: the shipped cost model, which ``--write-source`` rewrites in a git checkout
+SHIPPED_MODEL = COST_MODEL_PATH
 TERMS = tuple(COST_COEFFICIENTS)  # design-matrix columns; "base" is the constant column
 
 
@@ -131,14 +131,9 @@ def fmt_coef(v: float) -> str:
     return f"{mant.removesuffix('.0')}e{int(exp)}"
 
 
-def rewrite_coefficients(text: str, coefs: dict[str, float]) -> str:
-    """cost.py's text with the values of the COEFFICIENTS literal replaced (comments and layout kept)."""
-    start = text.index("COEFFICIENTS: dict[str, float] = {")
-    end = text.index("\n}", start)
-    block = text[start:end]
-    for k, v in coefs.items():
-        pattern = rf'^(\s*"{re.escape(k)}":\s*)[^,\s]+,'
-        block, n = re.subn(pattern, lambda m, v=v: f"{m.group(1)}{fmt_coef(v)},", block, flags=re.M)
-        if n != 1:
-            raise ValueError(f"coefficient {k!r} found {n} times in the COEFFICIENTS literal")
-    return text[:start] + block + text[end:]
+def cost_model_text(coefs: dict[str, float], rounded: bool = False) -> str:
+    """A cost-model file's text: the coefficients (with ``rounded``, to two significant digits, as the
+    shipped file has them: :func:`fmt_coef`), keys sorted, one per line (two calibrations diff line by
+    line)."""
+    out = {k: float(fmt_coef(v)) for k, v in coefs.items()} if rounded else coefs
+    return json.dumps(out, indent=2, sort_keys=True) + "\n"

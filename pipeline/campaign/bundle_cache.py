@@ -34,14 +34,15 @@ from pipeline.campaign.bundle import (
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """SHA-256 over the path and bytes of every ``.py`` file of the ``engine`` and ``pipeline`` packages."""
+    """SHA-256 over the path and bytes of every ``.py`` and ``.json`` file of the ``engine`` and ``pipeline``
+    packages (code, and data that decides a build, like the shipped cost model)."""
     import engine
     import pipeline
 
     h = hashlib.sha256()
     for pkg in (engine, pipeline):
         root = Path(pkg.__file__).resolve().parent  # type: ignore[arg-type]
-        for path in sorted(root.rglob("*.py")):
+        for path in sorted([*root.rglob("*.py"), *root.rglob("*.json")]):
             h.update(f"{pkg.__name__}/{path.relative_to(root).as_posix()}\0".encode())
             h.update(path.read_bytes())
             h.update(b"\0")

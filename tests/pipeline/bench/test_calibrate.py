@@ -12,6 +12,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from engine.errors import InvalidArgError
 from engine.operators.cost import COEFFICIENTS
 from engine.operators.registry import OPERATOR_ORDER
 from pipeline.bench import calibrate_fit
@@ -70,23 +71,32 @@ def test_fit_keeps_a_coefficient_no_call_uses(calib: ModuleType) -> None:
     assert calib.fit(work, measured)["triple"] == COEFFICIENTS["triple"]
 
 
-def test_rewrite_coefficients_keeps_comments(calib: ModuleType) -> None:
-    text = calib.COST_PY.read_text(encoding="utf-8")
+def test_the_cost_model_is_a_packaged_data_file(calib: ModuleType, tmp_path: Path) -> None:
+    """The shipped coefficients are package data (no source edited to calibrate), read whole and in the
+    terms' order; a written model round-trips to two significant digits; a bad or partial one is refused."""
+    from engine.operators import cost
+
+    assert (
+        calib.SHIPPED_MODEL.name == "cost_model.json"
+        and calib.SHIPPED_MODEL.parent == Path(cost.__file__).parent
+    )
+    assert list(COEFFICIENTS) == list(cost.TERMS)
+    assert cost.load_cost_model(calib.SHIPPED_MODEL, complete=True) == COEFFICIENTS
     new = {k: v * 1.2345 for k, v in COEFFICIENTS.items()}
-    out = calib.rewrite_coefficients(text, new)
-    assert out.count("\n") == text.count("\n")
-    assert '"scan_row": ' + calib.fmt_coef(new["scan_row"]) + ",  # one edge version scanned" in out
+    path = tmp_path / "model.json"
+    path.write_text(calib.cost_model_text(new, rounded=True), encoding="utf-8")
+    assert cost.load_cost_model(path, complete=True) == {k: float(calib.fmt_coef(v)) for k, v in new.items()}
     assert calib.fmt_coef(2.4690e-7) == "2.5e-7" and calib.fmt_coef(2e-4) == "2e-4"
-    ns: dict[str, object] = {}
-    block = out[out.index("{", out.index("COEFFICIENTS:")) : out.index("\n}", out.index("COEFFICIENTS:")) + 2]
-    exec("c = " + block, ns)
-    assert ns["c"] == {k: float(calib.fmt_coef(v)) for k, v in new.items()}
+    path.write_text(json.dumps({"base": 1e-4}), encoding="utf-8")
+    with pytest.raises(InvalidArgError, match="lacks"):
+        cost.load_cost_model(path, complete=True)
+    assert cost.load_cost_model(path) == {"base": 1e-4}  # TGMS_COST_MODEL may set a few over the shipped
 
 
 def test_end_to_end_tiny_store(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cost_py = calibrate_fit.COST_PY.read_text(encoding="utf-8")
+    shipped = calibrate_fit.SHIPPED_MODEL.read_text(encoding="utf-8")
     out_json = tmp_path / "calib.json"
     argv = ["bench", "calibrate", "--scales", "2000", "--reps", "1", "--calls-per-op", "3"]
     model = tmp_path / "models" / "cost_model.json"
@@ -96,7 +106,7 @@ def test_end_to_end_tiny_store(
         assert f"| {op} |" in ran.out, op
     assert "false admissions" in ran.out and out_json.exists()
     # --write FILE saves the fit as this machine's cost model and leaves the shipped source alone
-    assert calibrate_fit.COST_PY.read_text(encoding="utf-8") == cost_py
+    assert calibrate_fit.SHIPPED_MODEL.read_text(encoding="utf-8") == shipped
     assert f"export TGMS_COST_MODEL={model}" in ran.err
     fitted = json.loads(model.read_text())
     assert set(fitted) == set(COEFFICIENTS) and fitted == json.loads(out_json.read_text())["new"]
