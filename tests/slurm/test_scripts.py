@@ -231,3 +231,32 @@ def test_vllm_replicas_for_real_with_the_scripted_server(tmp_path: Path) -> None
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 143, out
     assert not endpoints.exists() and port_closed(port) and port_closed(port + 1), out
+
+
+def test_one_endpoints_file_per_model_for_the_scale_sweep(tmp_path: Path) -> None:
+    """ "{model}" in TGMS_ENDPOINTS_FILE: each vLLM job writes the file of its model's name, and the
+    campaign passes the template with Hydra's ${model.name} in it (resolved per job of `-m model=a,b`),
+    leaving the wait to each job's driver (model.endpoints_wait_s) since only it knows the name."""
+    template = str(tmp_path / "endpoints.{model}.txt")
+    cmds = dry(
+        "vllm_replicas.sbatch",
+        MODEL="Qwen/Qwen2.5-7B-Instruct",
+        SERVED_NAME="qwen2.5-7b",
+        GPUS="0",
+        TGMS_ENDPOINTS_FILE=template,
+        ADVERTISE_HOST="gpu01",
+        LOG_DIR=str(tmp_path / "logs"),
+    )
+    assert ["write", str(tmp_path / "endpoints.qwen2.5-7b.txt"), "http://gpu01:8000\n"] in cmds
+    cmds = dry(
+        "campaign.sbatch",
+        "-m",
+        "model=qwen2.5-7b,qwen2.5-14b",
+        TGMS_ENDPOINTS_FILE=template,
+        TGMS_RAY_ADDRESS="10.0.0.1:6379",
+        ENDPOINTS_WAIT_S="900",
+    )
+    driver = cmds[-1]
+    assert f"model.endpoints_file={tmp_path}/endpoints.${{model.name}}.txt" in driver
+    assert "model.endpoints_wait_s=900" in driver
+    assert not any(c[0] == "wait_for_file" for c in cmds)

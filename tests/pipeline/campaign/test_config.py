@@ -215,3 +215,14 @@ def test_every_tgms_ablation_changes_the_default_configuration() -> None:
         changed = TgmsConfig(**{**default, **tgms_keys}).model_dump() != default
         # retrieved_prompt names the default layout on purpose (older runs compare by that name)
         assert changed is (path.stem != "retrieved_prompt"), path.stem
+
+
+def test_a_per_model_endpoints_file_resolves_to_each_models_name() -> None:
+    """slurm/campaign.sbatch's template for a scale sweep: ${model.name} resolves inside each job."""
+    for model in ("qwen2.5-7b", "qwen2.5-14b"):
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+            cfg = compose(
+                "config",
+                overrides=[f"model={model}", "model.endpoints_file=/eps/endpoints.${model.name}.txt"],
+            )
+        assert cfg.model.endpoints_file == f"/eps/endpoints.{model}.txt"

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from engine.api import NotFoundError
 from models.config import EndpointConfig
 from models.errors import InfraError
 from models.testing.scripted_server import ScriptedServer
@@ -140,3 +141,25 @@ def test_endpoint_readiness_names_each_unready_replica(tmp_path: Path) -> None:
         ok = ModelConf(name="qwen", kind="endpoint", api_base=[good.url], max_model_len=4096)
         with open_model(ok, tmp_path, True) as (endpoint, window):
             assert endpoint.base_urls == (good.url,) and endpoint.model == "qwen" and window == 4096
+
+
+def test_the_driver_waits_for_an_endpoints_file_that_appears_late(tmp_path: Path) -> None:
+    """model.endpoints_wait_s: the vLLM job of a scale sweep's model may still be loading its weights."""
+    import threading
+
+    from pipeline.campaign.endpoints import read_endpoints_file, replica_urls
+
+    path = tmp_path / "endpoints.qwen.txt"
+    later = threading.Timer(0.5, lambda: path.write_text("http://gpu01:8000\n# a comment\n\n"))
+    later.start()
+    try:
+        model = ModelConf(name="qwen", kind="endpoint", endpoints_file=str(path), endpoints_wait_s=30)
+        assert replica_urls(model) == ["http://gpu01:8000"]
+    finally:
+        later.cancel()
+    with pytest.raises(NotFoundError, match=r"missing\.txt"):  # not there, no wait: a clear E_NOT_FOUND
+        read_endpoints_file(tmp_path / "missing.txt")
+    started = time.monotonic()
+    with pytest.raises(NotFoundError):
+        read_endpoints_file(tmp_path / "missing.txt", wait_s=1.0)
+    assert 0.9 <= time.monotonic() - started < 5
