@@ -21,14 +21,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from engine.operators.base import MAX_LIST, OpArgs, PagedOutput, Uid, Window, dedupe
+from engine.operators.base import MAX_LIST, OpArgs, PagedOutput, Uid, Window, dedupe, invalid
 from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
 from engine.operators.registry import operator
 from engine.operators.rows import Step
+from engine.operators.simple_path import STATE_FACTOR, longest_simple
 from engine.operators.traits import NonEmpty
 
 DEFAULT_MAX_HOPS = 20
@@ -42,6 +43,17 @@ class LongestPathArgs(OpArgs):
     rel_types: Annotated[Annotated[list[str], Field(max_length=MAX_LIST)] | None, NonEmpty()] = None
     max_hops: Annotated[int, Field(ge=1, le=MAX_HOPS)] = DEFAULT_MAX_HOPS
     where: EdgeWhere
+    simple: Annotated[bool, Field(description="no node twice")] = False
+    strict: Annotated[
+        bool,
+        Field(description="false (simple only): a hop may be at the previous hop's time"),
+    ] = True
+
+    @model_validator(mode="after")
+    def _strict_needs_walks(self) -> LongestPathArgs:
+        if not self.strict and not self.simple:
+            raise invalid("strict: false needs simple: true (a walk could loop at one instant without end)")
+        return self
 
 
 class LongestPathOut(PagedOutput):
@@ -57,11 +69,18 @@ class LongestPathOut(PagedOutput):
 _PER_ARC_ROUND, _PER_ARC = 1.0, 20.0
 #: of the versions starting before the window, the share still valid in it (modelling guess, as co_active's)
 _STRADDLE = 0.05
+_SIMPLE_SUGGESTIONS = ["narrow the window", "set src", "lower max_hops", "restrict rel_types or add where"]
 
 
 def _cost(p: StoreProfile, a: LongestPathArgs) -> CostEstimate:
     w = a.window
     arcs = p.events_in(w.t_a, w.t_b) + _STRADDLE * p.events_in(0, w.t_a)
+    if a.simple:  # the search's size is known only as it goes: priced here at one state per arc, then
+        # re-priced from its state count while it runs (engine.operators.simple_path)
+        return CostEstimate(
+            edge_where_work(p, a.where, {"scan_row": _PER_ARC * arcs, "state": STATE_FACTOR * arcs}),
+            _SIMPLE_SUGGESTIONS,
+        )
     rounds = a.max_hops + 1
     return CostEstimate(
         edge_where_work(
@@ -109,12 +128,14 @@ class _Arcs:
     args=LongestPathArgs,
     output=LongestPathOut,
     cost=_cost,
+    budgeted=True,  # the node-simple search re-prices itself from its state count
     manual=(
         "Finds the longest time-respecting path (most hops) inside `window`, from `src` or from any node: "
         "each hop follows edge direction at a time strictly after the previous hop (τ = max(arrival + 1, "
         "vt_s), τ < vt_e and τ < t_b; the first hop at max(t_a, vt_s)); nodes may repeat. Looks up to "
         "max_hops (default 20, at most 1000; `capped` says a longer path exists); `where` (edge predicates) "
-        "limits the edges it may use. Of the longest paths it "
+        "limits the edges it may use. `simple: true`: no node twice (exact search; E_COST if too dense); "
+        "then `strict: false` allows a hop at the time of the previous one. Of the longest paths it "
         "returns the earliest: least (τ, eid, vid) at the first hop where two differ. `rows` are its steps "
         "{vid, eid, src, dst, rel_type, t}, `nodes` its uids, `hops` its length."
     ),
@@ -124,11 +145,15 @@ class _Arcs:
         "note": "a→b at 1, b→c at 1, b→c at 3: hops 2 via b→c at 3 (a hop at the same time does not chain)",
     },
 )
-def longest_temporal_path(ctx: OpContext, a: LongestPathArgs) -> dict[str, Any]:
+def longest_temporal_path(
+    ctx: OpContext, a: LongestPathArgs, budget_s: float | None = None
+) -> dict[str, Any]:
     src = None if a.src is None else ctx.require_known([a.src], a.as_of_tt, "src")[0]
     t_a, t_b = a.window.t_a, a.window.t_b
     n = len(ctx.uids())
     arcs = _Arcs(ctx, a)
+    if a.simple:
+        return _simple(ctx, a, arcs, src, n, budget_s)
 
     def startable(ld: np.ndarray) -> bool:
         return bool(ld[src] >= t_a - 1) if src is not None else bool((ld >= t_a - 1).any())
@@ -180,3 +205,27 @@ def _greedy(
         node, alpha = int(arcs.v[cand[k]]), int(tau[k])
         visited.append((node, alpha))
     return steps, visited
+
+
+def _simple(
+    ctx: OpContext, a: LongestPathArgs, arcs: _Arcs, src: int | None, n: int, budget_s: float | None
+) -> dict[str, Any]:
+    """``simple: true``: the exact search of engine.operators.simple_path over the window's arcs."""
+    e = arcs.e
+    # each arc's rank by (eid, vid): the tie-break after τ
+    rank = np.empty(len(arcs.pos), np.int64)
+    rank[np.lexsort((e.key_at("vid", arcs.pos), e.key_at("eid", arcs.pos)))] = np.arange(len(arcs.pos))
+    found = longest_simple(
+        arcs.u, arcs.v, arcs.s, arcs.end, rank, n, src, a.window.t_a, a.window.t_b, a.max_hops, a.strict,
+        budget_s, _SIMPLE_SUGGESTIONS,
+    )  # fmt: skip
+    uids = ctx.uids()
+    pos = arcs.pos[np.array(found.steps, np.int64)] if found.steps else np.zeros(0, np.int64)
+    rel = e.col_at("rel_type", pos).to_pylist() if found.steps else []
+    rows = [
+        {"vid": int(e.vid[p]), "eid": int(e.eid[p]), "src": uids[int(e.src[p])], "dst": uids[int(e.dst[p])],
+         "rel_type": rt, "t": t}
+        for p, t, rt in zip(pos.tolist(), found.times, rel, strict=True)
+    ]  # fmt: skip
+    path = [rows[0]["src"], *(r["dst"] for r in rows)] if rows else ([a.src] if a.src is not None else [])
+    return {"hops": found.hops, "capped": found.capped, "nodes": path, "rows": rows, "rows_total": len(rows)}

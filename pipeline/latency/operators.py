@@ -128,6 +128,11 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             {"tt_from": 0, "tt_to": 2**62, "kinds": ["corrected", "retracted", "closed"]},
         ),
         ("longest_temporal_path", "longest_temporal_path/10pct_window", {"window": w10, "max_hops": 20}),
+        (
+            "longest_temporal_path",
+            "longest_temporal_path/simple_busy_0.1pct_window",
+            {"window": {"t_a": mid, "t_b": mid + span // 1000}, "src": busy, "simple": True, "strict": False},
+        ),
         ("connected_components", "connected_components/whole_span", {"window": {"t_a": lo, "t_b": hi}}),
         ("connected_components", "connected_components/10pct_window", {"window": w10, "node": busy}),
         (

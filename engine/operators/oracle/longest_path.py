@@ -5,6 +5,11 @@ A walk is a sequence of believed edge versions e1..ek with e_i.dst = e_{i+1}.src
 next hop from a state (plain scans of the edge list, no index); the answer is the least walk in step
 order ((τ, eid, vid) hop by hop) among the longest, up to max_hops (searching one hop further tells
 whether the answer was capped). The fast path instead runs backward latest-departure rounds.
+
+``simple: true`` (no node twice, the start included; ``strict: false`` takes τ = max(α, vt_s), α₀ = t_a):
+every simple path is enumerated by plain recursion, and the answer is the least path in step order among
+those of the greatest length ≤ max_hops. The fast path searches depth first with a numpy selection per
+state and a budget.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.canonical import canonicalize
+from engine.errors import InvalidArgError
 from engine.operators.oracle.events import edge_filter
 from engine.operators.oracle.store import (
     OracleStore,
@@ -26,7 +32,12 @@ from engine.operators.oracle.store import (
 
 
 def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
-    check_keys(args, ["window"], ["src", "rel_types", "max_hops", "where"], "longest_temporal_path")
+    check_keys(
+        args,
+        ["window"],
+        ["src", "rel_types", "max_hops", "where", "simple", "strict"],
+        "longest_temporal_path",
+    )
     a = as_of_arg(args)
     t_a, t_b = window_arg(args["window"])
     src = str_arg(args, "src")
@@ -39,6 +50,11 @@ def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> di
     edges = [
         e for e in store.believed_edges(a) if (rel_types is None or e["rel_type"] in rel_types) and passes(e)
     ]
+    simple, strict = bool(args.get("simple", False)), bool(args.get("strict", True))
+    if not strict and not simple:
+        raise InvalidArgError("strict: false needs simple: true")
+    if simple:
+        return _simple_paths(edges, src, t_a, t_b, max_hops, strict)
 
     def hops_from(node: str | None, alpha: int) -> list[tuple[int, int, int, dict[str, Any]]]:
         """Every hop possible after arriving at node at alpha (None: from any node), least first."""
@@ -94,4 +110,48 @@ def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> di
         nodes = [best[0][0]["src"], *(e["dst"] for e, _ in best)]
     return canonicalize(
         {"hops": len(best), "capped": capped, "nodes": nodes, "rows": rows, "rows_total": len(rows)}
+    )
+
+
+def _simple_paths(
+    edges: list[dict[str, Any]], src: str | None, t_a: int, t_b: int, max_hops: int, strict: bool
+) -> dict[str, Any]:
+    """Every node-simple path, by recursion; the least (τ, eid, vid) path of the greatest length."""
+    step = 1 if strict else 0
+    found: list[list[tuple[int, int, int, dict[str, Any]]]] = []
+
+    def extend(path: list[tuple[int, int, int, dict[str, Any]]], node: str | None, alpha: int) -> None:
+        found.append(list(path))
+        if len(path) > max_hops:  # one past the cap is enough to say capped
+            return
+        on_path = {src} if src is not None else set()
+        for _t, _eid, _vid, e in path:
+            on_path |= {e["src"], e["dst"]}
+        for e in edges:
+            if node is not None and e["src"] != node:
+                continue
+            if e["dst"] in on_path or e["src"] == e["dst"]:
+                continue
+            tau = max(alpha + step, e["vt_s"])
+            if tau < e["vt_e"] and tau < t_b:
+                extend([*path, (tau, e["eid"], e["vid"], e)], e["dst"], tau)
+
+    extend([], src, t_a - 1 if strict else t_a)
+    longest = max(len(p) for p in found)
+    length = min(longest, max_hops)
+    best = min((p[:length] for p in found if len(p) >= length), key=lambda p: [h[:3] for h in p])
+    rows = [
+        {
+            "vid": e["vid"],
+            "eid": e["eid"],
+            "src": e["src"],
+            "dst": e["dst"],
+            "rel_type": e["rel_type"],
+            "t": t,
+        }
+        for t, _eid, _vid, e in best
+    ]
+    nodes = [best[0][3]["src"], *(e["dst"] for *_, e in best)] if best else ([src] if src is not None else [])
+    return canonicalize(
+        {"hops": length, "capped": longest > max_hops, "nodes": nodes, "rows": rows, "rows_total": len(rows)}
     )
