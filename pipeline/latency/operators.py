@@ -133,6 +133,17 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             "longest_temporal_path/simple_busy_0.1pct_window",
             {"window": {"t_a": mid, "t_b": mid + span // 1000}, "src": busy, "simple": True, "strict": False},
         ),
+        (  # no cap reached: the search is exhaustive
+            "longest_temporal_path",
+            "longest_temporal_path/simple_busy_0.01pct_window_uncapped",
+            {
+                "window": {"t_a": mid, "t_b": mid + span // 10_000},
+                "src": busy,
+                "simple": True,
+                "strict": False,
+                "max_hops": 1000,
+            },
+        ),
         ("connected_components", "connected_components/whole_span", {"window": {"t_a": lo, "t_b": hi}}),
         ("connected_components", "connected_components/10pct_window", {"window": w10, "node": busy}),
         (
