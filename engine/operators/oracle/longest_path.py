@@ -94,17 +94,7 @@ def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> di
                 best.append((e, tau))
                 node, alpha = e["dst"], tau
                 break
-    rows = [
-        {
-            "vid": e["vid"],
-            "eid": e["eid"],
-            "src": e["src"],
-            "dst": e["dst"],
-            "rel_type": e["rel_type"],
-            "t": t,
-        }
-        for e, t in best
-    ]
+    rows = _rows(best)
     nodes = [src] if src is not None else []
     if best:
         nodes = [best[0][0]["src"], *(e["dst"] for e, _ in best)]
@@ -140,18 +130,14 @@ def _simple_paths(
     longest = max(len(p) for p in found)
     length = min(longest, max_hops)
     best = min((p[:length] for p in found if len(p) >= length), key=lambda p: [h[:3] for h in p])
-    rows = [
-        {
-            "vid": e["vid"],
-            "eid": e["eid"],
-            "src": e["src"],
-            "dst": e["dst"],
-            "rel_type": e["rel_type"],
-            "t": t,
-        }
-        for t, _eid, _vid, e in best
-    ]
+    rows = _rows([(e, t) for t, _eid, _vid, e in best])
     nodes = [best[0][3]["src"], *(e["dst"] for *_, e in best)] if best else ([src] if src is not None else [])
     return canonicalize(
         {"hops": length, "capped": longest > max_hops, "nodes": nodes, "rows": rows, "rows_total": len(rows)}
     )
+
+
+def _rows(steps: list[tuple[dict[str, Any], int]]) -> list[dict[str, Any]]:
+    """A path's rows from its (edge, traversal time) steps."""
+    keys = ("vid", "eid", "src", "dst", "rel_type")
+    return [{**{k: e[k] for k in keys}, "t": t} for e, t in steps]

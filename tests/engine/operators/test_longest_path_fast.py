@@ -1,5 +1,6 @@
-"""longest_temporal_path: fast path == oracle on random bi-temporal stores (both backends), a plain
-enumeration of every walk on small cases, hand cases (strict times, intervals, ties, the cap), refusals."""
+"""longest_temporal_path: fast path == oracle on random bi-temporal stores (both backends; walks and
+node-simple paths), a plain enumeration of every walk on small cases, hand cases (strict times,
+intervals, ties, the cap, no node twice, same-time hops), refusals, and the node-simple search's budget."""
 
 from __future__ import annotations
 
@@ -23,24 +24,31 @@ UIDS = [f"u{i}" for i in range(8)]
 ORACLE = ORACLES["longest_temporal_path"]
 
 
-def test_longest_path_matches_oracle(tmp_path: Path, backend: str) -> None:
+@pytest.mark.parametrize("simple", [False, True], ids=["walks", "node-simple"])
+def test_longest_path_matches_oracle(tmp_path: Path, backend: str, simple: bool) -> None:
+    """Walks (latest-departure rounds), and node-simple paths (``simple: true``, ``strict`` drawn: the
+    depth-first search) against the oracle's memoized recursion and plain enumeration respectively."""
     outcomes: Counter[str] = Counter()
     lengths: Counter[int] = Counter()
     per_store = max(-(-N_CASES // STORES), 10)
     for s in range(STORES):
-        store, tts = random_store(tmp_path / f"s{s}", backend, seed=500 + s)
+        store, tts = random_store(tmp_path / f"s{s}", backend, seed=(900 if simple else 500) + s)
         try:
             ctx, oracle = OpContext(store), OracleStore(*store.public_rows())
             rng = random.Random(s)
             for i in range(per_store):
                 args = sample_args("longest_temporal_path", rng, UIDS, tts)
+                if simple:
+                    args.update(simple=True, strict=rng.random() < 0.5)
                 if i % 3 == 0:
                     args["as_of_tt"] = rng.choice(tts)
                 if i % 4 == 0:
                     args["window"] = {"t_a": 0, "t_b": T_MAX * 2}  # the whole history
                 outcomes[compare(ctx, oracle, "longest_temporal_path", args)] += 1
                 if outcomes["ok"] and i % 2 == 0:
-                    lengths[call(ctx, "longest_temporal_path", args)["payload"]["hops"]] += 1
+                    lengths[
+                        call(ctx, "longest_temporal_path", args, check_cost=False)["payload"]["hops"]
+                    ] += 1
         finally:
             store.close()
     assert outcomes["ok"] >= N_CASES // 2, outcomes
@@ -134,6 +142,51 @@ def test_any_start_cap_and_empty(chain: Store) -> None:
     assert cut["hops"] == 2
 
 
+def test_node_simple_paths_and_same_time_hops(chain: Store) -> None:
+    whole = {"t_a": 0, "t_b": 100}
+    simple = _call(chain, window=whole, src="a", simple=True)  # the walk's return to a is not taken
+    assert simple["nodes"] == ["a", "b", "c", "d"] and [r["t"] for r in simple["rows"]] == [1, 3, 5]
+    # no earlier than the previous hop: b→c at 1 now follows a→b at 1, the least path of 3 hops
+    same = _call(chain, window=whole, src="a", simple=True, strict=False)
+    assert same["hops"] == 3 and [r["t"] for r in same["rows"]] == [1, 1, 5]
+    loop = _call(chain, window=whole, src="z", simple=True)  # a self-loop revisits its node
+    assert loop == {**loop, "hops": 0, "nodes": ["z"], "rows": []}
+    anywhere = _call(chain, window=whole, simple=True, strict=False)
+    assert anywhere["hops"] == 3 and len(set(anywhere["nodes"])) == 4
+    capped = _call(chain, window=whole, simple=True, max_hops=2)
+    assert capped["hops"] == 2 and capped["capped"]
+
+
+def test_a_node_simple_search_that_outgrows_its_budget_is_refused_the_same_way_every_time(
+    tmp_path: Path, backend: str
+) -> None:
+    """A complete graph of 9 nodes with every arc at 3 instants: far too many simple paths. The search
+    re-prices itself from its state count (no clock), so the refusal is the same on every run."""
+    store = Store.create(tmp_path / "dense", backend, now=counter_clock())
+    nodes = [f"n{i}" for i in range(9)]
+    store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in nodes])
+    store.write([
+        {"op": "assert_edge", "src": s, "dst": d, "rel_type": "m", "vt_s": t, "vt_e": t + 1}
+        for s in nodes for d in nodes if s != d for t in (10, 20, 30)
+    ])  # fmt: skip
+    try:
+        ctx = OpContext(store)
+        args = {"window": {"t_a": 0, "t_b": 100}, "simple": True, "strict": False}
+        refusals = []
+        for _ in range(2):
+            with pytest.raises(TGMSError) as err:
+                call(ctx, "longest_temporal_path", args, budget_s=0.05)
+            assert err.value.code == "E_COST" and err.value.details["stage"] == "run"
+            assert "set src" in err.value.details["suggestions"]
+            refusals.append((str(err.value), err.value.details))
+        assert refusals[0] == refusals[1]
+        # one start and a cap: small enough to answer, every node once
+        out = call(ctx, "longest_temporal_path", {**args, "src": "n0", "max_hops": 2}, budget_s=10)["payload"]
+        assert out["hops"] == 2 and out["capped"] and len(set(out["nodes"])) == 3
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize(
     ("args", "code"),
     [
@@ -143,6 +196,7 @@ def test_any_start_cap_and_empty(chain: Store) -> None:
         ({"window": {"t_a": 0, "t_b": 5}, "max_hops": 1001}, "E_INVALID_ARG"),
         ({"window": {"t_a": 0, "t_b": 5}, "src": "nobody"}, "E_NOT_FOUND"),
         ({"window": {"t_a": 0, "t_b": 5}, "rel_types": "m"}, "E_SCHEMA"),
+        ({"window": {"t_a": 0, "t_b": 5}, "strict": False}, "E_INVALID_ARG"),  # same-time hops: simple only
     ],
 )
 def test_refusals(chain: Store, args: dict[str, Any], code: str) -> None:
