@@ -44,7 +44,7 @@ class SimplePathResult:
     capped: bool
     steps: list[int]  # positions (into the arc arrays) of the path's hops
     times: list[int]  # τ of each hop
-    states: int  # states expanded (reported in the cost trace)
+    states: int  # states expanded (what the guard priced the search at)
 
 
 def longest_simple(
