@@ -170,16 +170,23 @@ def longest_temporal_path(
         lds.append(nxt)
     hops = len(lds) - 1
     steps, nodes = _greedy(arcs, lds, src, t_a, t_b, hops)
-    uids = ctx.uids()
-    e = arcs.e
+    return _payload(ctx, arcs, steps, [t for _, t in nodes[1:]], a.src, capped)
+
+
+def _payload(
+    ctx: OpContext, arcs: _Arcs, steps: list[int], times: list[int], src: str | None, capped: bool
+) -> dict[str, Any]:
+    """The answer of a path whose hops are the edge versions at scan positions ``steps``, taken at
+    ``times``: its rows and nodes (``[src]`` or ``[]`` for no hop)."""
+    uids, e = ctx.uids(), arcs.e
     rel = e.col_at("rel_type", np.array(steps, np.int64)).to_pylist() if steps else []
     rows = [
         {"vid": int(e.vid[p]), "eid": int(e.eid[p]), "src": uids[int(e.src[p])], "dst": uids[int(e.dst[p])],
          "rel_type": rt, "t": t}
-        for (p, t), rt in zip(zip(steps, [t for _, t in nodes[1:]], strict=True), rel, strict=True)
+        for p, t, rt in zip(steps, times, rel, strict=True)
     ]  # fmt: skip
-    path = [uids[x] for x, _ in nodes] if nodes else ([a.src] if a.src is not None else [])
-    return {"hops": hops, "capped": capped, "nodes": path, "rows": rows, "rows_total": len(rows)}
+    path = [rows[0]["src"], *(r["dst"] for r in rows)] if rows else ([src] if src is not None else [])
+    return {"hops": len(rows), "capped": capped, "nodes": path, "rows": rows, "rows_total": len(rows)}
 
 
 def _greedy(
@@ -219,13 +226,5 @@ def _simple(
         arcs.u, arcs.v, arcs.s, arcs.end, rank, n, src, a.window.t_a, a.window.t_b, a.max_hops, a.strict,
         budget_s, _SIMPLE_SUGGESTIONS,
     )  # fmt: skip
-    uids = ctx.uids()
-    pos = arcs.pos[np.array(found.steps, np.int64)] if found.steps else np.zeros(0, np.int64)
-    rel = e.col_at("rel_type", pos).to_pylist() if found.steps else []
-    rows = [
-        {"vid": int(e.vid[p]), "eid": int(e.eid[p]), "src": uids[int(e.src[p])], "dst": uids[int(e.dst[p])],
-         "rel_type": rt, "t": t}
-        for p, t, rt in zip(pos.tolist(), found.times, rel, strict=True)
-    ]  # fmt: skip
-    path = [rows[0]["src"], *(r["dst"] for r in rows)] if rows else ([a.src] if a.src is not None else [])
-    return {"hops": found.hops, "capped": found.capped, "nodes": path, "rows": rows, "rows_total": len(rows)}
+    steps = arcs.pos[np.array(found.steps, np.int64)].tolist() if found.steps else []
+    return _payload(ctx, arcs, steps, found.times, a.src, found.capped)

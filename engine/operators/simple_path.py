@@ -44,7 +44,6 @@ class SimplePathResult:
     capped: bool
     steps: list[int]  # positions (into the arc arrays) of the path's hops
     times: list[int]  # τ of each hop
-    states: int  # states expanded (what the guard priced the search at)
 
 
 def longest_simple(
@@ -134,7 +133,7 @@ def longest_simple(
         stack.append((*candidates(int(v[arc]), t), 0))
     longest = len(best_steps) - 1
     hops = min(longest, max_hops)
-    return SimplePathResult(hops, longest > max_hops, best_steps[hops], best_times[hops], states)
+    return SimplePathResult(hops, longest > max_hops, best_steps[hops], best_times[hops])
 
 
 def _check(states: int, budget_s: float | None, suggestions: list[str]) -> None:
