@@ -33,9 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", action="store_true", help="run every SQL and plan (builds the stores)")
     ap.add_argument("--answers", action="store_true", help="print each answer (implies --run)")
     ap.add_argument("--backend", default="duckdb")
+    ap.add_argument("--set", default="all", choices=[*harness.SETS, "all"], help="which question set")
     args = ap.parse_args(argv)
     run = args.run or args.answers
-    spec = harness.load_questions()
+    spec = harness.load_set(args.set)
     qs: list[dict[str, Any]] = spec["questions"]
     outcome: dict[str, str] = {}
     detail: dict[str, Any] = {}
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                         detail[q["id"]]["missing"] = missing
                         continue
                     try:
-                        got = harness.run_plan(q, store)
+                        prefix = spec["sources"][q["dataset"]].get("uid_prefix", "n")
+                        got = harness.run_plan(q, store, prefix)
                     except Exception as exc:  # a report, not a test: count it and go on
                         got = {"error": repr(exc)}
                     detail[q["id"]]["plan"] = got.get("answer", got)
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|" + "---|" * (head.count("|") - 1))
     per: dict[str, Counter[str]] = {}
     for q in qs:
-        for key in (q["dataset"], f"{q['dataset']} / {q['class']}", "all"):
+        for key in (q["dataset"], f"{q['dataset']} / {q['class']}", f"set {q['set']}", "all"):
             c = per.setdefault(key, Counter())
             c["total"] += 1
             c["plan" if q["plan"] is not None else "null"] += 1
@@ -96,7 +98,11 @@ def main(argv: list[str] | None = None) -> int:
             key = f"{ds} / {cls}"
             if key in per:
                 print(_row(key, per[key], run))
-        print(_row(f"**{ds}**", per[ds], run))
+        if ds in per:
+            print(_row(f"**{ds}**", per[ds], run))
+    for name in harness.SETS:
+        if f"set {name}" in per:
+            print(_row(f"**{name} set**", per[f"set {name}"], run))
     print(_row("**all**", per["all"], run))
     print("\nNot expressible:")
     for q in qs:

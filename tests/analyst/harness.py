@@ -4,6 +4,10 @@ twice (its SQL over the raw file; its plan through the real verifier and executo
 Shared by ``test_questions.py`` and the coverage report (``python -m tests.analyst.coverage``), so the
 report measures exactly what the test checks. Outside ``engine/``: imports only ``engine.api``.
 
+Two sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17) and
+``second`` (issue 27: email-Eu and the synthetic data, one file each, written question and SQL first and
+plans after). A set's files are merged into one spec (``sources``, ``corrections``, ``questions``).
+
 Conventions (also stated at the top of ``questions.yaml``):
 
 - ``{events}`` in a question's SQL expands to the dataset's ``events_sql``: a ``read_csv`` of the raw file
@@ -13,14 +17,23 @@ Conventions (also stated at the top of ``questions.yaml``):
 - Belief-history questions (``store: corrected``) run on a store to which those corrections were applied,
   one batch each, after the load (canonical clock: the load at ``CANONICAL_BASE``, batch k at
   ``CANONICAL_BASE + k * CANONICAL_STEP``); every other question runs on the plain store.
+- A source with ``generate`` is the seeded synthetic generator's data (``{nodes, events, seed}``, no
+  correction epoch): its ``msg`` and ``follows`` frames are written once per process as CSV files
+  (:func:`synthetic_files`: seconds, integer node ids, the props as columns) that the SQL reads, and the
+  store is built from the same generator call. Its uids are ``s<k>`` (``uid_prefix: s``).
+- ``tables`` of a source add more ``{name}`` placeholders (e.g. ``{follows}``), each a ``file`` and ``sql``.
 - Answers compare exactly; numbers to 9 decimals (a difference of at most one unit in the 9th decimal is
   accepted, because the SQL's double mean and the engine's exactly rounded Fraction may round apart).
 """
 
 from __future__ import annotations
 
+import atexit
+import csv
 import json
 import re
+import shutil
+import tempfile
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -31,6 +44,7 @@ import yaml
 from engine.api import (
     CANONICAL_BASE,
     CANONICAL_STEP,
+    OPEN_END,
     ExecConfig,
     MemoryResults,
     OpContext,
@@ -39,12 +53,18 @@ from engine.api import (
     build_plan,
     build_store,
     execute,
+    generate_synthetic,
     operator_schemas,
     verify_plan,
 )
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS_PATH = HERE / "questions.yaml"
+#: the question sets, each one or more YAML files merged into one spec
+SETS: dict[str, tuple[str, ...]] = {
+    "first": ("questions.yaml",),
+    "second": ("questions_email_eu.yaml", "questions_synthetic.yaml"),
+}
 DATA_DIR = HERE.parents[1].parent / "shared" / "data"
 ANSWER_KINDS = ("int", "float", "value", "uid", "uid_list", "ordered_list", "table", "table_set")
 CLASSES = (
@@ -59,6 +79,7 @@ CLASSES = (
     "longest_path",
     "listing",
     "paper_template",
+    "valid_time",
 )
 
 
@@ -76,6 +97,62 @@ def data_file(name: str) -> Path:
 
 def load_questions(path: Path = QUESTIONS_PATH) -> dict[str, Any]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def load_set(name: str = "all") -> dict[str, Any]:
+    """The spec of set ``name`` (``first``, ``second`` or ``all``): its files merged; each question
+    carries its set's name under ``set``. A source, correction list or question id given twice is an
+    error."""
+    names = list(SETS) if name == "all" else [name]
+    merged: dict[str, Any] = {"sources": {}, "corrections": {}, "questions": []}
+    seen: set[str] = set()
+    for set_name in names:
+        for file in SETS[set_name]:
+            spec = load_questions(HERE / file)
+            for key in ("sources", "corrections"):
+                for k, v in (spec.get(key) or {}).items():
+                    if k in merged[key]:
+                        raise ValueError(f"{file}: {key} {k!r} is given twice")
+                    merged[key][k] = v
+            for q in spec.get("questions") or []:
+                if q["id"] in seen:
+                    raise ValueError(f"{file}: question id {q['id']!r} is given twice")
+                seen.add(q["id"])
+                merged["questions"].append(dict(q, set=set_name))
+    return merged
+
+
+_SYNTHETIC: dict[str, Path] = {}
+
+
+def synthetic_files(gen: dict[str, Any]) -> Path:
+    """The directory holding ``synthetic-msg.csv`` (``src,dst,t,w``) and ``synthetic-follows.csv``
+    (``src,dst,t,t_end,strength``; ``t_end`` empty when open) of ``generate(nodes, events, seed)`` without
+    corrections: seconds, node ids as integers (``s17`` -> 17). Written once per process, removed at exit."""
+    key = json.dumps(gen, sort_keys=True)
+    if key not in _SYNTHETIC:
+        out = Path(tempfile.mkdtemp(prefix="tgms-analyst-synthetic-"))
+        atexit.register(shutil.rmtree, out, True)
+        data = generate_synthetic(gen["nodes"], gen["events"], gen["seed"])
+        for frame in data.frames:
+            prop = "w" if frame.rel_type == "msg" else "strength"
+            with (out / f"synthetic-{frame.rel_type}.csv").open("w", newline="", encoding="utf-8") as fh:
+                w = csv.writer(fh)
+                w.writerow(["src", "dst", "t", *(["t_end"] if frame.rel_type != "msg" else []), prop])
+                for r in frame.table.to_pylist():
+                    row = [int(r["src"][1:]), int(r["dst"][1:]), r["t"] // 1_000_000]
+                    if frame.rel_type != "msg":
+                        end = r["t_end"]
+                        row.append("" if end is None or end >= OPEN_END else end // 1_000_000)
+                    row.append(json.loads(r["props"])[prop])
+                    w.writerow(row)
+        _SYNTHETIC[key] = out
+    return _SYNTHETIC[key]
+
+
+def source_file(src: dict[str, Any], file: str) -> Path:
+    """A source's raw file: generated for a ``generate`` source, else :func:`data_file`."""
+    return synthetic_files(src["generate"]) / file if "generate" in src else data_file(file)
 
 
 # ---- stores ---------------------------------------------------------------------------------------------
@@ -101,7 +178,14 @@ def build(dataset: str, root: Path, spec: dict[str, Any], corrected: bool, backe
     corrections written after the load, one batch per ``batch`` number, and their table at
     ``root/corrections.json`` for the SQL."""
     src = spec["sources"][dataset]
-    store = build_store(dataset, root / "store", backend, source=data_file(src["file"]))
+    if "generate" in src:
+        gen = src["generate"]
+        store = build_store(
+            "synthetic", root / "store", backend, events=gen["events"], nodes=gen["nodes"], seed=gen["seed"],
+            corrections=False,
+        )  # fmt: skip
+    else:
+        store = build_store(dataset, root / "store", backend, source=data_file(src["file"]))
     if corrected:
         rows = spec["corrections"][dataset]
         batches: dict[int, list[dict[str, Any]]] = {}
@@ -117,8 +201,11 @@ def build(dataset: str, root: Path, spec: dict[str, Any], corrected: bool, backe
 
 def sql_text(q: dict[str, Any], spec: dict[str, Any], root: Path | None) -> str:
     src = spec["sources"][q["dataset"]]
-    events = src["events_sql"].replace("{path}", str(data_file(src["file"])))
+    events = src["events_sql"].replace("{path}", str(source_file(src, src["file"])))
     sql = q["sql"].replace("{events}", f"({events})")
+    for name, table in (src.get("tables") or {}).items():
+        text = table["sql"].replace("{path}", str(source_file(src, table["file"])))
+        sql = sql.replace("{" + name + "}", f"({text})")
     if "{corrections}" in sql:
         assert root is not None, "a question reading {corrections} needs the corrected store"
         sql = sql.replace("{corrections}", f"read_json('{root / 'corrections.json'}')")
@@ -184,17 +271,18 @@ def same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def task_uids(question: str) -> frozenset[str]:
-    """The uids a person names in the question: every integer, as a SNAP uid (``user 9`` -> ``n9``)."""
-    return frozenset(f"n{d}" for d in re.findall(r"\d+", question))
+def task_uids(question: str, prefix: str = "n") -> frozenset[str]:
+    """The uids a person names in the question: every integer, as a uid (``user 9`` -> ``n9``; the
+    synthetic data's ``user 9`` -> ``s9`` with ``prefix="s"``)."""
+    return frozenset(f"{prefix}{d}" for d in re.findall(r"\d+", question))
 
 
-def run_plan(q: dict[str, Any], store: Store) -> dict[str, Any]:
+def run_plan(q: dict[str, Any], store: Store, uid_prefix: str = "n") -> dict[str, Any]:
     """Verify and execute the plan as ``tgms plan run`` does; ``{violations, status, answer, error}``."""
     raw = dict(q["plan"], question=q["question"])
     raw.setdefault("plan_id", q["id"])
     ctx = OpContext(store)
-    report = verify_plan(raw, ctx, VerifierConfig(task_uids=task_uids(q["question"])))
+    report = verify_plan(raw, ctx, VerifierConfig(task_uids=task_uids(q["question"], uid_prefix)))
     out: dict[str, Any] = {"violations": [v.to_dict() for v in report.violations]}
     if not report.valid:
         return out
