@@ -169,11 +169,11 @@ class ChatClient:
                     return self._send_once(url, body, key, attempt)
             except InfraError as err:
                 errors.append(err)
-                url = err.details.get("endpoint")
-                if isinstance(err, EndpointConnectError) and url:
-                    self.pool.mark_down(url, err.code)
-                if url:
-                    avoid = frozenset({url})
+                failed_url = err.details.get("endpoint")
+                if isinstance(err, EndpointConnectError) and failed_url:
+                    self.pool.mark_down(failed_url, err.code)
+                if failed_url:
+                    avoid = frozenset({failed_url})
                 if err.code == "E_INFRA_NO_REPLICA" or attempt > self.config.max_retries:
                     break
                 if err.details.get("phase") == "read" and not self.config.retry_read_timeouts:

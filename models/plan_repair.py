@@ -118,7 +118,8 @@ def _other_operators(v: dict[str, Any], plan: dict[str, Any] | None) -> str | No
     if v.get("code") != "arg_name" or not fld.startswith("args.") or step is None:
         return None
     arg = fld.split(".", 2)[1]
-    args = step.get("args") if isinstance(step.get("args"), dict) else {}
+    step_args = step.get("args")
+    args = step_args if isinstance(step_args, dict) else {}
     op = step.get("op") if isinstance(step.get("op"), str) else None
     others = operators_taking(arg, set(args), op)
     return f"  operators that take {arg}: {', '.join(others)}" if others else None

@@ -495,7 +495,7 @@ def _attempt(
         error = {**err.to_dict(), "step": None}
         return PlanAttempt(n, sha, True, [], error), [error], True
     outcome.plan, outcome.trace = plan, trace
-    problem = runtime_problem(trace)
-    if problem is None:
+    run_problem = runtime_problem(trace)
+    if run_problem is None:
         return PlanAttempt(n, sha, True), [], False
-    return PlanAttempt(n, sha, True, [], problem), [problem], True
+    return PlanAttempt(n, sha, True, [], run_problem), [run_problem], True

@@ -189,12 +189,12 @@ def whole(option: str, lo: int, hi: int) -> Callable[[str], int]:
     return parse
 
 
-def add_seconds(p: argparse.ArgumentParser, option: str, **kw: Any) -> None:
+def add_seconds(p: argparse._ActionsContainer, option: str, **kw: Any) -> None:
     """The option ``option``, parsed by :func:`seconds` (which names it in its errors)."""
     p.add_argument(option, type=seconds(option), **kw)
 
 
-def add_whole(p: argparse.ArgumentParser, option: str, lo: int, hi: int, **kw: Any) -> None:
+def add_whole(p: argparse._ActionsContainer, option: str, lo: int, hi: int, **kw: Any) -> None:
     """The option ``option``, parsed by :func:`whole` in ``[lo, hi]``."""
     p.add_argument(option, type=whole(option, lo, hi), **kw)
 

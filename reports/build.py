@@ -35,12 +35,12 @@ def write_report(data: ReportData, out: str | Path) -> list[Path]:
         ("accuracy by system", accuracy_by_system),
         ("accuracy by model size", accuracy_by_model_size),
     ):
-        path = draw(data, d)
-        if path is None:
+        png = draw(data, d)
+        if png is None:
             plots.append(f"- {name}: not drawn (no data).")
         else:
-            written.append(path)
-            plots.append(f"- {name}: ![{name}]({path.name})")
+            written.append(png)
+            plots.append(f"- {name}: ![{name}]({png.name})")
     runs = ", ".join(p.info.run_id for p in data.parents) or "none"
     head = ["# Campaign report", "", f"Campaign parent runs: {runs}; cell runs: {len(data.cells)}.", ""]
     tail = ["", "## Plots", "", *plots]

@@ -126,6 +126,7 @@ class Reader:
             parents = [parent]
             nested = self.runs(exp_id, f"tags.`mlflow.parentRunId` = '{run_id}'")
         else:
+            assert experiment is not None  # exactly one of the two (checked above)
             exp = self.client.get_experiment_by_name(experiment)
             if exp is None:
                 raise NotFoundError(f"no MLflow experiment named {experiment!r}", experiment=experiment)
@@ -189,7 +190,7 @@ class Reader:
             json.loads(t) for r in nested if r.data.tags.get("tgms.kind") == "ops_bench"
             if (t := self.artifact(r.info.run_id, "ops_bench.json")) is not None
         )  # fmt: skip
-        table2 = []
+        table2: list[tuple[str, str]] = []
         for p in parents:
             md = self.artifact(p.info.run_id, "tables/table2.md")
             if md is not None and md not in [m for m, _ in table2]:

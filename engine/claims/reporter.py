@@ -63,7 +63,7 @@ def typed_value(kind: str, value: Any) -> Any:
     if kind == "entity_set":
         if not isinstance(value, list) or any(uid_of(v) is None for v in value):
             raise ValueError("not a list of uids")
-        return sorted({uid_of(v) for v in value})  # type: ignore[type-var]
+        return sorted({uid_of(v) for v in value})
     if kind == "relation" and not isinstance(value, str):
         raise ValueError("not a relation name")
     return value

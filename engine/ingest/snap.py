@@ -308,9 +308,9 @@ def _slow_parse(data: bytes, spec: SnapSpec, file: str) -> dict[str, np.ndarray]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        line_no = data[: exc.start].count(b"\n") + 1
         raise SchemaError(
-            f"{file}:{line}: not UTF-8 text", file=file, line=line, problem="not UTF-8"
+            f"{file}:{line_no}: not UTF-8 text", file=file, line=line_no, problem="not UTF-8"
         ) from exc
     src: list[int] = []
     dst: list[int] = []

@@ -108,21 +108,21 @@ def scope(g: Adjacency, t_a: int, t_b: int, *, local: bool = False, keep: np.nda
     ``keep`` (a bool per rank: the edges passing the call's predicates) implies a local copy without the
     other arcs; the searches see only what passes."""
     r_a, r_b = (int(x) for x in np.searchsorted(g.vt_s, [t_a, t_b], "left"))
-    live = (g.ive > t_a) & (g.irank < r_b)
+    open_arcs = (g.ive > t_a) & (g.irank < r_b)
     if keep is not None:
-        live &= keep[g.irank]
-    live = np.flatnonzero(live)
+        open_arcs &= keep[g.irank]
+    live = np.flatnonzero(open_arcs)
     ikey = g.ikey[live]
     ioff = np.r_[0, np.cumsum(np.bincount(ikey // g.stride, minlength=g.n_nodes))]
-    main: tuple[np.ndarray, ...] = (g.key, g.to, g.a_vs, g.a_tid, g.rank)
+    key, to, a_vs, a_tid, rank = g.key, g.to, g.a_vs, g.a_tid, g.rank
     if local or keep is not None:
         base = np.arange(g.n_nodes, dtype=np.int64) * g.stride
         idx, _ = _ranges(np.searchsorted(g.key, base + r_a), np.searchsorted(g.key, base + r_b))
         if keep is not None:
             idx = idx[keep[g.rank[idx]]]
-        main = tuple(x[idx] for x in main)
+        key, to, a_vs, a_tid, rank = key[idx], to[idx], a_vs[idx], a_tid[idx], rank[idx]
     ends = (g.ito[live], g.ive[live], g.irank[live])
-    return Scope(g, t_a, t_b, r_a, r_b, *main, ikey, ioff, *ends, keep)
+    return Scope(g, t_a, t_b, r_a, r_b, key, to, a_vs, a_tid, rank, ikey, ioff, *ends, keep)
 
 
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeGuard
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -119,7 +119,7 @@ def _ratios(x: list[int], w: int, min_history: int) -> list[tuple[int | float, i
     return out
 
 
-def _is_int(x: Any) -> bool:
+def _is_int(x: Any) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
@@ -133,7 +133,8 @@ def too_few_buckets(args: Mapping[str, Any]) -> Vacancy | None:
         return None
     if not all(_is_int(w.get(k)) for k in ("t_a", "t_b")) or w["t_b"] <= w["t_a"]:
         return None
-    raw = args.get("params") if isinstance(args.get("params"), dict) else {}
+    params = args.get("params")
+    raw = params if isinstance(params, dict) else {}
     given = {k: raw[k] for k in ("w", "min_history") if _is_int(raw.get(k))}
     mh = BurstParams.model_construct(**given).history  # unvalidated: only the defaults are wanted
     n = n_buckets(w["t_a"], w["t_b"], stride)

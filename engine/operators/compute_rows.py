@@ -135,9 +135,10 @@ def _join(args: dict[str, Any]) -> tuple[int, list[Any]]:
                     "more selective key or narrow a and b first", n_out)  # fmt: skip
     b_fields = list(dict.fromkeys(f for r in b for f in r if f not in on_b))
     rows = []
+    unmatched: list[int | None] = [None] if how == "left" else []  # a left join keeps an unmatched a row
     for r, m in zip(a, matches, strict=True):
-        for j in m or ([None] if how == "left" else []):
-            rows.append(_merge(r, None if j is None else b[j], b_fields, prefix))
+        for match in m or unmatched:
+            rows.append(_merge(r, None if match is None else b[match], b_fields, prefix))
     return len(rows), rows
 
 
@@ -217,8 +218,8 @@ def _eval(e: Any, row: dict[str, Any]) -> Term:
     if op in UNARY_OPS:
         a = _eval(e["arg"], row)
         if op == "not":
-            b = _logic(a)
-            return None if b is None else not b
+            truth = _logic(a)
+            return None if truth is None else not truth
         n = _num(a)
         if n is None:
             return None

@@ -269,7 +269,9 @@ def select(ctx: OpContext, as_of_tt: int | None, spec: EdgeSpec, name: str) -> n
         return m
 
     luts = [
-        (f, lut(v, f)) for f, v in (("src", spec.src), ("dst", spec.dst), ("uid", spec.uid)) if v is not None
+        (f, lut([v] if isinstance(v, str) else v, f))  # the validator has made each a list already
+        for f, v in (("src", spec.src), ("dst", spec.dst), ("uid", spec.uid))
+        if v is not None
     ]
     idx = e.overlapping(spec.window.t_a, spec.window.t_b) if spec.window is not None else np.arange(e.n)
     for field, m in luts:

@@ -407,7 +407,7 @@ def _third(ev: MotifEvents, motif: str, i: np.ndarray, j: np.ndarray) -> _Third:
 def _third_counts(ev: MotifEvents, t: _Third) -> np.ndarray:
     i, j, gid, xa, xb = t
     h = ev.hi[i]
-    if xa is None:
+    if xa is None or xb is None:  # both or neither (_third)
         return ev.pairs.count(gid, j, h)
     return ev.out.count(gid, j, h) - ev.pairs.count(xa, j, h) - ev.pairs.count(xb, j, h)
 

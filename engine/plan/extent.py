@@ -7,7 +7,7 @@ declared by the operator (:mod:`engine.operators.traits`), never listed here by 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -166,7 +166,7 @@ def _windows(args: dict[str, Any]) -> list[tuple[str, dict[str, int]]]:
     return out
 
 
-def _int(x: Any) -> bool:
+def _int(x: Any) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 

@@ -169,7 +169,7 @@ def _parse_step(p: Parsed, i: int, raw: Any) -> None:
     if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
         p.add("schema", f"step {sid}: depends_on must be a list of step ids", sid, "depends_on")
         bad = True
-    if bad:
+    if bad or not isinstance(op, str):  # (a non-str op is bad already: the test narrows op's type)
         return
     refs: list[StepRef] = []
     for loc, obj in find_refs(args):

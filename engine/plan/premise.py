@@ -12,7 +12,7 @@ comparisons) leave the period as it is; a value that is not of the key's form is
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, TypeGuard
 
 from engine.timeutil import OPEN_END
 
@@ -24,7 +24,7 @@ def _us(d: dt.datetime) -> int:
     return (d - _EPOCH) // dt.timedelta(microseconds=1)
 
 
-def _int(x: Any) -> bool:
+def _int(x: Any) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from engine.errors import InvalidArgError, LimitError, UpstreamError
 
@@ -92,7 +92,7 @@ class Ref:
         return f"{self.step}.{self.field}" + "".join(str(s) for s in self.path)
 
 
-def is_ref(value: Any) -> bool:
+def is_ref(value: Any) -> TypeGuard[dict[str, Any]]:
     """Whether an argument value is a ref object ``{"$ref": ...}`` (exactly that one key)."""
     return isinstance(value, dict) and "$ref" in value
 
@@ -177,7 +177,14 @@ def resolve(ref: Ref, payload: dict[str, Any]) -> Resolved:
     cut = list_cut(payload, ref.field)
     first = ref.path[0] if ref.path else None
     total = payload.get(f"{ref.field}_total")
-    if cut and isinstance(first, Index) and isinstance(top, list) and len(top) <= first.i < total:
+    # a cut list has an int total (list_cut)
+    if (
+        cut
+        and isinstance(first, Index)
+        and isinstance(top, list)
+        and isinstance(total, int)
+        and len(top) <= first.i < total
+    ):
         raise LimitError(
             f"{ref}: element {first.i} is beyond the returned page ({len(top)} of "
             f"{payload[f'{ref.field}_total']}); raise the producing step's limit",

@@ -378,8 +378,8 @@ def _strip_refs(
         while len(cut) > 1 and any(isinstance(p, int) for p in cut):
             cut.pop()
         parent: Any = out
-        for part in cut[:-1]:
-            parent = parent[part] if isinstance(parent, (dict, list)) else None
+        for part in cut[:-1]:  # names only: the loops above cut every index off
+            parent = parent[part] if isinstance(parent, dict) else None
         if isinstance(parent, dict) and cut and cut[-1] in parent:
             del parent[cut[-1]]
         if cut:

@@ -237,12 +237,12 @@ def _check_record(
         state.batches.append(b)
         by_seq[seq] = b
     elif kind == "outcome":
-        b = by_seq.get(rec.get("seq"))  # type: ignore[arg-type]
-        if b is None or b is not state.batches[-1] or b.outcome is not None:
+        pending = by_seq.get(rec.get("seq"))  # type: ignore[arg-type]
+        if pending is None or pending is not state.batches[-1] or pending.outcome is not None:
             raise bad(f"outcome for seq {rec.get('seq')} without its pending batch")
         if rec.get("status") not in ("committed", "failed"):
             raise bad(f"unknown outcome status {rec.get('status')!r}")
-        b.outcome = {k: v for k, v in rec.items() if k not in ("kind", "seq", "batch_id")}
+        pending.outcome = {k: v for k, v in rec.items() if k not in ("kind", "seq", "batch_id")}
     else:
         raise bad(f"unknown record kind {kind!r}")
 

@@ -248,6 +248,8 @@ def parse_op(d: Any, where: str = "op") -> Op:
     if kind == "correct":
         _fields(d, kind, {"ref", "props"}, {"vt_s", "vt_e"}, where)
         ref = parse_ref(d["ref"], where)
+        vs: int | None
+        ve: int | None
         if "vt_s" in d or "vt_e" in d:
             if "vt_s" not in d or "vt_e" not in d:
                 raise SchemaError("correct: give both vt_s and vt_e, or neither (vid refs only)", at=where)

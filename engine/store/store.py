@@ -209,14 +209,14 @@ class Store:
         """Plan and apply a batch that is already in the log; append its outcome."""
         assert self._log is not None
         try:
-            parsed = [o if not isinstance(o, dict) else None for o in ops]
-            if any(o is None for o in parsed):
+            parsed: list[Op] = [o for o in ops if not isinstance(o, dict)]
+            if len(parsed) < len(ops):  # JSON ops (from the log): parse them
                 parsed = parse_batch(ops)
             planner = BatchPlanner(self.backend, batch.seq, batch.tt, self.entity_ids())
-            changes = planner.plan(parsed)  # type: ignore[arg-type]
+            changes = planner.plan(parsed)
         except TGMSError as exc:
-            outcome = {"status": "failed", "error": exc.to_dict()}
-            self._log.append_outcome(batch, outcome)
+            failed: dict[str, Any] = {"status": "failed", "error": exc.to_dict()}
+            self._log.append_outcome(batch, failed)
             return BatchResult(batch.seq, batch.batch_id, batch.tt, "failed", {}, exc.to_dict())
         except Exception as exc:
             # A bug while planning: record the batch as failed (so the store still opens) and surface it.

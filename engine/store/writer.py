@@ -158,19 +158,20 @@ class BatchPlanner:
                 if v.vid == ref.vid:
                     return ident, v
         flt = ScanFilter(vids=(ref.vid,))  # type: ignore[arg-type]
-        ident = None
+        owner: _Identity | None = None
         t = self.backend.scan_edges(flt)
         if t.num_rows:
-            ident = self._edge(edge_versions_from(t)[0].eid)
+            owner = self._edge(edge_versions_from(t)[0].eid)
         else:
             t = self.backend.scan_nodes(flt)
             if t.num_rows:
                 n = node_versions_from(t)[0]
-                ident = self._node(n.nid, n.uid)
+                owner = self._node(n.nid, n.uid)
         # the stored version may already have been carved away by an earlier op of this batch
-        found = None if ident is None else next((x for x in ident.versions if x.vid == ref.vid), None)
-        if found is not None:
-            return ident, found  # type: ignore[return-value]
+        if owner is not None:
+            found = next((x for x in owner.versions if x.vid == ref.vid), None)
+            if found is not None:
+                return owner, found
         raise NotFoundError("no currently believed version has this vid", at=where, ref=ref.to_json())
 
     def _edge_ever_existed(self, eid: int) -> bool:

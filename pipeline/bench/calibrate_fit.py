@@ -90,7 +90,8 @@ def fit(
     coefficients. A term no call uses keeps its current value."""
     a = _design(work)
     ly = np.log(np.asarray(measured, dtype=float))
-    used = (a > 0).any(axis=0)
+    # numpy's stub cannot tell a reduction of a 2-D array over an axis from one to a scalar
+    used: np.ndarray = (a > 0).any(axis=0)  # type: ignore[assignment]
     theta0 = np.log(np.array([COST_COEFFICIENTS[t] for t in TERMS]))
     lam = math.sqrt(ridge * len(ly))
 

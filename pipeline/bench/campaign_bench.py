@@ -219,7 +219,7 @@ def _throughput(
     )
     spare = tasks[-cluster.actors :]  # warm-up tasks, outside the timed set
     timed = tasks[: len(tasks) - cluster.actors]
-    runs = []
+    runs: list[dict[str, Any]] = []
     with open_model(model, None, False) as (endpoint, window):  # no response cache: every task asks
         for rep in range(reps):
             with start_actors(bundles, endpoint, cluster, work / "systems") as pool:

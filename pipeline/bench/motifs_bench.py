@@ -19,6 +19,7 @@ import itertools
 import statistics
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ def bench_collegemsg(work: Path, reps: int, progress: Callable[[str], None]) -> 
     out = []
     for motif in MOTIFS:
         args = {"motif": motif, "delta": DAY, "window": win}
-        s, (count, est) = p50(lambda a=args: count_call(ctx, a), reps, lambda: cold(ctx))
+        s, (count, est) = p50(partial(count_call, ctx, args), reps, lambda: cold(ctx))
         out.append(
             {"case": "collegemsg", "motif": motif, "count": count, "p50_ms": s * 1e3, "est_ms": est * 1e3}
         )
@@ -109,7 +110,7 @@ def bench_synthetic(root: Path, reps: int, n_events: int, filters: list[int]) ->
     for n_filter, motif, (delta, name) in itertools.product(filters, MOTIFS, ((HOUR, "1h"), (DAY, "1d"))):
         uids = [f"s{i}" for i in range(n_filter)]
         args = {"motif": motif, "delta": delta, "window": win, "node_filter": uids}
-        s, (count, est) = p50(lambda a=args: count_call(ctx, a), reps, lambda: cold(ctx))
+        s, (count, est) = p50(partial(count_call, ctx, args), reps, lambda: cold(ctx))
         sel = motif_selection(
             ctx, parse_args(get_operator("count_temporal_motifs").args, args, "count_temporal_motifs")
         )

@@ -17,6 +17,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ def raphtory_version() -> str | None:
         import raphtory
     except ImportError:
         return None
-    return str(raphtory.__version__)
+    return str(raphtory.version())  # the typed form of raphtory.__version__
 
 
 def run(work: Path, reps: int, progress: Callable[[str], None]) -> list[dict[str, Any]]:
@@ -88,7 +89,7 @@ def run(work: Path, reps: int, progress: Callable[[str], None]) -> list[dict[str
             "counts": five,
         }
         for m in MOTIFS:
-            t, c = timed(lambda m=m: count(m), reps, lambda: drop_motif_cache(ctx))
+            t, c = timed(partial(count, m), reps, lambda: drop_motif_cache(ctx))
             records.append({"op": "count_temporal_motifs", "case": f"collegemsg/{m}_delta_1d", "scale": n,
                             **_stats(t), "count": c})  # fmt: skip
         version = raphtory_version()

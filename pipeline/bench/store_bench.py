@@ -90,7 +90,7 @@ def _in_fresh_process(case: str, backend: str) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix=f"tgms-bench-{case}-{backend}-"))
     try:
         with mp.get_context("spawn").Pool(1) as pool:
-            return pool.apply(run_case, (case, backend, work))  # type: ignore[no-any-return]
+            return pool.apply(run_case, (case, backend, work))
     except Exception as exc:  # a failed case is a row of the table, not the end of the run
         return {"case": case, "backend": backend, "error": f"{type(exc).__name__}: {exc}"[:300]}
     finally:

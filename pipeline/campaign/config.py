@@ -341,8 +341,9 @@ class CampaignConfig(_Strict):
         return self
 
 
-def validate(raw: dict[str, Any]) -> CampaignConfig:
-    """The typed config of a composed one; ``E_INVALID_ARG`` naming every bad key path otherwise."""
+def validate(raw: object) -> CampaignConfig:
+    """The typed config of a composed one; ``E_INVALID_ARG`` naming every bad key path otherwise (a value
+    that is not a mapping is refused the same way)."""
     try:
         return CampaignConfig.model_validate(raw)
     except ValidationError as exc:

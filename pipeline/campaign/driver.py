@@ -441,7 +441,7 @@ def _task(cfg: Any) -> None:
     multirun = hc.mode == RunMode.MULTIRUN
     base_dir = Path(hc.sweep.dir if multirun else hc.runtime.output_dir)
     with _structured_errors(), sigterm_as_interrupt():  # SIGTERM stops in order, as Ctrl-C does
-        config = validate(OmegaConf.to_container(cfg, resolve=True))  # type: ignore[arg-type]
+        config = validate(OmegaConf.to_container(cfg, resolve=True))
         try:  # before the run directory, the bundles or the tracking store are touched
             preflight(config, tracking_target(config, base_dir)[0], Path(config.run.dir), say)
         except TGMSError:

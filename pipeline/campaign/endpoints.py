@@ -282,11 +282,11 @@ def open_model(
         with scripted_replicas(
             model.replicas, model=served, reply_delay_s=model.reply_delay_s, concurrency=model.concurrency
         ) as servers:
-            urls = tuple(s.base_url for s in servers)
+            scripted_urls = tuple(s.base_url for s in servers)
             # a test double answers at once: fail fast instead of backing off as for a real cluster
             yield (
                 EndpointConfig(
-                    base_urls=urls, model=served, backoff_base_s=0.05, backoff_cap_s=0.5, **common
+                    base_urls=scripted_urls, model=served, backoff_base_s=0.05, backoff_cap_s=0.5, **common
                 ),
                 (model.max_model_len),
             )

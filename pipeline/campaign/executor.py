@@ -351,8 +351,10 @@ def run_jobs(
         if ready_at is None:
             same = next((i for i, item in enumerate(queue) if item[0].cell.cell_id == last[0]), 0)
             return take(same)
-        same = next((i for i, it in enumerate(queue) if it[0].cell.cell_id == last[0] and ready(it)), None)
-        return take(same if same is not None else ready_at)
+        same_ready = next(
+            (i for i, it in enumerate(queue) if it[0].cell.cell_id == last[0] and ready(it)), None
+        )
+        return take(same_ready if same_ready is not None else ready_at)
 
     # after a memory kill nothing new is submitted until this time (time.monotonic); finished tasks are
     # still collected meanwhile, so the driver's progress and records do not stall behind the pause

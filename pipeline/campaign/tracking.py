@@ -233,7 +233,10 @@ class CampaignTracker:
             warnings.simplefilter("ignore", UserWarning)
             source = resolve_dataset_source(str(Path(path).resolve()))
         digest = str(manifest.get("store_digest", ""))[:32]
-        dataset = MetaDataset(source, name=f"{suite}-s{manifest.get('seed')}", digest=digest)
+        # mlflow's Dataset marks `profile` @abstractmethod without ABCMeta; MetaDataset, concrete, omits it
+        dataset = MetaDataset(  # type: ignore[abstract]
+            source, name=f"{suite}-s{manifest.get('seed')}", digest=digest
+        )
         context = [InputTag("mlflow.data.context", "evaluation")]
         entity = DatasetInput(dataset._to_mlflow_entity(), tags=context)
         with self._lock:

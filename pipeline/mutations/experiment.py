@@ -86,16 +86,15 @@ def run_experiment(
     store_dir: str | Path, suite: dict[str, Any] | str | Path, per_class: int = 100, seed: int = 0
 ) -> dict[str, Any]:
     """Build the pool of ``suite`` on the store and run every mutation class; the ``mutations.json`` body."""
-    if not isinstance(suite, dict):
-        suite = json.loads(Path(suite).read_text())
+    spec: dict[str, Any] = suite if isinstance(suite, dict) else json.loads(Path(suite).read_text())
     with Store.open(store_dir, read_only=True) as store:
         ctx = OpContext(store)
-        pool = build_pool(suite_tasks(suite), ctx, seed)
+        pool = build_pool(suite_tasks(spec), ctx, seed)
         fp = {id(it): verdict(it.claim, it.trace, ctx) for it in pool.items}
         records = [run_class(cls, pool, per_class, seed, fp) for cls in all_classes()]
         return {
             "format": FORMAT,
-            "dataset": suite.get("dataset"),
+            "dataset": spec.get("dataset"),
             "store_digest": store.digest(),
             "seed": seed,
             "per_class": per_class,

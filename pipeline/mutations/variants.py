@@ -140,7 +140,7 @@ def _page_traces(item: PoolItem, step: str, lst: str, limit: int) -> tuple[Trace
             item.cache[key] = (run_plan(plan, item.ctx), run_plan(plan, item.ctx, taint=False))
         except TGMSError:
             item.cache[key] = None
-    return item.cache[key]  # type: ignore[no-any-return]
+    return item.cache[key]
 
 
 def _page_case(item: PoolItem, rng: random.Random) -> tuple[int, int, Trace, Trace] | None:

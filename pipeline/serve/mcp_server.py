@@ -141,7 +141,7 @@ def url_of(sock: socket.socket) -> str:
 
 
 async def serve_http(
-    server: Server[Any], sock: socket.socket, ready: Callable[[], None], *, grace_s: float = 5.0
+    server: Server[Any], sock: socket.socket, ready: Callable[[], None], *, grace_s: int = 5
 ) -> None:
     """Serve streamable HTTP on ``sock`` (many clients, one session each) until a stop signal arrives;
     ``ready()`` once requests are served and a stop signal would be handled."""

@@ -219,7 +219,7 @@ class ReadOnlyGraph:
         if isinstance(result, list):  # several statements: only the first one is asked for
             raise RuntimeError("send exactly one query (no ';'-separated statements)")
         columns = list(result.get_column_names())
-        rows = []
+        rows: list[list[Any]] = []
         while result.has_next() and len(rows) < self.row_cap:
             rows.append([plain(v) for v in result.get_next()])
         return QueryResult(columns, rows, result.has_next())

@@ -111,7 +111,10 @@ def _find_query(reply: str) -> str | None:
 def attempt_query(graph: ReadOnlyGraph, n: int, reply: str) -> Outcome:
     query = read_query(reply)
     if query is None:
-        v = {"problem": "no_query", "message": 'no query found: reply {"cypher": "MATCH ... RETURN ..."}'}
+        v: dict[str, Any] = {
+            "problem": "no_query",
+            "message": 'no query found: reply {"cypher": "MATCH ... RETURN ..."}',
+        }
         return Outcome(None, None, Attempt(n=n, sha256=None, valid=False, violations=[v]), v["message"])
     sha = sha256_hex(query.encode("utf-8"))
     clause = write_clause(query)

@@ -86,6 +86,7 @@ def validate_config(cfg: SyntheticConfig) -> None:
         if not ok:
             raise InvalidArgError(message, field=name, value=getattr(cfg, name))
 
+    lo: float  # the integer minimums, then the float ranges' low ends
     for lo, names in _INT_MIN:
         for name in names.split():
             v = getattr(cfg, name)

@@ -27,6 +27,7 @@ def oracle_entity_history(store: OracleStore, args: dict[str, Any]) -> dict[str,
     check_keys(args, ["uid"], ["include_edges"], "entity_history")
     a = as_of_arg(args)
     uid = str_arg(args, "uid")
+    assert uid is not None  # check_keys refuses a missing or null required argument
     include_edges = args.get("include_edges", False)
     if include_edges is None:
         include_edges = False

@@ -67,7 +67,7 @@ def _bind(motif: str, triple: tuple[dict[str, Any], ...]) -> dict[str, str] | No
 
 def _instances(motif: str, delta: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     variables = MOTIFS[motif][0]
-    out = []
+    out: list[dict[str, Any]] = []
     n = len(events)
     for i in range(n):
         for j in range(i + 1, n):

@@ -42,11 +42,11 @@ def oracle_resolve_entities(store: OracleStore, args: dict[str, Any]) -> dict[st
             latest[v["uid"]] = v
     cands: list[dict[str, Any]] = []
     for uid in sorted(store.known_uids(a)):
-        v = latest.get(uid)
-        name = v["props"].get("name") if v is not None else None
+        node = latest.get(uid)
+        name = node["props"].get("name") if node is not None else None
         cand = {
             "uid": uid,
-            "label": v["label"] if v is not None else None,
+            "label": node["label"] if node is not None else None,
             "name": name if isinstance(name, str) else None,
         }
         if label is not None and cand["label"] != label:

@@ -76,6 +76,7 @@ def oracle_hop_distance(store: OracleStore, args: dict[str, Any]) -> dict[str, A
     check_keys(args, ["src", "window"], ["rel_types", "dst", "direction", "max_hops"], "hop_distance")
     known = store.known_uids(as_of_arg(args))
     src, dst = str_arg(args, "src"), str_arg(args, "dst")
+    assert src is not None  # check_keys refuses a missing or null required argument
     require_known([src], known, "src")
     if dst is not None:
         require_known([dst], known, "dst")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, overload
 
 from engine.errors import InvalidArgError, NotFoundError, SchemaError
 from engine.timeutil import OPEN_END
@@ -151,6 +151,10 @@ def as_of_arg(args: dict[str, Any]) -> int | None:
     return None if a is None else time_arg(a, "as_of_tt")
 
 
+@overload
+def int_arg(args: dict[str, Any], name: str, default: int, lo: int, hi: int | None) -> int: ...
+@overload
+def int_arg(args: dict[str, Any], name: str, default: int | None, lo: int, hi: int | None) -> int | None: ...
 def int_arg(args: dict[str, Any], name: str, default: int | None, lo: int, hi: int | None) -> int | None:
     x = args.get(name)
     if x is None:
@@ -164,6 +168,10 @@ def int_arg(args: dict[str, Any], name: str, default: int | None, lo: int, hi: i
     return x
 
 
+@overload
+def str_arg(args: dict[str, Any], name: str, default: str) -> str: ...
+@overload
+def str_arg(args: dict[str, Any], name: str, default: str | None = None) -> str | None: ...
 def str_arg(args: dict[str, Any], name: str, default: str | None = None) -> str | None:
     x = args.get(name)
     if x is None:
