@@ -14,7 +14,7 @@ not take, then the fn's own arguments and values) and keeps the result for the o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
@@ -73,12 +73,20 @@ def _fn_rules() -> list[dict[str, Any]]:
             if needs:
                 then["required"] = needs
                 then["properties"].update({k: not_null for k in needs})
-        else:
-            needed = ["input", *needs]
+        else:  # record's operands are its fields, every other fn's its input
+            needed = list(dict.fromkeys([*(["input"] if "input" in takes else []), *needs]))
             then["required"] = needed
             then["properties"].update({k: not_null for k in needed})
         rules.append({"if": {"properties": {"fn": {"enum": fns}}, "required": ["fn"]}, "then": then})
     return rules
+
+
+if TYPE_CHECKING:  # built from the fn tables at import time: a type checker sees plain strings
+    FnName = str
+    CmpName = str
+else:
+    FnName = Literal[FNS]
+    CmpName = Literal[(*CMPS, *CMP_ALIASES)]
 
 
 class JoinKey(Model):
@@ -90,9 +98,10 @@ class JoinKey(Model):
 
 
 class ComputeArgs(OpArgs):
-    model_config = ConfigDict(json_schema_extra={"allOf": _fn_rules()})
+    # list(): a new list, typed by the context as pydantic's list[JsonValue] (a list is invariant)
+    model_config = ConfigDict(json_schema_extra={"allOf": list(_fn_rules())})
 
-    fn: Annotated[Literal[FNS], Field(description="the function; see the manual for each fn's arguments")]
+    fn: Annotated[FnName, Field(description="the function; see the manual for each fn's arguments")]
     input: Annotated[
         list[Any] | None,
         Operand(),
@@ -124,7 +133,7 @@ class ComputeArgs(OpArgs):
                           "default: input order. " + _takers("tie_by")),
     ] = None  # fmt: skip
     cmp: Annotated[
-        Literal[(*CMPS, *CMP_ALIASES)] | None,
+        CmpName | None,
         Field(description="filter: each value against `value`; compare: a against b. " + _takers("cmp")),
     ] = None
     value: Annotated[Any, Operand(), Field(description="the value compared against. " + _takers("value"))] = (
@@ -168,6 +177,14 @@ class ComputeArgs(OpArgs):
     ] = None
     as_: Annotated[
         str | None, Field(alias="as", description="name of the derived field. " + _takers("as"))
+    ] = None
+    fields: Annotated[
+        dict[str, Any] | None,
+        Operand(),
+        Field(
+            description="named single values, each a number, string, boolean, null or a $ref to one: "
+            "one row of them (a tuple answer). " + _takers("fields")
+        ),
     ] = None
 
     _result: Result | None = PrivateAttr(default=None)
@@ -216,7 +233,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
     if len(loc) == 1 and loc[0] in ("a", "b"):
         operand = loc[0]
     elif len(loc) == 2 and loc[0] == "input" and fn in TWO_OPERANDS:
-        operand = {0: "a", 1: "b"}.get(loc[1])  # type: ignore[call-overload]
+        operand = {0: "a", 1: "b"}.get(loc[1]) if isinstance(loc[1], int) else None
     if operand is None:
         return False  # a term of a literal list
     if fn == "join":  # no a rows: no output; no b rows empties an inner join only (left/anti keep a)
@@ -237,7 +254,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "refused); mean of time points → time point, of counts → ratio; min, max, median keep the unit; "
         "diff: time − time → duration, time − duration → time; ratio: count ÷ count → ratio, duration ÷ "
         "count → duration; percent, pct_change → ratio; topk, filter, set ops, join, derive: rows keep "
-        "their fields' units, value is a count",
+        "their fields' units, value is a count; record: each part keeps its value's unit",
     ),
     args=ComputeArgs,
     output=ComputeOut,
@@ -260,7 +277,8 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "`input`, computed by `expr` {op, left, right} with op add|sub|mul|div|min|max, lt|le|gt|ge|eq|ne "
         "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|not, over field names, numbers or "
         "nested expressions (arithmetic on a missing or non-numeric field, or a division by zero, gives "
-        "null; a comparison with a null side gives null). The result is "
+        "null; a comparison with a null side gives null); record makes one row of named single values "
+        "`fields` {name: value or $ref} (a tuple answer: the three counts; answer it as rows). The result is "
         "in `value` (for "
         "row-returning fns, the number of rows); a division by zero gives null; arguments a fn does not "
         "take are refused. Over a cut page only the per-row fns filter and derive run (their result stays "

@@ -27,7 +27,7 @@ SELECTORS = ("topk", "filter")
 PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul", "add")
 SET_OPS = ("union", "intersection", "difference")
 ROW_FNS = ("join", "derive")  # engine.operators.compute_rows
-FNS = (*REDUCERS, *SELECTORS, "interval_relation", "compare", *PAIRWISE, *SET_OPS, *ROW_FNS)
+FNS = (*REDUCERS, *SELECTORS, "interval_relation", "compare", *PAIRWISE, *SET_OPS, *ROW_FNS, "record")
 #: per-row fns: each output row depends on its own input row only, so over part of a list they give exactly
 #: the rows of that part. They run over truncated input and their step stays tainted (docs/plans.md §3): the
 #: result is itself a cut list, and its value (a row count) is read like any cut page's length.
@@ -54,6 +54,7 @@ FN_ARGS = (
     "prefix",
     "expr",
     "as",
+    "fields",
 )
 #: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG
 TAKES: dict[str, tuple[str, ...]] = {
@@ -66,6 +67,7 @@ TAKES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(SET_OPS, ("input", "a", "b", "field")),
     "join": ("input", "a", "b", "on", "how", "prefix"),
     "derive": ("input", "expr", "as"),
+    "record": ("fields",),
 }
 #: arguments a fn cannot do without (besides its operands)
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -73,12 +75,16 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "compare": ("cmp",),
     "join": ("on",),
     "derive": ("expr", "as"),
+    "record": ("fields",),
 }
 COMMON = ("as_of_tt", "limit", "cursor")
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
 DEFAULT_K = 10
 MAX_K = 10_000
+#: a record's parts: how many, and their names (an answer's named parts, "the three counts")
+MAX_RECORD_FIELDS = 16
+RECORD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 Value = bool | int | float | str | None  # bool: compare's answer
 Result = tuple[Value, list[Any]]
@@ -442,6 +448,31 @@ def _set_op(fn: str, args: dict[str, Any], field: str | None) -> Result:
     return len(rows), rows
 
 
+def _record(args: dict[str, Any]) -> Result:
+    """One row of named single values (a tuple answer: "how many sent, how many received"); value = 1."""
+    fields = args.get("fields")
+    if not isinstance(fields, dict) or not fields:
+        # {} reads as missing: the verifier checks a record whose parts are all refs with the refs left out
+        shape_error("fields", "record needs fields: an object of 1..16 named single values", fields or None)
+    if len(fields) > MAX_RECORD_FIELDS:
+        value_error(
+            "fields", f"a record has at most {MAX_RECORD_FIELDS} parts, got {len(fields)}", len(fields)
+        )
+    row: dict[str, Any] = {}
+    for name, v in fields.items():
+        if not RECORD_NAME.match(name):
+            value_error("fields", f"part name {name!r} must match [A-Za-z_][A-Za-z0-9_]* (<= 64 chars)", name)
+        if isinstance(v, (list, dict)):
+            value_error(
+                f"fields.{name}",
+                "a record's parts are single values (a number, string, boolean or null): reduce a list "
+                f"first (count, sum, max ...), got {_show(v)}",
+                v,
+            )
+        row[name] = number_out(exact(v, f"fields.{name}")) if is_number(v) else v
+    return 1, [row]
+
+
 def evaluate(args: dict[str, Any]) -> Result:
     """``(value, rows)`` of a compute call given as a plain dict; argument errors raise ValidationError."""
     unknown = sorted(set(args) - {"fn", *FN_ARGS, *COMMON})
@@ -472,6 +503,8 @@ def evaluate(args: dict[str, Any]) -> Result:
         return _compare(args)
     if fn in PAIRWISE:
         return _pairwise(fn, args)
+    if fn == "record":
+        return _record(args)
     if fn in ROW_FNS:
         from engine.operators.compute_rows import evaluate_rows  # it builds on this module's helpers
 

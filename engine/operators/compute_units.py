@@ -53,7 +53,7 @@ def _operand(args: Mapping[str, Any], env: UnitEnv, name: str) -> tuple[tuple[st
 def _elements(args: Mapping[str, Any], env: UnitEnv, loc: tuple[str | int, ...]) -> UnitTree:
     """The tree of each element of the list at ``loc``: a ref to a list gives its item; a literal list
     gives its elements' common tree (unknown when they differ or are literals)."""
-    value = args.get(loc[0]) if len(loc) == 1 else None
+    value = args.get(loc[0]) if len(loc) == 1 and isinstance(loc[0], str) else None
     if env.is_ref(loc):
         tree = env.at(loc)
         return tree.item if tree.item is not None else UNKNOWN
@@ -263,4 +263,15 @@ def _by_fn(fn: Any, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         return _derive(args, env)
     if fn == "interval_relation":
         return _interval_relation(args, env)
+    if fn == "record":
+        return _record(args, env)
     return UnitResult(UNKNOWN)
+
+
+def _record(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
+    """One row whose parts keep the units of the values they hold (a literal part: unknown)."""
+    fields = args.get("fields")
+    if not isinstance(fields, dict):
+        return UnitResult(_result(Unit.COUNT))
+    row = tuple((str(k), env.at(("fields", k)) if env.is_ref(("fields", k)) else UNKNOWN) for k in fields)
+    return UnitResult(_result(Unit.COUNT, list_of(UnitTree(fields=row))))

@@ -422,8 +422,9 @@ def _present(col: Col) -> np.ndarray:
 # -- selection ------------------------------------------------------------------------------------------
 
 
-def select(ctx: OpContext, a: EventSelection) -> tuple[EdgeArrays, np.ndarray, Columns]:
-    """Scan positions of the selected events (ascending = ``(vt_s, eid, vid)`` order) and their columns."""
+def select(ctx: OpContext, a: EventSelection, at: str = "") -> tuple[EdgeArrays, np.ndarray, Columns]:
+    """Scan positions of the selected events (ascending = ``(vt_s, eid, vid)`` order) and their columns;
+    ``at`` prefixes the field an unknown uid is reported at (a nested selection: ``"a."``)."""
     e = ctx.edges(a.as_of_tt)
     sets = {}
     for name in ("src", "dst", "node"):
@@ -431,7 +432,7 @@ def select(ctx: OpContext, a: EventSelection) -> tuple[EdgeArrays, np.ndarray, C
         if isinstance(uids, str):
             uids = [uids]
         if uids is not None:
-            sets[name] = np.array(ctx.require_known(dedupe(uids), a.as_of_tt, name), dtype=np.int64)
+            sets[name] = np.array(ctx.require_known(dedupe(uids), a.as_of_tt, at + name), dtype=np.int64)
     lo, hi = 0, e.n
     if a.window is not None:
         lo, hi = (int(x) for x in np.searchsorted(e.vt_s, [a.window.t_a, a.window.t_b], "left"))
@@ -439,10 +440,18 @@ def select(ctx: OpContext, a: EventSelection) -> tuple[EdgeArrays, np.ndarray, C
     keep: list[tuple[str, Callable[[np.ndarray], np.ndarray]]] = []
     for name, nids in sets.items():
         if name == "node":
-            keep.append((name, lambda p, s=nids: np.isin(e.src[p], s) | np.isin(e.dst[p], s)))
+
+            def either_end_in(p: np.ndarray, s: np.ndarray = nids) -> np.ndarray:
+                return np.isin(e.src[p], s) | np.isin(e.dst[p], s)
+
+            keep.append((name, either_end_in))
         else:
             col = e.src if name == "src" else e.dst
-            keep.append((name, lambda p, s=nids, c=col: np.isin(c[p], s)))
+
+            def end_in(p: np.ndarray, s: np.ndarray = nids, c: np.ndarray = col) -> np.ndarray:
+                return np.isin(c[p], s)
+
+            keep.append((name, end_in))
     if a.rel_types is not None:
         codes, names = rel_codes(ctx, e, a.as_of_tt)
         wanted = np.array([i for i, r in enumerate(names) if r in set(a.rel_types)], dtype=np.int64)

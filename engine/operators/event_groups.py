@@ -149,11 +149,12 @@ def group(cols: Columns, group_by: list[str]) -> Grouping:
         return Grouping(0, np.zeros(0, dtype=np.int64), ev, other, [(f, []) for f, _, _ in comps])
     codes = [c for _, c, _ in comps]
     sizes = [int(c.max()) + 1 for c in codes]
+    uniqs: list[np.ndarray | None]  # each component's distinct values, when re-densified
     if float(np.prod([float(s) for s in sizes])) >= _COMBINE_MAX:  # re-densify each component first
         dense = [unique_inverse(c) for c in codes]
         uniqs = [u for u, _ in dense]
         codes = [inv for _, inv in dense]
-        sizes = [len(u) for u in uniqs]
+        sizes = [len(u) for u, _ in dense]
     else:
         uniqs = [None] * len(codes)
     if float(np.prod([float(s) for s in sizes])) < _COMBINE_MAX:
@@ -219,8 +220,8 @@ def agg_value_at(cols: Columns, gr: Grouping, field: str, last: bool) -> list[An
 
 
 def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[Any]:
-    """min_gap / max_gap / mean_gap / sessions / max_session / max_in_window / count_within_first over
-    each group's sorted event times."""
+    """min_gap / max_gap / mean_gap / sessions / max_session(_events) / max_in_window / count_within_first
+    over each group's sorted event times."""
     order, g, starts = gr.sorted_rows()
     G = gr.n_groups
     if not G or not len(g):
@@ -263,7 +264,7 @@ def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[An
         assert param is not None
         split = np.concatenate([(d > param) & internal, [False]]).astype(np.int64)
         return (np.add.reduceat(split, starts) + 1).tolist()
-    if fn == "max_session":
+    if fn in ("max_session", "max_session_events"):
         assert param is not None
         # a session starts at a group's first event or after a gap over `param`; its duration is its last
         # time minus its first, the longest per group (0: every session a single event)
@@ -271,6 +272,8 @@ def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[An
         begins[starts] = True
         begins[1:] |= d > param
         first = np.maximum.accumulate(np.where(begins, np.arange(len(t)), 0))
+        if fn == "max_session_events":  # the events in the largest session: position in it, plus one
+            return np.maximum.reduceat(np.arange(len(t)) - first + 1, starts).tolist()
         return np.maximum.reduceat(t - t[first], starts).tolist()
     multi = cnt >= 2
     out: list[Any] = [None] * G

@@ -9,12 +9,12 @@ Semantics, ordering and tie rules: ``docs/operators.md`` §15–§16.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NoReturn
 
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from engine.operators.base import Model, OneOf, PagedOutput, invalid
 from engine.operators.context import OpContext
@@ -64,13 +64,13 @@ FAMILY = "events"  # the family is the module that registers it
 GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CALENDAR)
 AGG_FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
            "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
-           "count_within_first", "max_session")  # fmt: skip
+           "count_within_first", "max_session", "max_session_events")  # fmt: skip
 #: the aggregates that take ``width`` µs: the most events in any window of it; the events within it of
 #: the group's own first event ("another message within 7 days of each user's first": a relative window)
 WIDTH_FNS = ("max_in_window", "count_within_first")
 #: the aggregates that take ``gap`` µs: the runs of events split where consecutive times differ by more
-#: (how many; the longest one's duration)
-GAP_FNS = ("sessions", "max_session")
+#: (how many; the longest one's duration; the most events one holds)
+GAP_FNS = ("sessions", "max_session", "max_session_events")
 #: the value of a field at the group's first / last event ((vt_s, eid, vid) order): "the rating of an
 #: account's first rating", "whom a user wrote to last" (any event field, numeric or not)
 VALUE_AT_FNS = ("first_value", "last_value")
@@ -221,7 +221,7 @@ def _check_aggregate(g: Aggregate, group_by: list[str]) -> None:
 
 def _located(loc: tuple[str | int, ...], message: str, value: Any) -> NoReturn:
     """E_INVALID_ARG at ``loc`` inside the args (a model validator's own errors have no location)."""
-    line = {"type": invalid(message), "loc": loc, "input": value}
+    line: InitErrorDetails = {"type": invalid(message), "loc": loc, "input": value}
     raise ValidationError.from_exception_data("aggregate_events", [line])
 
 
@@ -255,7 +255,11 @@ class AggregateEventsArgs(EventSelection):
             _located(
                 ("aggregates",), f"output field name(s) {dup} used twice; rename an aggregate with 'as'", dup
             )
-        for what, refs in (("having", self.having), ("order_by", self.order_by)):
+        field_refs: tuple[tuple[str, Sequence[Having | OrderKey]], ...] = (
+            ("having", self.having),
+            ("order_by", self.order_by),
+        )
+        for what, refs in field_refs:
             for i, r in enumerate(refs):
                 if r.field not in names:
                     _located(
@@ -381,7 +385,7 @@ def _rank(values: list[Any], desc: bool) -> np.ndarray:
 
 #: each aggregate fn's unit (None: the unit of its field, reduced by fn)
 _AGG_UNITS: dict[str, Unit | None] = {
-    **dict.fromkeys(("count", "count_distinct", *WIDTH_FNS, "sessions"), Unit.COUNT),
+    **dict.fromkeys(("count", "count_distinct", *WIDTH_FNS, "sessions", "max_session_events"), Unit.COUNT),
     **dict.fromkeys(("first_t", "last_t"), Unit.TIME),
     **dict.fromkeys(("min_gap", "max_gap", "mean_gap", "max_session"), Unit.DURATION),
     **dict.fromkeys(("sum", "mean", "min", "max", "median", *VALUE_AT_FNS), None),
@@ -424,10 +428,10 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     traits=Traits(
         units=aggregate_units,
         units_doc="rows: key fields src, dst, node, a, b are ids, calendar keys and prop_<name> free values; "
-        "count, count_distinct, max_in_window, count_within_first, sessions are counts, first_t, last_t "
-        "time points, first_value, last_value the field's unit, min_gap, max_gap, mean_gap, max_session "
-        "durations; sum, min, max, median keep the field's unit (t: a time point), mean of a time is a "
-        "time; a sum of times is refused",
+        "count, count_distinct, max_in_window, count_within_first, sessions, max_session_events are counts, "
+        "first_t, last_t time points, first_value, last_value the field's unit, min_gap, max_gap, mean_gap, "
+        "max_session durations; sum, min, max, median keep the field's unit (t: a time point), mean of a "
+        "time is a time; a sum of times is refused",
     ),
     args=AggregateEventsArgs,
     output=AggregateEventsOut,
@@ -444,7 +448,8 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         "(between a group's consecutive event times), max_in_window (most events in any window of `width`"
         " µs), count_within_first (the group's events less than `width` µs after its first event, that "
         "first one not counted), sessions (runs split where the gap exceeds `gap` µs), max_session (the "
-        "longest such run's duration, last minus first time). Default name: fn, or fn_field with ."
+        "longest such run's duration, last minus first time), max_session_events (the most events in one "
+        "such run). Default name: fn, or fn_field with ."
         " -> _. `having` filters groups, `order_by` [{field, desc}] orders them (nulls last, ties by the "
         "group key ascending; default: key ascending). `rows` are flat (key fields, then aggregate "
         "names); `rows_total` counts groups after having, `n_events` the selected events. Example: the 3 "
@@ -472,7 +477,9 @@ def aggregate_events(ctx: OpContext, a: AggregateEventsArgs) -> dict[str, Any]:
         keep &= _having(columns[names.index(h.field)], h)
     idx = np.flatnonzero(keep)
     if a.order_by and len(idx):
-        ranks = [_rank([columns[names.index(o.field)][i] for i in idx.tolist()], o.desc) for o in a.order_by]
+        ranks = [
+            _rank([columns[names.index(o.field)][i] for i in idx.tolist()], bool(o.desc)) for o in a.order_by
+        ]
         # groups are numbered in key order: the group index is the final tie-break
         idx = idx[np.lexsort([idx, *reversed(ranks)])]
     rows = GroupRows(names, columns, idx)

@@ -14,6 +14,13 @@ gives it: ``LD_0 = t_b − 1``; an arc u→v ``[s, e)`` with ``B = min(e − 1, 
 ``LD_r(u) >= B − 1``. The longest length L is the largest r with a start whose α₀ <= LD_r; the path
 returned is the least in step order, chosen greedily hop by hop: at each hop the arc of least
 ``(τ, eid, vid)`` whose head can still make the remaining hops (``τ <= LD_rest(v)``).
+
+``delta_max_wait`` δ (every hop after the first at most δ after the previous one): an earlier arrival no
+longer does all a later one can, so ``LD_r(u)`` becomes ``A_r(u)``, the *set* of arrivals at u from which r
+more hops are possible, kept as sorted disjoint intervals per node (:class:`_Spans`). One vectorized round
+gives ``A_r`` from ``A_{r-1}``: an arc u→v ``[s, e)`` with ``s ∈ A_{r-1}(v)`` adds the arrivals
+``[s − δ, s − 1]`` (taken at s), and an interval arc adds ``(A_{r-1}(v) − 1) ∩ [s, min(e, t_b) − 2]``
+(entered after it started, at α + 1; δ ≥ 1). The path is built greedily as above (``τ ∈ A_rest(v)``).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, model_validator
 
+from engine.operators.adjacency import _ranges
 from engine.operators.base import MAX_LIST, OpArgs, PagedOutput, Uid, Window, dedupe, invalid
 from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
@@ -48,6 +56,10 @@ class LongestPathArgs(OpArgs):
         bool,
         Field(description="false (simple only): a hop may be at the previous hop's time"),
     ] = True
+    delta_max_wait: Annotated[
+        int | None,
+        Field(ge=0, description="every hop after the first at most this long after the previous one"),
+    ] = None
 
     @model_validator(mode="after")
     def _strict_needs_walks(self) -> LongestPathArgs:
@@ -67,6 +79,13 @@ class LongestPathOut(PagedOutput):
 #: measured on 10^6 synthetic versions (2 cores): a round costs ~0.35 scan rows per arc, the setup (arc
 #: selection, the sort by tail, the first hop over every arc) ~10; priced ~2x above both
 _PER_ARC_ROUND, _PER_ARC = 1.0, 20.0
+#: a round with a wait limit (interval sets: two binary searches an arc, a sort of the new intervals)
+#: is priced at this many plain rounds: measured ~9x a plain round (~0.1 µs an arc, 10^6 synthetic
+#: versions, 2 shared cores), but the plain round is priced ~4x above its measure, so at 4x the estimate
+#: stays ~1.8x above the measured time (max_hops 20 and 200, 2026-12-06)
+_WAIT_ROUND = 4.0
+#: the wait-limited rounds key a time as node·W + offset while that stays below this (else by rank)
+_PACK_LIMIT = 2**62
 #: of the versions starting before the window, the share still valid in it (modelling guess, as co_active's)
 _STRADDLE = 0.05
 _SIMPLE_SUGGESTIONS = ["narrow the window", "set src", "lower max_hops", "restrict rel_types or add where"]
@@ -82,12 +101,18 @@ def _cost(p: StoreProfile, a: LongestPathArgs) -> CostEstimate:
             _SIMPLE_SUGGESTIONS,
         )
     rounds = a.max_hops + 1
+    per_round = _PER_ARC_ROUND * (_WAIT_ROUND if _waits(a) else 1.0)
     return CostEstimate(
         edge_where_work(
-            p, a.where, {"scan_row": (_PER_ARC_ROUND * rounds + _PER_ARC) * arcs, "row_out": a.max_hops}
+            p, a.where, {"scan_row": (per_round * rounds + _PER_ARC) * arcs, "row_out": a.max_hops}
         ),
         [f"lower max_hops (now {a.max_hops})", "narrow the window", "restrict rel_types"],
     )
+
+
+def _waits(a: LongestPathArgs) -> bool:
+    """Whether the wait limit can bind (no two hops of the window are further apart than t_b − 1 − t_a)."""
+    return a.delta_max_wait is not None and a.delta_max_wait < a.window.t_b - 1 - a.window.t_a
 
 
 class _Arcs:
@@ -135,7 +160,9 @@ class _Arcs:
         "vt_s), τ < vt_e and τ < t_b; the first hop at max(t_a, vt_s)); nodes may repeat. Looks up to "
         "max_hops (default 20, at most 1000; `capped` says a longer path exists); `where` (edge predicates) "
         "limits the edges it may use. `simple: true`: no node twice (exact search; E_COST if too dense); "
-        "then `strict: false` allows a hop at the time of the previous one. Of the longest paths it "
+        "then `strict: false` allows a hop at the time of the previous one. delta_max_wait δ: every hop "
+        "after the first at most δ after the previous one (τ_next − τ_prev ≤ δ; 'each message at most an "
+        "hour after the previous one'), for walks and simple paths. Of the longest paths it "
         "returns the earliest: least (τ, eid, vid) at the first hop where two differ. `rows` are its steps "
         "{vid, eid, src, dst, rel_type, t}, `nodes` its uids, `hops` its length."
     ),
@@ -154,6 +181,9 @@ def longest_temporal_path(
     arcs = _Arcs(ctx, a)
     if a.simple:
         return _simple(ctx, a, arcs, src, n, budget_s)
+    if _waits(a):
+        assert a.delta_max_wait is not None
+        return _waiting(ctx, a, arcs, src, a.delta_max_wait)
 
     def startable(ld: np.ndarray) -> bool:
         return bool(ld[src] >= t_a - 1) if src is not None else bool((ld >= t_a - 1).any())
@@ -214,6 +244,158 @@ def _greedy(
     return steps, visited
 
 
+class _Spans:
+    """A set of arrival times per node: disjoint intervals ``[lo, hi]`` sorted by ``(node, lo)``, looked up
+    by binary search on a node-major key. The key is ``node·W + (t − base)`` when every time of the call
+    fits in ``[base, base + W)`` and ``n·W`` fits int64 (``pack``); otherwise ``node·R + (rank of lo)``
+    (``R`` = distinct lows + 1), slower but never overflowing."""
+
+    def __init__(
+        self, node: np.ndarray, lo: np.ndarray, hi: np.ndarray, pack: tuple[int, int] | None
+    ) -> None:
+        self.node, self.lo, self.hi, self.pack = node, lo, hi, pack
+        if pack is None:
+            self.u = np.unique(lo)
+            self.r = len(self.u) + 1
+            self.key = node * self.r + np.searchsorted(self.u, lo, "right")
+        else:
+            self.key = self._packed(node, lo)
+
+    def _packed(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
+        assert self.pack is not None
+        base, w = self.pack
+        return node * w + (np.clip(t, base, base + w - 1) - base)
+
+    @classmethod
+    def union(cls, node: np.ndarray, lo: np.ndarray, hi: np.ndarray, pack: tuple[int, int] | None) -> _Spans:
+        """The union of intervals (any order, overlapping), merged where they overlap or touch."""
+        if not len(node):
+            return cls(node, lo, hi, pack)
+        if pack is None:
+            o = np.lexsort((lo, node))
+            node, lo, hi = node[o], lo[o], hi[o]
+            uh = np.unique(hi)  # running max of hi within a node (keys are node-major: it never crosses)
+            top = np.maximum.accumulate(node * len(uh) + np.searchsorted(uh, hi))
+            prev_hi = uh[top[:-1] % len(uh)]
+        else:
+            base, w = pack
+            o = np.argsort(node * w + (lo - base))
+            node, lo, hi = node[o], lo[o], hi[o]
+            prev_hi = np.maximum.accumulate(node * w + (hi - base))[:-1] % w + base
+        start = np.r_[True, (node[1:] != node[:-1]) | (lo[1:] > prev_hi + 1)]
+        at = np.flatnonzero(start)
+        return cls(node[at], lo[at], np.maximum.reduceat(hi, at), pack)
+
+    def _last_at_or_before(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Index of the interval of greatest ``(node, lo) <= (node, t)`` (-1: none); maybe another node's."""
+        q = self._packed(node, t) if self.pack else node * self.r + np.searchsorted(self.u, t, "right")
+        return np.searchsorted(self.key, q, "right") - 1
+
+    def contains(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Whether ``t`` is in the set of ``node`` (fastest with the queries in (node, t) order)."""
+        if not len(self.node):
+            return np.zeros(len(node), dtype=bool)
+        j = self._last_at_or_before(node, t)
+        jj = np.maximum(j, 0)
+        return (j >= 0) & (self.node[jj] == node) & (self.lo[jj] <= t) & (self.hi[jj] >= t)
+
+    def overlapping(self, node: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every (query i, interval j) with interval j of ``node[i]`` meeting ``[x[i], y[i]]``."""
+        if not len(self.node) or not len(node):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        j = self._last_at_or_before(node, x)
+        jj = np.maximum(j, 0)
+        first = np.where((j >= 0) & (self.node[jj] == node) & (self.hi[jj] >= x), j, j + 1)
+        last = self._last_at_or_before(node, y)
+        last = np.where((last >= 0) & (self.node[np.maximum(last, 0)] == node), last, -1)
+        idx, own = _ranges(first, last + 1)
+        return own, idx
+
+
+class _Hops:
+    """The arcs as :func:`_next_spans` reads them, fixed for a call: those taken at their start s from an
+    earlier arrival (s > t_a), and the interval arcs, each in (head, vt_s) order (the fast lookup order)."""
+
+    def __init__(self, by_head: np.ndarray, arcs: _Arcs, delta: int, t_a: int, t_b: int) -> None:
+        at = by_head[arcs.s[by_head] > t_a]
+        self.u, self.v, self.s = arcs.u[at], arcs.v[at], arcs.s[at]
+        self.lo = np.maximum(self.s - delta, t_a)  # the arrivals [s - delta, s - 1] that can take it at s
+        iv = by_head[arcs.end[by_head] > arcs.s[by_head] + 1]
+        self.iu, self.iv = arcs.u[iv], arcs.v[iv]
+        self.ix, self.iy = arcs.s[iv] + 1, np.minimum(arcs.end[iv], t_b) - 1  # α + 1 in [s + 1, e - 1]
+
+
+def _next_spans(hops: _Hops, rest: _Spans, delta: int, t_a: int) -> _Spans:
+    """``A_r`` from ``A_{r-1}`` (``rest``): the arrivals at each tail from which one hop within ``delta``
+    reaches a head at a time in ``rest``. Arrivals before t_a are never needed (the first hop is at ≥ t_a)."""
+    if delta < 1 or not len(rest.node):  # a hop after the first is at least 1 later
+        empty = np.zeros(0, np.int64)
+        return _Spans(empty, empty, empty, rest.pack)
+    # taken at its start s from an arrival in [s - delta, s - 1]
+    ok = rest.contains(hops.v, hops.s)
+    # an interval arc entered after it started, at α + 1 (a wait of 1): α + 1 ∈ rest, s <= α, α + 1 < e
+    own, j = rest.overlapping(hops.iv, hops.ix, hops.iy)
+    lo = np.maximum(np.maximum(rest.lo[j], hops.ix[own]) - 1, t_a)
+    hi = np.minimum(rest.hi[j], hops.iy[own]) - 1
+    keep = lo <= hi
+    return _Spans.union(
+        np.concatenate([hops.u[ok], hops.iu[own[keep]]]),
+        np.concatenate([hops.lo[ok], lo[keep]]),
+        np.concatenate([hops.s[ok] - 1, hi[keep]]),
+        rest.pack,
+    )
+
+
+def _waiting(ctx: OpContext, a: LongestPathArgs, arcs: _Arcs, src: int | None, delta: int) -> dict[str, Any]:
+    """Walks with every hop after the first at most ``delta`` after the previous one: rounds of arrival
+    sets, then the least longest walk hop by hop."""
+    t_a, t_b = a.window.t_a, a.window.t_b
+    n = len(ctx.uids())
+    # no arrival passes the last start by more than one per hop (an open arc entered again and again), so
+    # times past `top` need no telling apart: the sets are cut there, far enough that the -1 a round
+    # shifts them by never brings the cut down to an arrival
+    top = min(t_b - 1, max(t_a, int(arcs.s.max()) if len(arcs.s) else t_a) + 2 * (a.max_hops + 3))
+    width = top - (t_a - 1) + 1
+    pack = (t_a - 1, width) if (n + 1) * width < _PACK_LIMIT else None
+    # (head, scan position) order: (head, vt_s) too, the fast order for the lookups
+    by_head = np.argsort(arcs.v * (len(arcs.e.vt_s) + 1) + arcs.pos)
+    first = by_head if src is None else arcs.of(src)  # the first hops, at max(t_a, s) whatever the wait
+    tau0 = np.maximum(t_a, arcs.s[first])
+    usable = (tau0 < arcs.end[first]) & (tau0 < t_b)
+    first, tau0 = first[usable], tau0[usable]
+    first_v = arcs.v[first]
+    hops_of = _Hops(by_head, arcs, delta, t_a, t_b)
+    heads = np.unique(arcs.v)
+    spans = [_Spans(heads, np.full(len(heads), t_a), np.full(len(heads), top), pack)]  # A_0: any arrival
+    capped = False
+    for r in range(1, a.max_hops + 2):
+        if not spans[-1].contains(first_v, tau0).any():  # no first hop can make r hops
+            break
+        if r > a.max_hops:
+            capped = True
+            break
+        nxt = _next_spans(hops_of, spans[-1], delta, t_a)
+        spans.append(_Spans(nxt.node, nxt.lo, np.minimum(nxt.hi, top), pack))
+    hops = len(spans) - 1
+    node, alpha = src, t_a - 1
+    steps: list[int] = []
+    times: list[int] = []
+    for i in range(hops):
+        cand = arcs.of(node)
+        tau = np.maximum(alpha + 1, arcs.s[cand])
+        ok = (tau < arcs.end[cand]) & (tau < t_b) & spans[hops - i - 1].contains(arcs.v[cand], tau)
+        if i:
+            ok &= tau - alpha <= delta
+        cand, tau = cand[ok], tau[ok]
+        tie = np.flatnonzero(tau == tau.min())  # not empty: the arrival sets guarantee a hop
+        pos = arcs.pos[cand[tie]]
+        k = int(tie[np.lexsort((arcs.e.key_at("vid", pos), arcs.e.key_at("eid", pos)))[0]])
+        steps.append(int(arcs.pos[cand[k]]))
+        node, alpha = int(arcs.v[cand[k]]), int(tau[k])
+        times.append(alpha)
+    return _payload(ctx, arcs, steps, times, a.src, capped)
+
+
 def _simple(
     ctx: OpContext, a: LongestPathArgs, arcs: _Arcs, src: int | None, n: int, budget_s: float | None
 ) -> dict[str, Any]:
@@ -224,7 +406,7 @@ def _simple(
     rank[np.lexsort((e.key_at("vid", arcs.pos), e.key_at("eid", arcs.pos)))] = np.arange(len(arcs.pos))
     found = longest_simple(
         arcs.u, arcs.v, arcs.s, arcs.end, rank, n, src, a.window.t_a, a.window.t_b, a.max_hops, a.strict,
-        budget_s, _SIMPLE_SUGGESTIONS,
+        budget_s, _SIMPLE_SUGGESTIONS, a.delta_max_wait,
     )  # fmt: skip
     steps = arcs.pos[np.array(found.steps, np.int64)].tolist() if found.steps else []
     return _payload(ctx, arcs, steps, found.times, a.src, found.capped)

@@ -158,6 +158,8 @@ OPERATOR_ORDER = (
     # issue 27: the static graph of a window
     "connected_components",
     "hop_distance",
+    # issue 27: per-entity event sequences
+    "next_event",
 )
 FAMILY_MODULES = (
     "history",
@@ -172,6 +174,7 @@ FAMILY_MODULES = (
     "belief",
     "longest_path",
     "static_graph",
+    "sequences",
 )
 
 

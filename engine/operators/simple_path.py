@@ -9,7 +9,8 @@ or answered the same way on every run; an unguarded call stops at :data:`MAX_STA
 
 The time rule is the operator's, with ``strict: false`` allowing a hop at the same instant as the one
 before (τ = max(α, s) instead of max(α + 1, s)): a node-simple path cannot loop at one instant, so the
-non-decreasing rule of people's questions ("no earlier than the previous message") is safe here.
+non-decreasing rule of people's questions ("no earlier than the previous message") is safe here. With a
+wait limit δ a hop after the first must be at τ ≤ α + δ: the search just drops the other candidates.
 
 Candidates at each state are tried least ``(τ, eid, vid)`` first, so the search meets paths in the
 operator's step order: the first path it reaches of each length d is the least path of length d, and the
@@ -60,6 +61,7 @@ def longest_simple(
     strict: bool,
     budget_s: float | None,
     suggestions: list[str],
+    delta: int | None = None,
 ) -> SimplePathResult:
     """The least longest node-simple path over arcs ``u→v`` valid ``[s, end)``, grouped by ``u`` (sorted);
     ``order`` ranks arcs by ``(eid, vid)`` (the tie-break after τ). ``src`` None: from any node."""
@@ -79,7 +81,7 @@ def longest_simple(
     states = 0
     distinct = len(np.unique(np.r_[u, v])) if len(u) else 0
 
-    def candidates(node: int | None, alpha: int) -> tuple[np.ndarray, np.ndarray]:
+    def candidates(node: int | None, alpha: int, first: bool = False) -> tuple[np.ndarray, np.ndarray]:
         if node is None:
             idx = np.arange(len(u))
         else:
@@ -89,6 +91,8 @@ def longest_simple(
             idx = np.arange(lo, last_of[node])
         tau = np.maximum(alpha + step, s[idx])
         ok = (tau < end[idx]) & (tau < t_b) & ~seen[v[idx]]
+        if delta is not None and not first:
+            ok &= tau - alpha <= delta
         if node is None:
             ok &= u[idx] != v[idx]  # a self-loop revisits its node
         idx, tau = idx[ok], tau[ok]
@@ -99,7 +103,7 @@ def longest_simple(
     alpha0 = t_a - 1 if strict else t_a
     if src is not None:
         seen[src] = True
-    stack = [(*candidates(src, alpha0), 0)]
+    stack = [(*candidates(src, alpha0, first=True), 0)]
     while stack:
         idx, tau, i = stack[-1]
         if i >= len(idx) or len(path) + 2 > distinct:

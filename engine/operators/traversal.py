@@ -10,6 +10,8 @@ sit in a second, smaller index.
   the nodes whose arrival improved) until nothing improves; exact for interval arcs.
 - ``delta_max_wait``: the frontier search over *all* reachable ``(node, arrival)`` states (a later
   arrival may leave within the limit where the earliest cannot), settled in time buckets.
+- ``strict``: a state that arrived at α leaves from its *ready time* α + 1 (the start state from t_a), so
+  an arc is taken at ``max(α + 1, vt_s)``; ``depart_by`` keeps the start state's arcs before it.
 - Paths: best-first over node-simple prefixes keyed by a lower bound of the row key, pruned by per-hop
   latest-departure bounds towards ``dst``; the first k complete paths popped are the answer.
 """
@@ -19,14 +21,15 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails
 
 from engine.errors import CostError, InvalidArgError
-from engine.operators.adjacency import Scope, _ranges, adjacency, scope
-from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, Uid, Window
+from engine.operators.adjacency import Adjacency, Scope, _ranges, adjacency, scope
+from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, TimeEnd, Uid, Window, invalid
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor
 from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
@@ -38,6 +41,19 @@ DIRECTIONS = ("out", "in", "both")
 #: run-time stops (deterministic counts, ~20 s of work) for graphs far beyond what the cost model expects
 _MAX_EXPANSIONS = 200_000
 _MAX_STATES = 60_000_000
+#: rounds of a strict wait-limited search over interval arcs: a cycle of them open for long adds a state
+#: per µs and a round per state (each hop over it takes 1 µs), which the state count alone would not stop
+#: in time
+_MAX_ROUNDS = 200_000
+#: a strict wait-limited search is refused before it starts when it could meet more arrival times than
+#: this that are no vt_s (interval arcs entered at α + 1; bounded by :func:`_drift_bound`)
+_MAX_DRIFT = 2_000_000
+_DRIFT_SUGGESTIONS = [
+    "leave the interval edges out with `where` (e.g. on their rel_type): a strict hop over an edge "
+    "already open takes 1 µs, so round a cycle of them the search meets every µs they stay open",
+    "drop strict or delta_max_wait",
+    "use a narrower window",
+]
 
 
 def _stopped(op: str, what: str, n: int, suggestions: list[str]) -> CostError:
@@ -55,11 +71,13 @@ def _out_arcs(
     tid: np.ndarray,
     r_hi: np.ndarray | None = None,
     r_from: np.ndarray | None = None,
+    mid: bool = True,
 ) -> Arcs:
-    """Arcs usable from the states ``(nodes[i], alpha[i])`` (node ids ascending, then tid): arcs starting
-    at ``vt_s >= alpha`` below rank ``min(r_hi[i], r_b)`` (τ = vt_s; ``r_from[i]`` may raise the first
-    rank when the arcs before it are already accounted for), plus interval arcs entered mid-interval
-    (``vt_s < alpha < vt_e``, τ = alpha).
+    """Arcs usable from the states ``(nodes[i], alpha[i])`` (node ids ascending, then tid; ``alpha`` is the
+    time a state can leave: its arrival, or the arrival + 1 under ``strict``): arcs starting at ``vt_s >=
+    alpha`` below rank ``min(r_hi[i], r_b)`` (τ = vt_s; ``r_from[i]`` may raise the first rank when the
+    arcs before it are already accounted for), plus (``mid``) interval arcs entered mid-interval (``vt_s <
+    alpha < vt_e`` and ``alpha < t_b``, τ = alpha).
 
     Returns ``(owner, to, tau, tid, arc)``: ``owner`` indexes the states, ``arc`` is an index into the
     scope's arcs or, for mid-interval arcs, ``-1 - j`` into the scope's interval arcs."""
@@ -68,9 +86,12 @@ def _out_arcs(
     lo = np.searchsorted(sc.key, base + (r_lo if r_from is None else np.maximum(r_lo, r_from)), "left")
     hi = np.searchsorted(sc.key, base + (sc.r_b if r_hi is None else np.minimum(r_hi, sc.r_b)), "left")
     idx, own = _ranges(lo, hi)
-    jdx, jown = _ranges(sc.ioff[nodes], np.searchsorted(sc.ikey, base + r_lo, "left"))
+    if mid:
+        jdx, jown = _ranges(sc.ioff[nodes], np.searchsorted(sc.ikey, base + r_lo, "left"))
+    else:
+        jdx = jown = np.zeros(0, dtype=np.int64)
     if len(jdx):
-        ok = sc.ive[jdx] > alpha[jown]
+        ok = (sc.ive[jdx] > alpha[jown]) & (alpha[jown] < sc.t_b)
         jdx, jown = jdx[ok], jown[ok]
     return (
         np.concatenate([own, jown]),
@@ -90,21 +111,43 @@ def _arc_rank(sc: Scope, arc: np.ndarray) -> np.ndarray:
     return rank
 
 
-def earliest_arrival(sc: Scope, src: int) -> np.ndarray:
-    """Earliest arrival by nid (INF = unreached; ``src`` holds ``t_a``), no wait limit: label-correcting
-    rounds over the nodes whose arrival improved (a node's earliest arrival dominates its later ones)."""
+def _tids(g: Adjacency, t: np.ndarray) -> np.ndarray:
+    """``Adjacency.tid`` of every time in ``t``."""
+    n = len(g.vt_s)
+    r = np.searchsorted(g.vt_s, t, "left").astype(np.int64)
+    if not n:
+        return 2 * r
+    return 2 * r + ((r < n) & (g.vt_s[np.minimum(r, n - 1)] == t))
+
+
+def _first_arcs(sc: Scope, src: int, depart_by: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(to, tau, tid)`` of the start state's arcs: the traveller at ``src`` at t_a may wait any time for
+    the first arc (τ = max(t_a, vt_s), strict or not), which must be taken before ``depart_by``."""
+    one = np.array([src], dtype=np.int64)
+    _own, to, tau, tid, _arc = _out_arcs(sc, one, np.array([sc.t_a]), np.array([sc.g.tid(sc.t_a)]))
+    if depart_by is not None:
+        ok = tau < depart_by
+        to, tau, tid = to[ok], tau[ok], tid[ok]
+    return to.astype(np.int64), tau, tid
+
+
+def earliest_arrival(sc: Scope, src: int, strict: bool = False, depart_by: int | None = None) -> np.ndarray:
+    """Earliest arrival by nid (INF = unreached), no wait limit: label-correcting rounds over the nodes
+    whose arrival improved (a node's earliest arrival dominates its later ones, strict or not). The start
+    state is apart: its arcs are fired once; a return to ``src`` is an ordinary arrival."""
     arr = np.full(sc.g.n_nodes, INF, dtype=np.int64)
-    tids = np.full(sc.g.n_nodes, INF, dtype=np.int64)
-    arr[src], tids[src] = sc.t_a, sc.g.tid(sc.t_a)
-    frontier = np.array([src], dtype=np.int64)
+    to, tau, _tid = _first_arcs(sc, src, depart_by)
+    np.minimum.at(arr, to, tau)
+    frontier = np.unique(to)
+    step = 1 if strict else 0
     while len(frontier):
-        _own, to, tau, tid, _arc = _out_arcs(sc, frontier, arr[frontier], tids[frontier])
+        ready = arr[frontier] + step
+        _own, to, tau, _tid, _arc = _out_arcs(sc, frontier, ready, _tids(sc.g, ready))
         better = tau < arr[to]
-        to, tau, tid = to[better], tau[better], tid[better]
+        to, tau = to[better], tau[better]
         if not len(to):
             break
         np.minimum.at(arr, to, tau)
-        np.minimum.at(tids, to, tid)  # tid is strictly increasing in τ
         frontier = np.unique(to).astype(np.int64)
     return arr
 
@@ -118,11 +161,57 @@ def _add_new(seen: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return np.insert(seen, at[new], keys[new]), new
 
 
+class _Seen:
+    """The ``(node, arrival)`` states met in one time bucket. While every arrival is t_a or some vt_s, a
+    state's key is ``node·span + tid`` (tid is one-to-one with those times); a strict search over interval
+    arcs also meets other times (α + 1 on an arc entered after it started), and then the keys are exact
+    ``(node, time)`` pairs, kept in lexicographic order."""
+
+    def __init__(self, span: int, by_tid: bool) -> None:
+        self.span, self.by_tid = span, by_tid
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.nodes = np.zeros(0, dtype=np.int64)
+        self.times = np.zeros(0, dtype=np.int64)
+
+    def add(self, node: np.ndarray, time: np.ndarray, tid: np.ndarray) -> np.ndarray:
+        """Positions of the states not met before (one per distinct state), ordered by (node, time)."""
+        if self.by_tid:
+            keys, pos = np.unique(node * self.span + tid, return_index=True)
+            self.keys, new = _add_new(self.keys, keys)
+            return pos[new]
+        order = np.lexsort((time, node))
+        n, t = node[order], time[order]
+        first = np.r_[True, (n[1:] != n[:-1]) | (t[1:] != t[:-1])] if len(n) else np.zeros(0, dtype=bool)
+        pos, n, t = order[first], n[first], t[first]
+        k = len(self.nodes)
+        nodes, times = np.concatenate([self.nodes, n]), np.concatenate([self.times, t])
+        fresh = np.r_[np.zeros(k, dtype=bool), np.ones(len(n), dtype=bool)]
+        o = np.lexsort((fresh, times, nodes))  # a state met before sorts before its new copy
+        nodes, times, fresh = nodes[o], times[o], fresh[o]
+        dup = np.r_[False, (nodes[1:] == nodes[:-1]) & (times[1:] == times[:-1])] if len(o) else fresh
+        self.nodes, self.times = nodes[~dup], times[~dup]
+        return pos[o[fresh & ~dup] - k]
+
+
+def _drift_bound(sc: Scope, src: int, depart_by: int | None) -> int:
+    """An upper bound of the states of a strict wait-limited search whose arrival is no vt_s: each is
+    ``(w, α + 1)`` from a state ``(u, α)`` over an interval arc u→w ``[s, e)`` open at α + 1, with ``α >=
+    max(s, earliest strict arrival at u)`` (no wait limit: a lower bound of every arrival) and ``α + 1 <
+    min(e, t_b)``; summed over the scope's interval arcs."""
+    ea = earliest_arrival(sc, src, True, depart_by)
+    tails = sc.ikey // sc.g.stride
+    first = np.maximum(np.maximum(sc.g.vt_s[sc.irank], ea[tails]), sc.t_a)
+    last = np.minimum(sc.ive, sc.t_b) - 1
+    return int(np.clip(last - np.minimum(first, last), 0, None).sum())
+
+
 #: states per time bucket the wait-limited search aims at (bounds its dedup set and its rounds)
 _BUCKET_EVENTS = 4096
 
 
-def earliest_arrival_waiting(sc: Scope, src: int, delta: int) -> np.ndarray:
+def earliest_arrival_waiting(
+    sc: Scope, src: int, delta: int, strict: bool = False, depart_by: int | None = None
+) -> np.ndarray:
     """Earliest arrival by nid when every intermediate wait is at most ``delta``: every reachable
     ``(node, arrival)`` state is explored (no single-label pruning), each once.
 
@@ -133,14 +222,27 @@ def earliest_arrival_waiting(sc: Scope, src: int, delta: int) -> np.ndarray:
     A state fires the arcs of its node starting within delta of its arrival; an arc fired by one state
     gives the same child state whichever state fired it. Ranges of states of one node are therefore
     clipped against each other (within a round) and against everything fired in earlier buckets (whose
-    states are all earlier, so their ranges end no later)."""
+    states are all earlier, so their ranges end no later).
+
+    ``strict``: a state leaves from its ready time α + 1 (arcs starting after α, or an interval arc
+    entered at α + 1: a wait of 1, so none with ``delta`` 0). The start state (src at t_a, any wait, first
+    arc before ``depart_by``) is fired apart; a return to src is an ordinary state."""
     g = sc.g
+    mid = not strict or delta >= 1  # a strict hop over an open interval arc waits 1
+    if strict and mid and len(sc.ito):
+        drift = _drift_bound(sc, src, depart_by)
+        if drift > _MAX_DRIFT:
+            msg = (
+                f"temporal_reachability: a strict search with delta_max_wait could meet {drift:,} arrivals "
+                f"on interval edges entered after they started (limit {_MAX_DRIFT:,})"
+            )
+            raise CostError(msg, op="temporal_reachability", limit=_MAX_DRIFT, drift=drift,
+                            suggestions=_DRIFT_SUGGESTIONS)  # fmt: skip
     arr = np.full(g.n_nodes, INF, dtype=np.int64)
-    arr[src] = sc.t_a
     span = 2 * len(g.vt_s) + 2
-    # last usable rank (exclusive) for an arrival at the vt_s of rank r_a + i, and for t_a itself
-    hi_t_a = int(np.searchsorted(g.vt_s, sc.t_a + delta, "right"))
-    hi_tab = np.r_[np.searchsorted(g.vt_s, g.vt_s[sc.r_a : sc.r_b] + delta, "right"), hi_t_a]
+    step = 1 if strict else 0
+    # last usable rank (exclusive) for an arrival at the vt_s of rank r_a + i
+    hi_tab = np.searchsorted(g.vt_s, g.vt_s[sc.r_a : sc.r_b] + delta, "right")
     n_buckets = max(1, min(256, (sc.r_b - sc.r_a) // _BUCKET_EVENTS))
     bounds = 2 * np.linspace(sc.r_a, sc.r_b, n_buckets + 1).astype(np.int64)[1:-1]
     pending: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(n_buckets)]
@@ -155,39 +257,45 @@ def earliest_arrival_waiting(sc: Scope, src: int, delta: int) -> np.ndarray:
         for c, e in zip(cuts, [*cuts[1:], len(b)], strict=True):
             pending[int(b[c])].append((to[c:e], tau[c:e], tid[c:e]))
 
-    # the start state may wait any time for its first arc
-    one = np.array([src], dtype=np.int64)
-    _own, to, tau, ctid, _arc = _out_arcs(sc, one, np.array([sc.t_a]), np.array([g.tid(sc.t_a)]))
-    defer(to.astype(np.int64), tau, ctid)
+    # the start state may wait any time for its first arc; it fired src's arcs starting before depart_by
+    defer(*_first_arcs(sc, src, depart_by))
     fired = np.zeros(g.n_nodes, dtype=np.int64)  # rank up to which a node's arcs fired in earlier buckets
-    fired[src] = sc.r_b
+    fired[src] = sc.r_b if depart_by is None else min(sc.r_b, int(np.searchsorted(g.vt_s, depart_by, "left")))
     now_hi = np.zeros(g.n_nodes, dtype=np.int64)
-    n_states = 0
+    by_tid = not strict or not len(sc.ito)  # every arrival is t_a or some vt_s
+    n_states = n_rounds = 0
     for b in range(n_buckets):
         if not pending[b]:
             continue
         to, tau, ctid = (np.concatenate(x) for x in zip(*pending[b], strict=True))
         pending[b] = []
-        seen = np.zeros(0, dtype=np.int64)
+        seen = _Seen(span, by_tid)
         while len(to):
-            keys, pos = np.unique(to * span + ctid, return_index=True)
-            seen, new = _add_new(seen, keys)
-            pos = pos[new]
+            pos = seen.add(to, tau, ctid)
             if not len(pos):
                 break
             node, alpha, tid = to[pos], tau[pos], ctid[pos]
             n_states += len(pos)
-            if n_states > _MAX_STATES:
+            n_rounds += 1
+            if n_states > _MAX_STATES or (not by_tid and n_rounds > _MAX_ROUNDS):
                 sugg = ["use a narrower window", "use a smaller delta_max_wait, or none"]
-                raise _stopped("temporal_reachability", "(node, arrival) states", _MAX_STATES, sugg)
+                if strict and len(sc.ito):
+                    sugg = _DRIFT_SUGGESTIONS
+                if n_states > _MAX_STATES:
+                    raise _stopped("temporal_reachability", "(node, arrival) states", _MAX_STATES, sugg)
+                raise _stopped("temporal_reachability", "rounds", _MAX_ROUNDS, sugg)
             np.minimum.at(arr, node, alpha)
             # a non-start state leaves only by arcs starting within delta of its arrival
             exact = (tid & 1).astype(bool)
-            r_hi = np.where(exact, hi_tab[np.where(exact, (tid >> 1) - sc.r_a, 0)], hi_t_a)
+            r_hi = np.empty(len(pos), dtype=np.int64)
+            r_hi[exact] = hi_tab[(tid[exact] >> 1) - sc.r_a]
+            r_hi[~exact] = np.searchsorted(g.vt_s, alpha[~exact] + delta, "right")
             np.maximum.at(now_hi, node, r_hi)
+            ready = alpha + step
+            rtid = _tids(g, ready) if strict else tid
             same = np.flatnonzero(node[1:] == node[:-1])  # the next state of the node fires from here
-            r_hi[same] = np.minimum(r_hi[same], tid[same + 1] >> 1)
-            _own, to, tau, ctid, _arc = _out_arcs(sc, node, alpha, tid, r_hi, fired[node])
+            r_hi[same] = np.minimum(r_hi[same], rtid[same + 1] >> 1)
+            _own, to, tau, ctid, _arc = _out_arcs(sc, node, ready, rtid, r_hi, fired[node], mid)
             to = to.astype(np.int64)
             later = np.searchsorted(bounds, ctid, "right") > b
             if later.any():
@@ -201,12 +309,37 @@ def earliest_arrival_waiting(sc: Scope, src: int, delta: int) -> np.ndarray:
 # -- temporal_reachability --------------------------------------------------------------------------
 
 
+def _located(op: str, loc: str, message: str, value: Any) -> NoReturn:
+    """E_INVALID_ARG at argument ``loc`` (a model validator's own errors have no location)."""
+    line: InitErrorDetails = {"type": invalid(message), "loc": (loc,), "input": value}
+    raise ValidationError.from_exception_data(op, [line])
+
+
 class ReachabilityArgs(OpArgs):
     src: Uid
     window: Window
     delta_max_wait: Annotated[int, Field(ge=0)] | None = None
     direction: Annotated[str, OneOf(DIRECTIONS)] = "out"
     where: EdgeWhere
+    strict: Annotated[
+        bool, Field(description="each edge after the first strictly after the arrival at its tail")
+    ] = False
+    depart_by: Annotated[
+        TimeEnd | None,
+        Field(description="the first edge out of src is taken before this time; in (t_a, t_b]"),
+    ] = None
+
+    @model_validator(mode="after")
+    def _departure_in_window(self) -> ReachabilityArgs:
+        w, d = self.window, self.depart_by
+        if d is not None and not w.t_a < d <= w.t_b:
+            _located(
+                "temporal_reachability",
+                "depart_by",
+                f"depart_by must lie in (t_a, t_b] = ({w.t_a}, {w.t_b}]",
+                d,
+            )
+        return self
 
 
 class ReachRow(Model):
@@ -286,7 +419,11 @@ def _reachability_cost(p: StoreProfile, a: ReachabilityArgs) -> CostEstimate:
         "max(a, s) if that is < e and < t_b, arriving then. direction 'in' walks edges backwards (time still "
         "runs forward), 'both' uses either orientation. delta_max_wait bounds every intermediate wait (not "
         "the wait at src before the first edge); the search then explores every (node, arrival) state. "
-        "`where` (edge predicates) limits the edges it may use."
+        "strict: true makes every edge after the first be taken strictly after the arrival at its tail "
+        "(max(a + 1, s): a message passed on in a later instant, not the same one). depart_by: the first "
+        "edge out of src is taken before it (in (t_a, t_b]; 'a message src sent on day D' is a window from "
+        "D with depart_by = D + 1 day); a later return to src is an ordinary stop. `where` (edge "
+        "predicates) limits the edges it may use."
     ),
     example={
         "args": {"src": "n9", "window": {"t_a": 1082000000000000, "t_b": 1083000000000000}, "limit": 50},
@@ -301,9 +438,10 @@ def temporal_reachability(ctx: OpContext, a: ReachabilityArgs) -> dict[str, Any]
     g = adjacency(ctx, a.as_of_tt, a.direction)
     keep = edge_keep(ctx, a.as_of_tt, a.where)
     if a.delta_max_wait is None or a.delta_max_wait >= t_b - t_a - 1:  # no wait in the window can exceed it
-        arr = earliest_arrival(scope(g, t_a, t_b, keep=keep), src)
+        arr = earliest_arrival(scope(g, t_a, t_b, keep=keep), src, a.strict, a.depart_by)
     else:
-        arr = earliest_arrival_waiting(scope(g, t_a, t_b, local=True, keep=keep), src, a.delta_max_wait)
+        sc = scope(g, t_a, t_b, local=True, keep=keep)
+        arr = earliest_arrival_waiting(sc, src, a.delta_max_wait, a.strict, a.depart_by)
     arr[src] = INF
     reached = np.flatnonzero(arr < INF)
     uids = ctx.uids()
@@ -326,6 +464,9 @@ class PathsArgs(OpArgs):
     k: Annotated[int, Field(ge=1, le=20)] = 5
     max_hops: Annotated[int, Field(ge=1, le=6)] = 4
     where: EdgeWhere
+    strict: Annotated[
+        bool, Field(description="each edge after the first strictly after the arrival at its tail")
+    ] = False
 
 
 class PathRow(Model):
@@ -350,10 +491,13 @@ def _window_arcs(sc: Scope) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     return e.src[idx].astype(np.int64), e.dst[idx].astype(np.int64), sc.g.vt_s[idx], e.vt_e[idx]
 
 
-def _path_bounds(sc: Scope, dst: int, max_hops: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per hop budget h: ``late[h][x]`` = latest departure from x that can still reach dst within h hops
-    (-1: none) and ``soon[h][x]`` = a lower bound of the arrival at dst from x within h hops (INF: none).
-    Both ignore node-simplicity (they only prune and order; they never decide a row)."""
+def _path_bounds(
+    sc: Scope, dst: int, max_hops: int, step: int = 0
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per hop budget h: ``late[h][x]`` = latest arrival at x that can still reach dst within h hops
+    (-1: none; ``step`` 1: the next hop is at least 1 later) and ``soon[h][x]`` = a lower bound of the
+    arrival at dst from x within h hops (INF: none). Both ignore node-simplicity (they only prune and
+    order; they never decide a row)."""
     t_a, t_b = sc.t_a, sc.t_b
     frm, to, vs, ve = _window_arcs(sc)
     keep = frm != dst  # a path ends at dst
@@ -367,8 +511,9 @@ def _path_bounds(sc: Scope, dst: int, max_hops: int) -> tuple[list[np.ndarray], 
     for _ in range(max_hops):
         lt, st = late[-1].copy(), soon[-1].copy()
         y, z = late[-1][to], soon[-1][to]
-        m = vs <= y  # enter x->y by min(last, late[y]) and still leave y in time
-        np.maximum.at(lt, frm[m], np.minimum(last[m], y[m]))
+        b = np.minimum(last, y)
+        m = vs <= b  # enter x->y by min(last, late[y]) and still leave y in time
+        np.maximum.at(lt, frm[m], b[m] - step)
         m = z < INF
         np.minimum.at(st, frm[m], np.maximum(enter[m], z[m]))
         late.append(lt)
@@ -377,16 +522,18 @@ def _path_bounds(sc: Scope, dst: int, max_hops: int) -> tuple[list[np.ndarray], 
 
 
 def find_paths(
-    sc: Scope, src: int, dst: int, k: int, max_hops: int, uids: list[str]
+    sc: Scope, src: int, dst: int, k: int, max_hops: int, uids: list[str], strict: bool = False
 ) -> list[tuple[int, tuple[int, ...], list[tuple[int, int]]]]:
     """The first k rows as ``(arrival, nid sequence, [(rank, τ) per hop])``, in row order.
 
     Best-first over node-simple prefixes. A prefix's heap key ``(max(α, soon), hops + 1, uids)`` is a
     lower bound of the row key ``(arrival, hops, nodes)`` of each of its completions (a list sorts
-    before its extensions), so complete paths pop in row order and the first k popped are the answer."""
-    late, soon = _path_bounds(sc, dst, max_hops)
+    before its extensions), so complete paths pop in row order and the first k popped are the answer.
+    ``strict``: a hop after the first leaves from α + 1."""
+    step = 1 if strict else 0
+    late, soon = _path_bounds(sc, dst, max_hops, step)
     t_a = sc.t_a
-    if late[max_hops][src] < t_a:
+    if late[max_hops][src] < t_a - step:  # the start leaves from t_a, as an arrival at t_a - step would
         return []
     eid, vid = sc.g.edges.eid, sc.g.edges.vid
     out: list[tuple[int, tuple[int, ...], list[tuple[int, int]]]] = []
@@ -403,6 +550,9 @@ def find_paths(
             sugg = [f"use max_hops <= {max_hops - 1}"] if max_hops > 1 else []
             raise _stopped("temporal_paths", "path prefixes", _MAX_EXPANSIONS, [*sugg, "use a smaller k"])
         left = max_hops - len(steps) - 1  # hops left after this step
+        if steps and strict:
+            alpha += 1
+            tid = sc.g.tid(alpha)
         _own, to, tau, ctid, arc = _out_arcs(sc, np.array([path[-1]]), np.array([alpha]), np.array([tid]))
         ok = tau <= late[left][to]  # dst still reachable in time within the hops left
         ok &= ~np.isin(to, np.array(path))
@@ -473,7 +623,8 @@ def _paths_cost(p: StoreProfile, a: PathsArgs) -> CostEstimate:
         "most max_hops edges (edge direction, no wait limit, start at src at t_a). Each node sequence is "
         "realised by its earliest edge at every hop (least traversal time, ties by eid then vid); `rows` "
         "{arrival, hops, nodes, edges} are ordered by (arrival, hops, nodes) and the first k are returned, "
-        "each edge a step {vid, eid, src, dst, rel_type, t} with t the traversal time. `where` (edge "
+        "each edge a step {vid, eid, src, dst, rel_type, t} with t the traversal time. strict: true takes "
+        "every edge after the first strictly after the previous one (max(a + 1, s)). `where` (edge "
         "predicates) limits the edges it may use."
     ),
     example={
@@ -489,7 +640,7 @@ def temporal_paths(ctx: OpContext, a: PathsArgs) -> dict[str, Any]:
     keep = edge_keep(ctx, a.as_of_tt, a.where)
     sc = scope(adjacency(ctx, a.as_of_tt, "out"), a.window.t_a, a.window.t_b, keep=keep)
     uids = ctx.uids()
-    found = find_paths(sc, src, dst, a.k, a.max_hops, uids)
+    found = find_paths(sc, src, dst, a.k, a.max_hops, uids, a.strict)
     e = sc.g.edges
     used = np.unique(np.array([r for _, _, st in found for r, _ in st], dtype=np.int64))
     rel = dict(zip(used.tolist(), e.col_at("rel_type", used).to_pylist(), strict=True))

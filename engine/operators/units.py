@@ -113,7 +113,7 @@ FIELD_UNITS: dict[str, Unit] = {
 #: argument names and what a value passed there must measure (a list argument: its elements)
 ARG_UNITS: dict[str, Unit] = {
     **dict.fromkeys(("t_a", "t_b", "t_valid", "t1", "t2", "as_of_tt", "tt_from", "tt_to"), Unit.TIME),
-    **dict.fromkeys(("delta", "delta_max_wait", "stride", "width", "gap"), Unit.DURATION),
+    **dict.fromkeys(("delta", "delta_max_wait", "stride", "width", "gap", "within"), Unit.DURATION),
     **dict.fromkeys(("uid", "src", "dst", "seeds", "node_filter", "node"), Unit.ID),
     **dict.fromkeys(("k", "limit", "hops", "max_hops"), Unit.COUNT),
 }
@@ -358,10 +358,11 @@ def compared(op: str, x: Unit | None, y: Unit | None) -> Unit | None:
 
 
 def _clash(op: str, x: Unit | None, y: Unit | None) -> None:
-    what = {
+    named: dict[tuple[str, Unit | None, Unit | None], str] = {
         ("add", Unit.TIME, Unit.TIME): "a time point added to a time point",
         ("sub", Unit.DURATION, Unit.TIME): "a duration minus a time point",
-    }.get((op, x, y))
+    }
+    what = named.get((op, x, y))
     left = SPOKEN[x] if x else "a number"
     right = SPOKEN[y] if y else "a number"
     hint = {

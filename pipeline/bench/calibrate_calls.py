@@ -16,6 +16,7 @@ from engine.api import ALLEN_RELATIONS, METRICS, MOTIF_NAMES, OPERATOR_ORDER, Op
 FRACTIONS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 MINUTE, HOUR, DAY = 60_000_000, 3_600_000_000, 86_400_000_000
 Call = tuple[str, str, dict[str, Any]]
+REPLY = [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}]
 
 
 def varied_calls(ctx: OpContext, rng: np.random.Generator, per_op: int) -> list[Call]:
@@ -29,7 +30,7 @@ def varied_calls(ctx: OpContext, rng: np.random.Generator, per_op: int) -> list[
     lo, hi = int(e.vt_s[0]), int(e.vt_s[-1]) + 1
     span = hi - lo
 
-    def pick(seq: Sequence[Any]) -> Any:
+    def pick(seq: Sequence[Any] | np.ndarray) -> Any:
         return seq[int(rng.integers(len(seq)))]
 
     def node() -> str:
@@ -176,6 +177,16 @@ def varied_calls(ctx: OpContext, rng: np.random.Generator, per_op: int) -> list[
             "window": window(pick((0.01, 0.1, 1.0))),
             "direction": pick(("out", "both")),
             **pick(({}, {"dst": node()}, {"max_hops": 3})),
+        },
+        "next_event": lambda: {
+            "a": pick(({}, {"window": window()}, {"node": node()}, {"dst": node()})),
+            **pick(({}, {}, {"b": {"window": window()}}, {"b": {"src": node()}})),
+            "match": pick(([], [{"a": "src", "b": "src"}], [{"a": "dst", "b": "src"}], REPLY)),
+            "direction": pick(("next", "previous")),
+            **pick(
+                ({}, {"strict": False}, {"within": pick((HOUR, DAY))}, {"quantile": 0.9}, {"unmatched": True})
+            ),
+            "limit": pick((10, 100, 1000)),
         },
     }
     out: list[Call] = []

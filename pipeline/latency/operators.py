@@ -39,6 +39,8 @@ TARGETS: dict[tuple[str, int], float] = {
     ("entity_history/one_node", 10**7): 10,
     ("aggregate_events/count_by_src_whole_span", 10**6): 100,
     ("list_events/filtered_1000_rows", 10**6): 100,
+    ("next_event/reply_quantile_whole_span", 10**6): 100,
+    ("next_event/sender_next_whole_span", 10**6): 100,
 }
 
 
@@ -59,7 +61,9 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     day = 86_400_000_000
     hour_lt_12 = {"field": "hour", "op": "lt", "value": 12}
     w_ge_2 = {"field": "prop.w", "op": "ge", "value": 2}
-    calls = [
+    msg = {"field": "rel_type", "op": "eq", "value": "msg"}
+    reply = [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}]
+    calls: list[tuple[str, str, dict[str, Any]]] = [
         ("entity_history", "entity_history/one_node", {"uid": busy}),
         (
             "snapshot_subgraph",
@@ -152,6 +156,19 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             {"src": busy, "window": {"t_a": lo, "t_b": hi}, "direction": "both"},
         ),
         ("hop_distance", "hop_distance/10pct_window_out", {"src": busy, "window": w10}),
+        # per-entity event sequences (issue 27): every reply's delay over the whole store, the same
+        # sender's next message, and a busy account's replies to what it receives within a day
+        (
+            "next_event",
+            "next_event/reply_quantile_whole_span",
+            {"a": {}, "match": reply, "quantile": 0.9},
+        ),
+        ("next_event", "next_event/sender_next_whole_span", {"a": {}, "match": [{"a": "src", "b": "src"}]}),
+        (
+            "next_event",
+            "next_event/busy_answers_within_a_day",
+            {"a": {"dst": busy}, "b": {"src": busy}, "match": reply, "within": day, "unmatched": True},
+        ),
         # edge predicates in the graph operators (issue 27): the same calls, only the edges passing w >= 2
         (
             "temporal_reachability",
@@ -172,6 +189,24 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             "longest_temporal_path",
             "longest_temporal_path/where_10pct_window",
             {"window": w10, "max_hops": 20, "where": [w_ge_2]},
+        ),
+        # strict hops, a first hop before depart_by, a maximum wait between hops (issue 27): "a message
+        # the busy account sent on the window's first 1% passed on strictly later", the same messages
+        # only within an hour, and the longest chain with at most an hour between messages
+        (
+            "temporal_reachability",
+            "temporal_reachability/strict_depart_by_10pct_window",
+            {"src": busy, "window": w10, "strict": True, "depart_by": w10["t_a"] + span // 100},
+        ),
+        (
+            "temporal_reachability",
+            "temporal_reachability/strict_wait_1h_msg_10pct_window",
+            {"src": busy, "window": w10, "strict": True, "delta_max_wait": 3_600_000_000, "where": [msg]},
+        ),
+        (
+            "longest_temporal_path",
+            "longest_temporal_path/max_wait_1h_10pct_window",
+            {"window": w10, "max_hops": 20, "delta_max_wait": 3_600_000_000},
         ),
     ]
     return [c for c in calls if c[0] in REGISTRY]

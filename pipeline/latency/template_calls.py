@@ -46,7 +46,7 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
         whole = {"t_a": lo, "t_b": hi}
         day = {"t_a": t - t % DAY, "t_b": t - t % DAY + DAY}
         motif = str(rng.choice(["M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong"]))
-        calls = [
+        calls: list[tuple[str, str, dict[str, Any]]] = [
             # T1: single-operator questions
             ("entity_history", "T1.history/versions", {"uid": v}),
             ("snapshot_subgraph", "T1.neighbours/at_t", {"seeds": [u], "t_valid": t, "hops": 1}),
@@ -160,6 +160,16 @@ def template_calls(ctx: OpContext, draws: int = 3, seed: int = 0) -> list[tuple[
                 "hop_distance",
                 "T5.hop_distance/month",
                 {"src": u, "dst": w, "window": mo, "direction": "both", "limit": 1},
+            ),
+            (
+                "next_event",
+                "T5.reply_delay/month",
+                {
+                    "a": {"window": mo, "dst": u, "where": [{"field": "src", "op": "ne", "other": "dst"}]},
+                    "b": {"src": u},
+                    "match": [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}],
+                    "limit": 1,
+                },
             ),
             (
                 "temporal_reachability",

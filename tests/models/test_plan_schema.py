@@ -153,7 +153,9 @@ def test_the_schema_is_the_same_bytes_on_every_call_and_a_callers_edit_does_not_
 def test_size_and_the_operator_subset() -> None:
     full, generic = schema_size(per_operator_schema(None)), schema_size(plan_schema(None))
     assert full["operators"] == generic["operators"] == len(OPS)
-    assert full["chars"] < 72_000  # ~66 KB: 19 operators, edge predicates on five; a jump: a regression
+    # ~66 KB: 19 operators, edge predicates on five; ~77 KB with next_event's two nested event selections;
+    # a jump: a regression
+    assert full["chars"] < 80_000
     small = per_operator_schema("count", ["temporal_reachability", "compute"])
     assert schema_size(small) == {"chars": schema_size(small)["chars"], "operators": 2}
     assert schema_size(small)["chars"] < full["chars"] / 4

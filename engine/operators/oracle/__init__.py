@@ -24,6 +24,7 @@ from engine.operators.oracle.metrics import oracle_burst_detection, oracle_graph
 from engine.operators.oracle.motifs import oracle_count_temporal_motifs, oracle_find_temporal_motif_instances
 from engine.operators.oracle.paging import page, paginate
 from engine.operators.oracle.resolve import oracle_resolve_entities
+from engine.operators.oracle.sequences import oracle_next_event
 from engine.operators.oracle.static_graph import oracle_connected_components, oracle_hop_distance
 from engine.operators.oracle.store import OracleStore
 from engine.operators.oracle.traversal import oracle_temporal_paths, oracle_temporal_reachability
@@ -50,6 +51,7 @@ ORACLES: dict[str, Oracle] = {
     "aggregate_events": oracle_aggregate_events,
     "connected_components": oracle_connected_components,
     "hop_distance": oracle_hop_distance,
+    "next_event": oracle_next_event,
 }
 
 __all__ = ["ORACLES", "Oracle", "OracleStore", "page", "paginate"]

@@ -8,6 +8,7 @@ rounded to 9 decimals.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -28,7 +29,8 @@ from engine.operators.oracle.store import (
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul", "add")
 SET_OPS = ("union", "intersection", "difference")
-FNS = (*REDUCERS, "topk", "filter", "interval_relation", "compare", *PAIRWISE, *SET_OPS, "join", "derive")
+FNS = (*REDUCERS, "topk", "filter", "interval_relation", "compare", *PAIRWISE, *SET_OPS, "join", "derive",
+       "record")  # fmt: skip
 #: which optional args each fn accepts (anything else is E_INVALID_ARG)
 FN_ARGS: dict[str, frozenset[str]] = {
     **{f: frozenset({"input", "field"}) for f in REDUCERS},
@@ -40,9 +42,10 @@ FN_ARGS: dict[str, frozenset[str]] = {
     **{f: frozenset({"input", "a", "b", "field"}) for f in SET_OPS},
     "join": frozenset({"input", "a", "b", "on", "how", "prefix"}),
     "derive": frozenset({"input", "expr", "as"}),
+    "record": frozenset({"fields"}),
 }
 _ALL_ARGS = ("input", "field", "k", "fraction", "order", "tie_by", "cmp", "value", "other", "a", "b", "on",
-             "how", "prefix", "expr", "as")  # fmt: skip
+             "how", "prefix", "expr", "as", "fields")  # fmt: skip
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
 
@@ -282,6 +285,8 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
     elif fn == "derive":
         rows = _oracle_derive(args)
         value = len(rows)
+    elif fn == "record":
+        rows, value = [_oracle_record(args.get("fields"))], 1
     else:  # set operations
         x, y = _a_b(args, fn)
         if not isinstance(x, list) or not isinstance(y, list):
@@ -300,6 +305,25 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
         value = len(rows)
     as_of_arg(args)  # accepted and checked like every operator's (docs/operators.md §1), though unused
     return canonicalize({"value": value, "rows": rows, "rows_total": len(rows)})
+
+
+def _oracle_record(fields: Any) -> dict[str, Any]:
+    """The one row of a record: each named part as given, numbers in their canonical form."""
+    if fields is None:
+        raise SchemaError("compute record needs fields", field="fields")
+    if not isinstance(fields, dict) or not 1 <= len(fields) <= 16:
+        raise (SchemaError if not isinstance(fields, dict) or not fields else InvalidArgError)(
+            "fields must be an object of 1..16 named values", field="fields"
+        )
+    row = {}
+    for name in fields:
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", name) is None:
+            raise InvalidArgError(f"bad part name {name!r}", field="fields")
+        v = fields[name]
+        if isinstance(v, (list, dict)):
+            raise InvalidArgError(f"part {name!r} is not a single value", field=f"fields.{name}")
+        row[name] = v if isinstance(v, bool) or not isinstance(v, (int, float)) else out_num(frac(v, name))
+    return row
 
 
 # -- join and derive (brute force: every a row against every b row; expressions by recursion) ------------

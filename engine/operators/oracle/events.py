@@ -38,7 +38,7 @@ OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
 KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CAL)
 FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
        "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
-       "count_within_first", "max_session")  # fmt: skip
+       "count_within_first", "max_session", "max_session_events")  # fmt: skip
 FIELD_FNS = ("count_distinct", "first_value", "last_value", "sum", "mean", "min", "max", "median")
 SELECTION = ("window", "src", "dst", "node", "rel_types", "where")
 EPOCH = dt.datetime(1970, 1, 1)
@@ -319,7 +319,9 @@ def _aggregates(raw: Any, group_by: list[str]) -> list[dict[str, Any]]:
         if (field is not None) != (fn in FIELD_FNS):
             raise _bad(f"{w}: field does not fit {fn}", field=w)
         takes_width = fn in ("max_in_window", "count_within_first")
-        if (width is not None) != takes_width or (gap is not None) != (fn in ("sessions", "max_session")):
+        if (width is not None) != takes_width or (gap is not None) != (
+            fn in ("sessions", "max_session", "max_session_events")
+        ):
             raise _bad(f"{w}: width/gap do not fit {fn}", field=w)
         if field is not None:
             if fn == "count_distinct" and field == "other":
@@ -376,7 +378,9 @@ def _distinct_value(ev: dict[str, Any], field: str, node: str | None) -> Any:
 
 
 #: the aggregates of an empty group that are 0 (counts and sums); the rest are null
-ZERO_WHEN_EMPTY = ("sum", "count_distinct", "sessions", "max_in_window", "count_within_first")
+ZERO_WHEN_EMPTY = (
+    "sum", "count_distinct", "sessions", "max_in_window", "count_within_first", "max_session_events",
+)  # fmt: skip
 
 
 def _agg(fn: str, g: dict[str, Any], evs: list[tuple[dict[str, Any], str | None]]) -> Any:
@@ -400,12 +404,14 @@ def _agg(fn: str, g: dict[str, Any], evs: list[tuple[dict[str, Any], str | None]
         return _out(Fraction(sum(gaps), len(gaps))) if gaps else None
     if fn == "sessions":
         return 1 + sum(1 for d in gaps if d > g["gap"])
-    if fn == "max_session":  # the runs, each a list of times: a new run after a gap over `gap`
+    if fn in ("max_session", "max_session_events"):  # the runs, each a list of times: a new run after a gap
         runs: list[list[int]] = []
         for i, t in enumerate(ts):
             if i == 0 or t - ts[i - 1] > g["gap"]:
                 runs.append([])
             runs[-1].append(t)
+        if fn == "max_session_events":
+            return max(len(r) for r in runs)
         return max(r[-1] - r[0] for r in runs)
     if fn == "count_within_first":
         return sum(1 for u in ts if u < ts[0] + g["width"]) - 1
@@ -488,9 +494,9 @@ def oracle_aggregate_events(store: OracleStore, args: dict[str, Any]) -> dict[st
             ]
         for key, node in combos:
             # keyed by the order key of each value: hashable (a list-valued property) and 1 == 1.0
-            k = tuple(_order_key(v) for v in key)
-            values.setdefault(k, key)
-            groups.setdefault(k, []).append((ev, node))
+            order_key = tuple(_order_key(v) for v in key)
+            values.setdefault(order_key, key)
+            groups.setdefault(order_key, []).append((ev, node))
 
     rows = []
     for key in sorted(groups):

@@ -10,6 +10,9 @@ whether the answer was capped). The fast path instead runs backward latest-depar
 every simple path is enumerated by plain recursion, and the answer is the least path in step order among
 those of the greatest length ≤ max_hops. The fast path searches depth first with a numpy selection per
 state and a budget.
+
+``delta_max_wait`` δ: every hop after the first is at τ ≤ α + δ (α the previous hop's time); the first
+hop is not limited. Both searches simply skip the other hops (the memo key says whether a hop is first).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> di
     check_keys(
         args,
         ["window"],
-        ["src", "rel_types", "max_hops", "where", "simple", "strict"],
+        ["src", "rel_types", "max_hops", "where", "simple", "strict", "delta_max_wait"],
         "longest_temporal_path",
     )
     a = as_of_arg(args)
@@ -44,6 +47,7 @@ def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> di
     rel_types = str_list_arg(args, "rel_types")
     max_hops = int_arg(args, "max_hops", 20, 1, 1000)
     assert max_hops is not None
+    delta = int_arg(args, "delta_max_wait", None, 0, None)
     passes = edge_filter(args.get("where"))
     if src is not None:
         require_known([src], store.known_uids(a), "src")
@@ -54,34 +58,38 @@ def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> di
     if not strict and not simple:
         raise InvalidArgError("strict: false needs simple: true")
     if simple:
-        return _simple_paths(edges, src, t_a, t_b, max_hops, strict)
+        return _simple_paths(edges, src, t_a, t_b, max_hops, strict, delta)
 
-    def hops_from(node: str | None, alpha: int) -> list[tuple[int, int, int, dict[str, Any]]]:
+    def hops_from(node: str | None, alpha: int, first: bool) -> list[tuple[int, int, int, dict[str, Any]]]:
         """Every hop possible after arriving at node at alpha (None: from any node), least first."""
         out = []
         for e in edges:
             if node is not None and e["src"] != node:
                 continue
             tau = max(alpha + 1, e["vt_s"])
+            if not first and delta is not None and tau - alpha > delta:
+                continue
             if tau < e["vt_e"] and tau < t_b:
                 out.append((tau, e["eid"], e["vid"], e))
         return sorted(out, key=lambda x: x[:3])
 
-    memo: dict[tuple[str | None, int, int], int] = {}
+    memo: dict[tuple[str | None, int, int, bool], int] = {}
 
-    def longest_from(node: str | None, alpha: int, cap: int) -> int:
-        """The most hops (at most cap) a walk can still make after arriving at node at alpha."""
-        key = (node, alpha, cap)
+    def longest_from(node: str | None, alpha: int, cap: int, first: bool = False) -> int:
+        """The most hops (at most cap) a walk can still make after arriving at node at alpha (``first``:
+        the start, whose hop is not wait-limited)."""
+        key = (node, alpha, cap, first)
         if key not in memo:
             most = 0
-            for tau, _eid, _vid, e in hops_from(node, alpha) if cap else []:
+            for tau, _eid, _vid, e in hops_from(node, alpha, first) if cap else []:
                 most = max(most, 1 + longest_from(e["dst"], tau, cap - 1))
                 if most == cap:
                     break
             memo[key] = most
         return memo[key]
 
-    longest = longest_from(src, t_a - 1, max_hops + 1)  # one past the cap: tells whether it was capped
+    # one past the cap: tells whether it was capped
+    longest = longest_from(src, t_a - 1, max_hops + 1, first=True)
     capped = longest > max_hops
     length = min(longest, max_hops)
     # the least walk of that length: at each hop the least next hop that can still make the rest
@@ -89,7 +97,7 @@ def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> di
     node, alpha = src, t_a - 1
     for i in range(length):
         need = length - i - 1
-        for tau, _eid, _vid, e in hops_from(node, alpha):
+        for tau, _eid, _vid, e in hops_from(node, alpha, i == 0):
             if longest_from(e["dst"], tau, need) >= need:
                 best.append((e, tau))
                 node, alpha = e["dst"], tau
@@ -104,7 +112,13 @@ def oracle_longest_temporal_path(store: OracleStore, args: dict[str, Any]) -> di
 
 
 def _simple_paths(
-    edges: list[dict[str, Any]], src: str | None, t_a: int, t_b: int, max_hops: int, strict: bool
+    edges: list[dict[str, Any]],
+    src: str | None,
+    t_a: int,
+    t_b: int,
+    max_hops: int,
+    strict: bool,
+    delta: int | None,
 ) -> dict[str, Any]:
     """Every node-simple path, by recursion; the least (τ, eid, vid) path of the greatest length."""
     step = 1 if strict else 0
@@ -123,6 +137,8 @@ def _simple_paths(
             if e["dst"] in on_path or e["src"] == e["dst"]:
                 continue
             tau = max(alpha + step, e["vt_s"])
+            if path and delta is not None and tau - alpha > delta:
+                continue
             if tau < e["vt_e"] and tau < t_b:
                 extend([*path, (tau, e["eid"], e["vid"], e)], e["dst"], tau)
 

@@ -2,6 +2,8 @@
 
 Time-respecting rule (DESIGN §3.4): an edge u→v valid [s, e) entered at arrival α is usable at
 τ = max(α, s) if τ < e and τ < t_b; the arrival at v is τ. The traveller starts at src at t_a.
+``strict``: every edge after the first is taken at τ = max(α + 1, s) (strictly after the arrival); the
+first edge out of src is still taken at max(t_a, s), and before ``depart_by`` when given.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.canonical import canonicalize
-from engine.errors import InvalidArgError
+from engine.errors import InvalidArgError, SchemaError
 from engine.operators.oracle.events import edge_filter
 from engine.operators.oracle.store import (
     OracleStore,
@@ -19,6 +21,7 @@ from engine.operators.oracle.store import (
     int_arg,
     require_known,
     str_arg,
+    time_arg,
     window_arg,
 )
 
@@ -34,14 +37,34 @@ def _oriented(edges: list[dict[str, Any]], direction: str) -> list[tuple[str, st
     return out
 
 
+def _bool_arg(args: dict[str, Any], name: str) -> bool:
+    x = args.get(name)
+    if x is None:
+        return False
+    if not isinstance(x, bool):
+        raise SchemaError(f"{name} must be a boolean", field=name, value=x)
+    return x
+
+
 def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
-    check_keys(args, ["src", "window"], ["delta_max_wait", "direction", "where"], "temporal_reachability")
+    check_keys(
+        args,
+        ["src", "window"],
+        ["delta_max_wait", "direction", "where", "strict", "depart_by"],
+        "temporal_reachability",
+    )
     a = as_of_arg(args)
     src = str_arg(args, "src")
     assert src is not None
     t_a, t_b = window_arg(args["window"])
     delta = int_arg(args, "delta_max_wait", None, 0, None)
     direction = choice_arg(args, "direction", ("out", "in", "both"), "out")
+    strict = _bool_arg(args, "strict")
+    depart_by = None
+    if args.get("depart_by") is not None:
+        depart_by = time_arg(args["depart_by"], "depart_by", allow_open_end=True)
+        if not t_a < depart_by <= t_b:
+            raise InvalidArgError("depart_by must lie in (t_a, t_b]", field="depart_by", value=depart_by)
     passes = edge_filter(args.get("where"))
     require_known([src], store.known_uids(a), "src")
     arcs_from: dict[str, list[dict[str, Any]]] = {}
@@ -49,21 +72,35 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
         arcs_from.setdefault(x, []).append({"to": y, "vt_s": e["vt_s"], "vt_e": e["vt_e"]})
 
     # Exact search over labelled states (node, arrival, free). `free` marks the start state: the wait at
-    # the source before the first edge is not an intermediate wait and is not limited. Every arrival is
-    # t_a or some edge's vt_s, so the state space is finite; we explore all of it (no label dominance).
+    # the source before the first edge is not an intermediate wait and is not limited, its edge is taken
+    # at max(t_a, s) even when strict, and before depart_by; a return to src is an ordinary state. With a
+    # wait limit we explore every state: every arrival is t_a or some edge's vt_s, plus (strict) α + 1
+    # after an interval edge entered after it started, all below t_b, so the state space is finite.
+    # Without one an earlier arrival at a node can do all a later one can, so a state is explored only
+    # when it is the earliest yet at its node (a strict walk round a cycle of interval edges would
+    # otherwise meet every µs up to t_b).
     start = (src, t_a, True)
     seen = {start}
     stack = [start]
+    earliest: dict[str, int] = {}
     while stack:
         u, alpha, free = stack.pop()
+        if not free and delta is None and earliest.get(u, alpha) < alpha:
+            continue  # an earlier arrival at u was found since this state was pushed
         for arc in arcs_from.get(u, []):
             e, y = arc, arc["to"]
-            tau = max(alpha, e["vt_s"])
+            tau = max(alpha + (1 if strict and not free else 0), e["vt_s"])
             if not (tau < e["vt_e"] and tau < t_b):
+                continue
+            if free and depart_by is not None and tau >= depart_by:
                 continue
             if not free and delta is not None and tau - alpha > delta:
                 continue
             state = (y, tau, False)
+            if delta is None:
+                if y in earliest and earliest[y] <= tau:
+                    continue
+                earliest[y] = tau
             if state not in seen:
                 seen.add(state)
                 stack.append(state)
@@ -88,7 +125,7 @@ def _step(e: dict[str, Any], tau: int) -> dict[str, Any]:
 
 
 def oracle_temporal_paths(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
-    check_keys(args, ["src", "dst", "window"], ["k", "max_hops", "where"], "temporal_paths")
+    check_keys(args, ["src", "dst", "window"], ["k", "max_hops", "where", "strict"], "temporal_paths")
     a = as_of_arg(args)
     src = str_arg(args, "src")
     dst = str_arg(args, "dst")
@@ -97,6 +134,7 @@ def oracle_temporal_paths(store: OracleStore, args: dict[str, Any]) -> dict[str,
     k = int_arg(args, "k", 5, 1, 20)
     max_hops = int_arg(args, "max_hops", 4, 1, 6)
     assert k is not None and max_hops is not None
+    step = 1 if _bool_arg(args, "strict") else 0
     passes = edge_filter(args.get("where"))
     require_known([src, dst], store.known_uids(a), "src/dst")
     if src == dst:
@@ -104,7 +142,8 @@ def oracle_temporal_paths(store: OracleStore, args: dict[str, Any]) -> dict[str,
     edges = [e for e in store.believed_edges(a) if passes(e)]
 
     # A path is a node sequence; it is realised by its earliest-arrival edge choice at every hop (earliest
-    # arrival at a prefix never hurts later hops without a wait limit). Ties in τ: smallest (eid, vid).
+    # arrival at a prefix never hurts later hops without a wait limit, strict or not). Ties in τ: smallest
+    # (eid, vid). Strict: a hop after the first is at max(α + 1, s).
     found: list[dict[str, Any]] = []
 
     def extend(nodes: list[str], alpha: int, steps: list[dict[str, Any]]) -> None:
@@ -118,7 +157,7 @@ def oracle_temporal_paths(store: OracleStore, args: dict[str, Any]) -> dict[str,
         for e in edges:
             if e["src"] != u or e["dst"] in nodes:
                 continue
-            tau = max(alpha, e["vt_s"])
+            tau = max(alpha + (step if steps else 0), e["vt_s"])
             if not (tau < e["vt_e"] and tau < t_b):
                 continue
             cand = (tau, e["eid"], e["vid"], e)

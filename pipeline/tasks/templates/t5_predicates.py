@@ -32,7 +32,7 @@ WEEKDAYS = [{"field": "dow", "op": "le", "value": 5}]
 def weekday_reach(s: Sampler) -> Draft | None:
     u = s.busy_uid()
     w = s.window(s.choice([3 * DAY, WEEK, 2 * WEEK]))
-    args = {"src": u, "window": w, "where": WEEKDAYS}
+    args: dict[str, object] = {"src": u, "window": w, "where": WEEKDAYS}
 
     def reached(a: dict[str, object]) -> int:
         return int(

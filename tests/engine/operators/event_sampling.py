@@ -106,7 +106,7 @@ NUM_FIELDS = ("t", "vt_e", "eid", "hour", "prop.w", "prop.rating")
 def _aggregate(rng: random.Random, group_by: list[str]) -> dict[str, Any]:
     fn = rng.choice(("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum",
                      "mean", "min", "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window",
-                     "sessions", "count_within_first", "max_session"))  # fmt: skip
+                     "sessions", "count_within_first", "max_session", "max_session_events"))  # fmt: skip
     g: dict[str, Any] = {"fn": fn}
     if fn in ("first_value", "last_value"):
         g["field"] = rng.choice(
@@ -119,7 +119,7 @@ def _aggregate(rng: random.Random, group_by: list[str]) -> dict[str, Any]:
         g["field"] = rng.choice(NUM_FIELDS)
     elif fn in ("max_in_window", "count_within_first"):
         g["width"] = rng.choice([1, 5, 30, SCALE * 10, 2**61])
-    elif fn in ("sessions", "max_session"):
+    elif fn in ("sessions", "max_session", "max_session_events"):
         g["gap"] = rng.choice([0, 5, 40, SCALE * 3])
     return g
 

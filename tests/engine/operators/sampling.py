@@ -137,6 +137,33 @@ def edge_where(rng: random.Random, t_max: int = T_MAX) -> list[dict[str, Any]]:
     return rng.sample(pool, rng.randint(1, 2))
 
 
+#: next_event's match shapes: none, one endpoint (each pairing), a reply, the same pair again
+MATCHES: list[list[dict[str, str]]] = [
+    [],
+    [{"a": "src", "b": "src"}],
+    [{"a": "dst", "b": "src"}],
+    [{"a": "dst", "b": "dst"}],
+    [{"a": "src", "b": "dst"}],
+    [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}],
+    [{"a": "src", "b": "src"}, {"a": "dst", "b": "dst"}],
+]
+
+
+def _event_spec(rng: random.Random, uids: list[str]) -> dict[str, Any]:
+    """An event selection (list_events' keys) over the random stores' times, endpoints and rel types."""
+    spec: dict[str, Any] = {}
+    if rng.random() < 0.3:
+        spec["window"] = _window(rng)
+    for k in ("src", "dst", "node"):
+        if rng.random() < 0.12:
+            spec[k] = rng.choice([rng.choice(uids), rng.sample(uids, rng.randint(0, 3))])
+    if rng.random() < 0.2:
+        spec["rel_types"] = [rng.choice(["msg", "follows"])]
+    if rng.random() < 0.15:
+        spec["where"] = edge_where(rng)
+    return spec
+
+
 def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) -> dict[str, Any]:
     """Valid arguments for ``op`` (uids from ``uids``, which must be known at current belief)."""
     u = rng.choice(uids)
@@ -160,6 +187,11 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
         args = {"src": u, "window": _window(rng), "direction": rng.choice(["out", "in", "both"])}
         if rng.random() < 0.5:
             args["delta_max_wait"] = rng.randint(0, 40)
+        if rng.random() < 0.4:  # each hop after the first strictly after the arrival at its tail
+            args["strict"] = True
+        if rng.random() < 0.3:  # the first hop out of src before depart_by, in (t_a, t_b]
+            w = args["window"]
+            args["depart_by"] = rng.choice([w["t_a"] + 1, rng.randint(w["t_a"] + 1, w["t_b"]), w["t_b"]])
     elif op == "temporal_paths":
         s, d = rng.sample(uids, 2)
         args = {
@@ -169,6 +201,8 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             "k": rng.randint(1, 6),
             "max_hops": rng.randint(1, 4),
         }
+        if rng.random() < 0.3:
+            args["strict"] = True
     elif op in ("count_temporal_motifs", "find_temporal_motif_instances"):
         args = {"motif": rng.choice(MOTIFS), "delta": rng.randint(0, 80), "window": _window(rng)}
         if rng.random() < 0.3:
@@ -219,6 +253,8 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             args["src"] = u
         if rng.random() < 0.2:
             args["rel_types"] = [rng.choice(["msg", "follows"])]
+        if rng.random() < 0.4:  # each hop at most delta after the previous one
+            args["delta_max_wait"] = rng.choice([0, 1, 2, 5, rng.randint(0, 60)])
     elif op == "connected_components":
         args = {"window": _window(rng)}
         if rng.random() < 0.5:
@@ -233,6 +269,22 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             args["max_hops"] = rng.randint(1, 3)
         if rng.random() < 0.2:
             args["rel_types"] = [rng.choice(["msg", "follows"])]
+    elif op == "next_event":
+        args = {"a": _event_spec(rng, uids), "match": rng.choice(MATCHES)}
+        if rng.random() < 0.4:
+            args["b"] = _event_spec(rng, uids)
+        if rng.random() < 0.4:
+            args["direction"] = rng.choice(["next", "previous"])
+        if rng.random() < 0.4:
+            args["strict"] = rng.random() < 0.3
+        if rng.random() < 0.3:
+            args["within"] = rng.randint(0, 60)
+        if rng.random() < 0.3:
+            args["unmatched"] = True
+        if rng.random() < 0.5:
+            args["quantile"] = rng.choice([0.1, 0.25, 1 / 3, 0.5, 0.9, 0.99])
+        if rng.random() < 0.3:
+            args["order"] = "desc"
     elif op in ("list_events", "aggregate_events"):
         from tests.engine.operators.event_sampling import sample_event_args
 

@@ -28,7 +28,7 @@ from tests.engine.operators.sampling import N_CASES, counter_clock
 # ----------------------------------------------------------------------------------- random compute
 
 FNS = ("count", "sum", "min", "max", "mean", "median", "topk", "filter", "interval_relation",
-       "ratio", "diff", "percent", "pct_change", "union", "intersection", "difference")  # fmt: skip
+       "ratio", "diff", "percent", "pct_change", "union", "intersection", "difference", "record")  # fmt: skip
 
 
 def _num(rng: random.Random) -> int | float:
@@ -85,6 +85,9 @@ def _compute_valid(rng: random.Random) -> dict[str, Any]:
     elif fn == "interval_relation":
         a, b = _interval(rng), _interval(rng)
         args.update({"a": a, "b": b} if rng.random() < 0.7 else {"input": [a, b]})
+    elif fn == "record":
+        pool = [_num(rng), _num(rng), "n9", True, None, 0.1 + 0.2]
+        args["fields"] = {f"p{i}": rng.choice(pool) for i in range(rng.randint(1, 4))}
     elif fn in ("ratio", "diff", "percent", "pct_change"):
         a, b = _num(rng), rng.choice([_num(rng), 0])
         args.update({"a": a, "b": b} if rng.random() < 0.7 else {"input": [a, b]})
@@ -298,6 +301,13 @@ HAND: list[tuple[dict[str, Any], Any, list[Any] | None]] = [
     ({"fn": "difference", "input": [[3, 1, 2], [2.0]]}, 2, [1, 3]),
     ({"fn": "union", "a": [1, 1.0, 0.5], "b": [0.1 + 0.2, 0.3]}, 3, [0.3, 0.5, 1]),  # 1 = 1.0, one 0.3
     ({"fn": "union", "a": [], "b": []}, 0, []),
+    # record: one row of named single values (a tuple answer); numbers leave in their canonical form
+    (
+        {"fn": "record", "fields": {"sent": 3, "share": 0.1 + 0.2, "who": "n9", "ok": True, "none": None}},
+        1,
+        [{"sent": 3, "share": 0.3, "who": "n9", "ok": True, "none": None}],
+    ),
+    ({"fn": "record", "fields": {"n": 2.0}}, 1, [{"n": 2}]),
 ]
 
 
@@ -413,6 +423,14 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"fn": "sum", "input": [1], "as_of_tt": "now"}, "E_SCHEMA"),
     ({"fn": "mean", "input": [10**400, 1]}, "E_INVALID_ARG"),  # exact, but no JSON number holds it
     ({"fn": "ratio", "a": 10**400, "b": 3}, "E_INVALID_ARG"),
+    ({"fn": "record"}, "E_SCHEMA"),
+    ({"fn": "record", "fields": {}}, "E_SCHEMA"),
+    ({"fn": "record", "fields": {"a": [1, 2]}}, "E_INVALID_ARG"),  # a list: reduce it first
+    ({"fn": "record", "fields": {"a": {"b": 1}}}, "E_INVALID_ARG"),
+    ({"fn": "record", "fields": {"2nd": 1}}, "E_INVALID_ARG"),
+    ({"fn": "record", "fields": {f"p{i}": i for i in range(17)}}, "E_INVALID_ARG"),
+    ({"fn": "record", "fields": {"a": 1}, "input": [1]}, "E_INVALID_ARG"),
+    ({"fn": "count", "input": [1], "fields": {"a": 1}}, "E_INVALID_ARG"),
 ]
 
 

@@ -142,14 +142,16 @@ def test_group_keys_and_aggregates(env) -> None:
                  "last_t": T4, "sessions": 2, "w90": 1, "w90_1": 2}  # fmt: skip
     rel = [{"fn": "count_within_first", "width": w, "as": f"within_{i}"} for i, w in enumerate((3 * H // 2,
            3 * H // 2 + 1, T4 - T1 + 1))] + [{"fn": "max_session", "gap": g, "as": f"session_{i}"}
-           for i, g in enumerate((H, 2 * H, T4 - T2))]  # fmt: skip
+           for i, g in enumerate((H, 2 * H, T4 - T2))] + [{"fn": "max_session_events", "gap": g,
+           "as": f"size_{i}"} for i, g in enumerate((H, 2 * H, T4 - T2))]  # fmt: skip
     (a,) = both(ctx, store, "aggregate_events", src=["a"], aggregates=rel)["rows"]
     # after a's first message (T1): T2 is 1.5 h later, T4 much later; sessions: [T1] [T2] [T4] under an
     # hour's gap, [T1 T2] [T4] under two hours, one session T1..T4 when the gap allows T2 → T4
     assert a == {"within_0": 0, "within_1": 1, "within_2": 2,
-                 "session_0": 0, "session_1": 3 * H // 2, "session_2": T4 - T1}  # fmt: skip
+                 "session_0": 0, "session_1": 3 * H // 2, "session_2": T4 - T1,
+                 "size_0": 1, "size_1": 2, "size_2": 3}  # fmt: skip
     empty_rel = both(ctx, store, "aggregate_events", window={"t_a": 0, "t_b": 10}, aggregates=rel[::3])
-    assert empty_rel["rows"] == [{"within_0": 0, "session_0": None}]
+    assert empty_rel["rows"] == [{"within_0": 0, "session_0": None, "size_0": 0}]
     at = [{"fn": f, "field": k} for f in ("first_value", "last_value") for k in ("dst", "t")]
     (a,) = both(ctx, store, "aggregate_events", src=["a"], aggregates=at)["rows"]
     # a's first event (T1) went to b, its last (T4) to itself

@@ -1,6 +1,7 @@
 """longest_temporal_path: fast path == oracle on random bi-temporal stores (both backends; walks and
-node-simple paths), a plain enumeration of every walk on small cases, hand cases (strict times,
-intervals, ties, the cap, no node twice, same-time hops), refusals, and the node-simple search's budget."""
+node-simple paths, with and without a wait limit), a plain enumeration of every walk on small cases, hand
+cases (strict times, intervals, ties, the cap, no node twice, same-time hops, the wait limit), refusals,
+and the node-simple search's budget."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from engine.errors import TGMSError
+from engine.operators import longest_path
 from engine.operators.context import OpContext
 from engine.operators.envelope import call
 from engine.operators.oracle import ORACLES, OracleStore
@@ -25,13 +27,19 @@ ORACLE = ORACLES["longest_temporal_path"]
 
 
 @pytest.mark.parametrize("simple", [False, True], ids=["walks", "node-simple"])
-def test_longest_path_matches_oracle(tmp_path: Path, backend: str, simple: bool) -> None:
-    """Walks (latest-departure rounds), and node-simple paths (``simple: true``, ``strict`` drawn: the
-    depth-first search) against the oracle's memoized recursion and plain enumeration respectively."""
+def test_longest_path_matches_oracle(
+    tmp_path: Path, backend: str, simple: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Walks (latest-departure rounds, or arrival-set rounds with a wait limit), and node-simple paths
+    (``simple: true``, ``strict`` drawn: the depth-first search) against the oracle's memoized recursion
+    and plain enumeration respectively."""
     outcomes: Counter[str] = Counter()
     lengths: Counter[int] = Counter()
+    waits: Counter[bool] = Counter()
     per_store = max(-(-N_CASES // STORES), 10)
     for s in range(STORES):
+        # odd stores: the arrival sets keyed by rank (what a store too wide for node·W + offset uses)
+        monkeypatch.setattr(longest_path, "_PACK_LIMIT", 0 if s % 2 else 2**62)
         store, tts = random_store(tmp_path / f"s{s}", backend, seed=(900 if simple else 500) + s)
         try:
             ctx, oracle = OpContext(store), OracleStore(*store.public_rows())
@@ -40,23 +48,34 @@ def test_longest_path_matches_oracle(tmp_path: Path, backend: str, simple: bool)
                 args = sample_args("longest_temporal_path", rng, UIDS, tts)
                 if simple:
                     args.update(simple=True, strict=rng.random() < 0.5)
+                    if rng.random() < 0.3:  # short simple paths: small limits, so that some bind
+                        args["delta_max_wait"] = rng.choice([0, 1, 3, 10])
                 if i % 3 == 0:
                     args["as_of_tt"] = rng.choice(tts)
                 if i % 4 == 0:
                     args["window"] = {"t_a": 0, "t_b": T_MAX * 2}  # the whole history
-                outcomes[compare(ctx, oracle, "longest_temporal_path", args)] += 1
-                if outcomes["ok"] and i % 2 == 0:
-                    lengths[
-                        call(ctx, "longest_temporal_path", args, check_cost=False)["payload"]["hops"]
-                    ] += 1
+                if compare(ctx, oracle, "longest_temporal_path", args) != "ok":
+                    outcomes["error"] += 1
+                    continue
+                outcomes["ok"] += 1
+                hops = call(ctx, "longest_temporal_path", args, check_cost=False)["payload"]["hops"]
+                lengths[hops] += 1
+                if args.get("delta_max_wait") is not None:  # the wait limit binds in some cases
+                    free = {k: v for k, v in args.items() if k != "delta_max_wait"}
+                    out = call(ctx, "longest_temporal_path", free, check_cost=False)["payload"]
+                    waits[out["hops"] != hops] += 1
         finally:
             store.close()
     assert outcomes["ok"] >= N_CASES // 2, outcomes
     assert len(lengths) >= 3, lengths  # short, long and capped answers, not one degenerate case
+    assert waits[True] and waits[False], waits  # the wait limit binds in some cases, not in all
 
 
-def _walks(edges: list[dict[str, Any]], src: str | None, t_a: int, t_b: int, depth: int) -> list[list[Any]]:
-    """Every walk of at most ``depth`` hops, as lists of (tau, eid, vid): plain enumeration."""
+def _walks(
+    edges: list[dict[str, Any]], src: str | None, t_a: int, t_b: int, depth: int, delta: int | None = None
+) -> list[list[Any]]:
+    """Every walk of at most ``depth`` hops, as lists of (tau, eid, vid): plain enumeration (``delta``:
+    each hop after the first at most that long after the previous one)."""
     out: list[list[Any]] = [[]]
 
     def go(node: str | None, alpha: int, walk: list[Any]) -> None:
@@ -64,6 +83,8 @@ def _walks(edges: list[dict[str, Any]], src: str | None, t_a: int, t_b: int, dep
             return
         for e in edges:
             tau = max(alpha + 1, e["vt_s"])
+            if walk and delta is not None and tau - alpha > delta:
+                continue
             if (node is None or e["src"] == node) and tau < e["vt_e"] and tau < t_b:
                 walk.append((tau, e["eid"], e["vid"]))
                 out.append(list(walk))
@@ -82,13 +103,15 @@ def test_oracle_agrees_with_plain_enumeration(tmp_path: Path) -> None:
         oracle = OracleStore(*store.public_rows())
         edges = oracle.believed_edges(None)
         rng = random.Random(3)
-        for _ in range(25):
+        for i in range(50):
             t_a = rng.randint(0, T_MAX)
             t_b = t_a + rng.randint(1, T_MAX)
             src = rng.choice([None, *UIDS])
             cap = rng.randint(1, 4)
-            got = ORACLE(oracle, {"window": {"t_a": t_a, "t_b": t_b}, "src": src, "max_hops": cap})
-            walks = _walks(edges, src, t_a, t_b, cap + 1)
+            delta = rng.choice([0, 1, 3, 10, 40]) if i % 2 else None
+            args = {"window": {"t_a": t_a, "t_b": t_b}, "src": src, "max_hops": cap, "delta_max_wait": delta}
+            got = ORACLE(oracle, args)
+            walks = _walks(edges, src, t_a, t_b, cap + 1, delta)
             longest = max(len(w) for w in walks)
             assert got["capped"] == (longest > cap)
             assert got["hops"] == min(longest, cap)
@@ -157,6 +180,46 @@ def test_node_simple_paths_and_same_time_hops(chain: Store) -> None:
     assert capped["hops"] == 2 and capped["capped"]
 
 
+def test_wait_limit_exactly_delta_and_one_more(tmp_path: Path, backend: str) -> None:
+    """delta_max_wait: every hop after the first at most delta after the previous one (walks and simple
+    paths); the first hop is not limited; an interval edge entered after it started counts a wait of 1."""
+    store = Store.create(tmp_path / "w", backend, now=counter_clock())
+    store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in "abcdexy"])
+
+    def ev(s: str, d: str, t: int, dur: int = 1) -> dict[str, Any]:
+        return {"op": "assert_edge", "src": s, "dst": d, "rel_type": "m", "vt_s": t, "vt_e": t + dur}
+
+    # a chain with waits 3 then 3; b→x at 50, x→y open [0, 100), y→e at 60
+    store.write([ev("a", "b", 10), ev("b", "c", 13), ev("c", "d", 16), ev("d", "a", 16),
+                 ev("x", "y", 0, dur=100), ev("b", "x", 50), ev("y", "e", 60)])  # fmt: skip
+    whole = {"t_a": 0, "t_b": 200}
+    try:
+        # no limit: a→b, b→x, x→y, y→e (10, 50, 51, 60); waits of 3: a→b, b→c, c→d (10, 13, 16)
+        for delta, hops in ((3, 3), (2, 1), (0, 1), (None, 4)):
+            for simple in (False, True):
+                out = _call(store, window=whole, src="a", delta_max_wait=delta, simple=simple)
+                assert out["hops"] == hops, (delta, simple, out)
+        exact = _call(store, window=whole, src="a", delta_max_wait=3)
+        assert [r["t"] for r in exact["rows"]] == [10, 13, 16]  # the first hop waited 10: not limited
+        # same-time hops (simple, strict false): c→d and d→a at 16 chain with a wait of 0
+        early = {"t_a": 0, "t_b": 45}
+        same = _call(store, window=early, src="b", simple=True, strict=False, delta_max_wait=0)
+        assert same["hops"] == 1
+        same = _call(store, window=early, src="b", simple=True, strict=False, delta_max_wait=3)
+        assert [r["t"] for r in same["rows"]] == [13, 16, 16] and same["nodes"] == ["b", "c", "d", "a"]
+        # b→x at 50, x→y entered after it started at 51 (a wait of 1), y→e at 60 (a wait of 9)
+        for delta, hops in ((9, 3), (8, 2), (1, 2), (0, 1)):
+            out = _call(store, window={"t_a": 20, "t_b": 200}, src="b", delta_max_wait=delta)
+            assert out["hops"] == hops, (delta, out)
+        loop = _call(store, window={"t_a": 20, "t_b": 200}, src="b", delta_max_wait=9)
+        assert [r["t"] for r in loop["rows"]] == [50, 51, 60]
+        # from any start: x→y entered at 20 cannot wait 40 for y→e; the longest is the one from b
+        anywhere = _call(store, window={"t_a": 20, "t_b": 200}, delta_max_wait=9)
+        assert anywhere["hops"] == 3 and anywhere["nodes"] == ["b", "x", "y", "e"]
+    finally:
+        store.close()
+
+
 def test_a_node_simple_search_that_outgrows_its_budget_is_refused_the_same_way_every_time(
     tmp_path: Path, backend: str
 ) -> None:
@@ -197,6 +260,9 @@ def test_a_node_simple_search_that_outgrows_its_budget_is_refused_the_same_way_e
         ({"window": {"t_a": 0, "t_b": 5}, "src": "nobody"}, "E_NOT_FOUND"),
         ({"window": {"t_a": 0, "t_b": 5}, "rel_types": "m"}, "E_SCHEMA"),
         ({"window": {"t_a": 0, "t_b": 5}, "strict": False}, "E_INVALID_ARG"),  # same-time hops: simple only
+        ({"window": {"t_a": 0, "t_b": 5}, "delta_max_wait": -1}, "E_INVALID_ARG"),
+        ({"window": {"t_a": 0, "t_b": 5}, "delta_max_wait": "1"}, "E_SCHEMA"),
+        ({"window": {"t_a": 0, "t_b": 5}, "delta_max_wait": 1.5}, "E_SCHEMA"),
     ],
 )
 def test_refusals(chain: Store, args: dict[str, Any], code: str) -> None:

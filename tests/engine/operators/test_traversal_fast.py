@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.errors import CostError
+from engine.errors import CostError, TGMSError
 from engine.operators import traversal
 from engine.operators.context import OpContext
 from engine.operators.cost import COEFFICIENTS, StoreProfile, check_budget, memory_factor
@@ -90,6 +90,20 @@ def sample(op: str, rng: random.Random, uids: list[str], tts: list[int], t_max: 
             args["direction"] = rng.choice(["out", "in", "both"])
         if rng.random() < 0.55:
             args["delta_max_wait"] = rng.choice([0, 1, 2, rng.randint(0, t_max // 2), 10**18])
+        if rng.random() < 0.5:
+            args["strict"] = rng.random() < 0.8
+        w = args["window"]
+        if rng.random() < 0.35:  # anywhere in (t_a, t_b], often early, sometimes t_b itself
+            width = min(w["t_b"] - w["t_a"], 2 * t_max)
+            args["depart_by"] = rng.choice([w["t_a"] + rng.randint(1, max(1, width // 4)), w["t_a"] + 1,
+                                            w["t_a"] + rng.randint(1, width), w["t_b"]])  # fmt: skip
+        delta = args.get("delta_max_wait")
+        if args.get("strict") and delta is not None and 0 < delta < w["t_b"] - w["t_a"] - 1:
+            # a strict hop over an interval edge takes 1 µs: round an open-ended interval loop, a
+            # wait-limited search meets a state per µs up to t_b, so the window stays short
+            w["t_b"] = min(w["t_b"], w["t_a"] + t_max + 5)
+            if "depart_by" in args:
+                args["depart_by"] = min(args["depart_by"], w["t_b"])
     else:
         s, d = rng.sample(uids, 2)
         args = {"src": s, "dst": d, "window": _window(rng, t_max)}
@@ -97,6 +111,8 @@ def sample(op: str, rng: random.Random, uids: list[str], tts: list[int], t_max: 
             args["k"] = rng.choice([1, 2, 3, 5, 20])
         if rng.random() < 0.8:
             args["max_hops"] = rng.randint(1, 6)
+        if rng.random() < 0.5:
+            args["strict"] = True
     if rng.random() < 0.3:
         args["where"] = edge_where(rng, t_max)
     if rng.random() < 0.35:
@@ -111,6 +127,7 @@ def test_fast_path_matches_oracle(
     tmp_path: Path, backend: str, op: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     outcomes: Counter[str] = Counter()
+    changed: Counter[str] = Counter()
     n_stores = len(SHAPES)
     per_store = -(-N_CASES // n_stores)
     for s in range(n_stores):
@@ -121,11 +138,19 @@ def test_fast_path_matches_oracle(
             ctx, oracle = OpContext(store), OracleStore(*store.public_rows())
             rng = random.Random(s * 7 + len(op))
             for _ in range(per_store):
-                outcomes[compare(ctx, oracle, op, sample(op, rng, uids, tts, t_max))] += 1
+                args = sample(op, rng, uids, tts, t_max)
+                outcomes[compare(ctx, oracle, op, args)] += 1
+                for new in ("strict", "depart_by"):  # the new arguments change some answers
+                    if args.get(new) and outcomes["ok"] % 2:
+                        rows = call(ctx, op, args, check_cost=False)["payload"]["rows"]
+                        without = {k: v for k, v in args.items() if k != new}
+                        changed[new] += rows != call(ctx, op, without, check_cost=False)["payload"]["rows"]
         finally:
             store.close()
     assert sum(outcomes.values()) >= N_CASES
     assert outcomes["ok"] == sum(outcomes.values()), outcomes  # sampled args are all valid
+    if N_CASES >= 50:  # enough draws to meet both
+        assert changed["strict"] and (op == "temporal_paths" or changed["depart_by"]), changed
 
 
 # -- hand-made stores -------------------------------------------------------------------------------
@@ -218,6 +243,59 @@ def test_directions(tmp_path: Path, backend: str) -> None:
         s.close()
 
 
+def test_strict_equal_times_do_not_chain(tmp_path: Path, backend: str) -> None:
+    # S->A@5, A->B@5, A->B@7, B->C@7; A->D open [0, 50); S->E@5, E->F open [5, 6) (one instant)
+    s = edge_store(
+        tmp_path,
+        backend,
+        [("S", "A", 5, 6), ("A", "B", 5, 6), ("A", "B", 7, 8), ("B", "C", 7, 8), ("A", "D", 0, 50),
+         ("S", "E", 5, 6), ("E", "F", 5, 6)],
+    )  # fmt: skip
+    try:
+        loose = [("A", 5), ("B", 5), ("D", 5), ("E", 5), ("F", 5), ("C", 7)]
+        assert reach(s, "S", window=W) == loose
+        # strict: B only by the later A->B (7), so not B->C at 7; an open edge is entered 1 µs later
+        assert reach(s, "S", window=W, strict=True) == [("A", 5), ("E", 5), ("D", 6), ("B", 7)]
+        assert reach(s, "S", window={"t_a": 0, "t_b": 6}, strict=True) == [("A", 5), ("E", 5)]
+        # the first edge from src is taken at t_a when open (not t_a + 1)
+        assert reach(s, "A", window={"t_a": 10, "t_b": 20}, strict=True) == [("D", 10)]
+        # with a wait limit: the entry 1 µs later is a wait of 1
+        assert reach(s, "S", window=W, strict=True, delta_max_wait=0) == [("A", 5), ("E", 5)]
+        assert reach(s, "S", window=W, strict=True, delta_max_wait=1) == [("A", 5), ("E", 5), ("D", 6)]
+        assert reach(s, "S", window=W, strict=True, delta_max_wait=2) == [
+            ("A", 5), ("E", 5), ("D", 6), ("B", 7)]  # fmt: skip
+        assert reach(s, "S", window=W, delta_max_wait=0) == loose[:5]
+        # temporal_paths: the same rule (S->A->B->C needs A->B@7, then B->C@7 does not chain)
+        rows = run(s, "temporal_paths", src="S", dst="B", window=W, strict=True)["rows"]
+        assert [(r["arrival"], r["nodes"]) for r in rows] == [(7, ["S", "A", "B"])]
+        assert run(s, "temporal_paths", src="S", dst="C", window=W, strict=True)["rows"] == []
+        assert run(s, "temporal_paths", src="S", dst="C", window=W)["rows"][0]["arrival"] == 7
+    finally:
+        s.close()
+
+
+def test_depart_by_limits_the_first_edge_only(tmp_path: Path, backend: str) -> None:
+    # S->A@9, S->B@10, A->S@12, S->C@20
+    s = edge_store(
+        tmp_path, backend, [("S", "A", 9, 10), ("S", "B", 10, 11), ("A", "S", 12, 13), ("S", "C", 20, 21)]
+    )
+    try:
+        assert reach(s, "S", window=W) == [("A", 9), ("B", 10), ("C", 20)]
+        # a departure just before depart_by counts, one at it does not; back at S at 12 the traveller
+        # leaves again as from any stop: S->C@20 (depart_by does not apply), S->B@10 is past
+        assert reach(s, "S", window=W, depart_by=10) == [("A", 9), ("C", 20)]
+        assert reach(s, "S", window=W, depart_by=11) == [("A", 9), ("B", 10), ("C", 20)]
+        assert reach(s, "S", window=W, depart_by=9) == []
+        assert reach(s, "S", window=W, depart_by=100) == reach(s, "S", window=W)
+        # the return to S is an intermediate stop: its wait (12 -> 20) is limited
+        assert reach(s, "S", window=W, depart_by=10, delta_max_wait=7) == [("A", 9)]
+        assert reach(s, "S", window=W, depart_by=10, delta_max_wait=8) == [("A", 9), ("C", 20)]
+        # the wait at S before the first edge is not limited
+        assert reach(s, "S", window=W, depart_by=11, delta_max_wait=0, strict=True) == [("A", 9), ("B", 10)]
+    finally:
+        s.close()
+
+
 def test_paths_rows_and_order(tmp_path: Path, backend: str) -> None:
     s = edge_store(
         tmp_path,
@@ -250,11 +328,12 @@ def test_paging_follows_the_cursor(tmp_path: Path, backend: str) -> None:
     try:
         ctx = OpContext(store)
         oracle = OracleStore(*store.public_rows())
-        for op, args in (
+        cases: tuple[tuple[str, dict[str, Any]], ...] = (
             ("temporal_reachability", {"src": uids[0], "window": {"t_a": 0, "t_b": OPEN_END}, "limit": 2}),
             ("temporal_paths", {"src": uids[0], "dst": uids[1], "window": W, "k": 20, "max_hops": 6,
                                 "limit": 3}),
-        ):  # fmt: skip
+        )  # fmt: skip
+        for op, args in cases:
             full = ORACLES[op](oracle, dict(args))
             got, cursor = [], None
             while True:
@@ -276,7 +355,7 @@ def test_errors_and_nulls_match_the_oracle(tmp_path: Path, backend: str) -> None
     s = edge_store(tmp_path, backend, [("S", "A", 1, 2), ("A", "D", 2, 3)])
     try:
         ctx, oracle = OpContext(s), OracleStore(*s.public_rows())
-        cases = [
+        cases: list[tuple[str, dict[str, Any], str]] = [
             ("temporal_reachability", {"src": "nope", "window": W}, "E_NOT_FOUND"),
             ("temporal_reachability", {"src": "S", "window": {"t_a": 5, "t_b": 5}}, "E_INVALID_ARG"),
             ("temporal_reachability", {"src": "S", "window": W, "direction": "sideways"}, "E_INVALID_ARG"),
@@ -285,6 +364,14 @@ def test_errors_and_nulls_match_the_oracle(tmp_path: Path, backend: str) -> None
             ("temporal_reachability", {"src": "S", "window": W, "delta_max_wait": "1"}, "E_SCHEMA"),
             ("temporal_reachability", {"src": "S", "window": {"t_a": 0}}, "E_SCHEMA"),
             ("temporal_reachability", {"src": "S"}, "E_SCHEMA"),
+            ("temporal_reachability", {"src": "S", "window": W, "strict": 1}, "E_SCHEMA"),
+            ("temporal_reachability", {"src": "S", "window": W, "depart_by": "5"}, "E_SCHEMA"),
+            ("temporal_reachability", {"src": "S", "window": W, "depart_by": 0}, "E_INVALID_ARG"),  # = t_a
+            ("temporal_reachability", {"src": "S", "window": W, "depart_by": 101}, "E_INVALID_ARG"),
+            ("temporal_reachability", {"src": "S", "window": W, "depart_by": -1}, "E_INVALID_ARG"),
+            ("temporal_reachability", {"src": "S", "window": W, "depart_by": 100}, "ok"),  # = t_b
+            ("temporal_reachability", {"src": "S", "window": W, "depart_by": 1, "strict": None}, "ok"),
+            ("temporal_paths", {"src": "S", "dst": "D", "window": W, "strict": "yes"}, "E_SCHEMA"),
             ("temporal_paths", {"src": "S", "dst": "S", "window": W}, "E_INVALID_ARG"),
             ("temporal_paths", {"src": "S", "dst": "nope", "window": W}, "E_NOT_FOUND"),
             ("temporal_paths", {"src": "nope", "dst": "nope", "window": W}, "E_NOT_FOUND"),
@@ -298,6 +385,10 @@ def test_errors_and_nulls_match_the_oracle(tmp_path: Path, backend: str) -> None
         ]
         for op, args, code in cases:
             assert compare(ctx, oracle, op, args) == code, (op, args)
+        # a depart_by outside (t_a, t_b] is located at the argument, for a repair to name it
+        with pytest.raises(TGMSError) as exc:
+            call(ctx, "temporal_reachability", {"src": "S", "window": W, "depart_by": 0})
+        assert exc.value.details["field"] == "depart_by" and "(t_a, t_b]" in str(exc.value)
     finally:
         s.close()
 
@@ -371,5 +462,33 @@ def test_run_time_stops_are_structured_cost_errors(
                 call(ctx, op, args, check_cost=False)
             assert exc.value.details["suggestions"], exc.value.details
         assert len(call(ctx, "temporal_reachability", {"src": "S", "window": W})["payload"]["rows"]) == 3
+    finally:
+        s.close()
+
+
+def test_strict_wait_limited_search_round_an_interval_loop(
+    tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A->A open [0, 100): strict, each lap takes 1 µs, so A is met at 2, 3, ..., 99 (a state and a round
+    # each); B is reached by A->B@60 only through them (wait <= 1), and the round limit stops long loops
+    s = edge_store(tmp_path, backend, [("S", "A", 1, 2), ("A", "A", 0, 100), ("A", "B", 60, 61)])
+    try:
+        args = {"src": "S", "window": W, "strict": True, "delta_max_wait": 1}
+        assert reach(s, "S", **{k: v for k, v in args.items() if k != "src"}) == [("A", 1), ("B", 60)]
+        monkeypatch.setattr(traversal, "_MAX_STATES", 10**9)
+        monkeypatch.setattr(traversal, "_MAX_ROUNDS", 20)
+        with pytest.raises(CostError) as exc:
+            call(OpContext(s), "temporal_reachability", args, check_cost=False)
+        assert any("interval edges" in x for x in exc.value.details["suggestions"])
+        # before that: the arrivals it could meet on the loop (2..99 from the earliest arrival 1) are
+        # counted first, and too many are refused before the search starts
+        monkeypatch.setattr(traversal, "_MAX_DRIFT", 97)
+        with pytest.raises(CostError) as exc:
+            call(OpContext(s), "temporal_reachability", args, check_cost=False)
+        assert exc.value.details["drift"] == 98 and exc.value.details["limit"] == 97
+        # without the loop (where) nothing to bound, and A@1 cannot wait for A->B@60
+        plain = {**args, "where": [{"field": "rel_type", "op": "eq", "value": "msg"}]}
+        rows = call(OpContext(s), "temporal_reachability", plain, check_cost=False)["payload"]["rows"]
+        assert rows == [{"uid": "A", "earliest_arrival": 1}]
     finally:
         s.close()

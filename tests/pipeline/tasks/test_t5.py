@@ -52,6 +52,7 @@ def test_t5_is_a_family_of_analyst_templates_over_the_new_operators() -> None:
     used = {op for t in t5s for op in t.ops}
     assert {"list_events", "aggregate_events", "belief_changes", "longest_temporal_path"} <= used
     assert {"connected_components", "hop_distance"} <= used  # the static graph of a window (t5_static)
+    assert "next_event" in used  # per-entity event sequences (t5_sequences)
     assert "temporal_reachability" in used  # edge predicates in a graph operator (t5_predicates)
     assert used <= set(OPERATOR_ORDER)
     for t in t5s:
