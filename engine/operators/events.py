@@ -90,7 +90,7 @@ class ListEventsOut(PagedOutput):
     rows_total: int
 
 
-def _selection_work(p: StoreProfile, a: EventSelection) -> tuple[float, dict[str, float]]:
+def selection_work(p: StoreProfile, a: EventSelection) -> tuple[float, dict[str, float]]:
     """(events scanned, work of the selection): key filters are numpy passes; each predicate on a
     property decodes JSON texts (~1 µs per row the first time, priced as a materialized row)."""
     n = float(p.events_in(a.window.t_a, a.window.t_b) if a.window is not None else p.n_edges)
@@ -101,7 +101,7 @@ def _selection_work(p: StoreProfile, a: EventSelection) -> tuple[float, dict[str
     return n, work
 
 
-def _priced(n: float, work: dict[str, float], extra: list[str]) -> CostEstimate:
+def priced(n: float, work: dict[str, float], extra: list[str]) -> CostEstimate:
     """The estimate, with narrowing suggestions that carry computed values: how many events a window
     may select for the call to fit the default budget at this call's cost per event."""
     est = CostEstimate(work)
@@ -113,9 +113,9 @@ def _priced(n: float, work: dict[str, float], extra: list[str]) -> CostEstimate:
 
 
 def _list_cost(p: StoreProfile, a: ListEventsArgs) -> CostEstimate:
-    n, work = _selection_work(p, a)
+    n, work = selection_work(p, a)
     work["row_out"] += min(a.limit, n)
-    return _priced(n, work, ["page with a smaller limit"])
+    return priced(n, work, ["page with a smaller limit"])
 
 
 @operator(
@@ -285,7 +285,7 @@ _SORTING_FNS = {"count_distinct", "first_t", "last_t", "first_value", "last_valu
 
 
 def _aggregate_cost(p: StoreProfile, a: AggregateEventsArgs) -> CostEstimate:
-    n, work = _selection_work(p, a)
+    n, work = selection_work(p, a)
     rows = n * (2 if "node" in a.group_by else 1)
     # key coding and one bincount per key; a sort when an aggregate needs group order (measured at 10^6:
     # ~50 ns per row per sort, ~1.4 scan rows; priced at 4), once more per max_in_window/count_distinct
@@ -300,7 +300,7 @@ def _aggregate_cost(p: StoreProfile, a: AggregateEventsArgs) -> CostEstimate:
     work["row_out"] += min(a.limit, groups) + groups * (
         0.3 * n_fields + (0.5 if a.having or a.order_by else 0)
     )
-    return _priced(n, work, ["group by fewer or coarser keys", "drop aggregates over prop.<name> fields"])
+    return priced(n, work, ["group by fewer or coarser keys", "drop aggregates over prop.<name> fields"])
 
 
 _DAY_US = 86_400_000_000

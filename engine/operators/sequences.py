@@ -37,7 +37,7 @@ from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.edge_arrays import EdgeArrays
 from engine.operators.event_fields import EventSelection, Predicate, UidSel, derived, select, uid_array
 from engine.operators.event_groups import exact, number_out
-from engine.operators.events import _priced, _selection_work
+from engine.operators.events import priced, selection_work
 from engine.operators.lazy_rows import LazyRows
 from engine.operators.registry import operator
 from engine.operators.traits import EventWindow, NonEmpty, TimePredicates
@@ -153,14 +153,14 @@ class NextEventOut(PagedOutput):
 
 
 def _cost(p: StoreProfile, a: NextEventArgs) -> CostEstimate:
-    n, work = _selection_work(p, a.a.selection(a.as_of_tt))
+    n, work = selection_work(p, a.a.selection(a.as_of_tt))
     if a.b is not None:
-        n_b, work_b = _selection_work(p, a.b.selection(a.as_of_tt))
+        n_b, work_b = selection_work(p, a.b.selection(a.as_of_tt))
         work = {k: work.get(k, 0.0) + work_b.get(k, 0.0) for k in {*work, *work_b}}
         n += n_b
     work["scan_row"] = work.get("scan_row", 0.0) + _PER_EVENT * n
     work["row_out"] = work.get("row_out", 0.0) + min(a.limit, n)
-    return _priced(n, work, ["page with a smaller limit"])
+    return priced(n, work, ["page with a smaller limit"])
 
 
 def _keys(e: EdgeArrays, pos: np.ndarray, sides: list[str], n_nodes: int) -> np.ndarray:

@@ -223,7 +223,7 @@ def _predicates(raw: Any) -> list[tuple[str, str, Any, str | None]]:
     return out
 
 
-def _selected(store: OracleStore, args: dict[str, Any]) -> list[dict[str, Any]]:
+def selected_events(store: OracleStore, args: dict[str, Any]) -> list[dict[str, Any]]:
     """The believed events passing every filter, in (vt_s, eid, vid) order (args already checked)."""
     a = as_of_arg(args)
     t_a, t_b = (0, 2**62) if args.get("window") in (None, {}) else window_arg(args["window"])  # {}: none
@@ -277,7 +277,7 @@ def oracle_list_events(store: OracleStore, args: dict[str, Any]) -> dict[str, An
         raise SchemaError("order must be a string", field="order")
     if order not in ("asc", "desc"):
         raise _bad("order must be asc or desc", field="order")
-    rows = [edge_row(ev) for ev in _selected(store, args)]
+    rows = [edge_row(ev) for ev in selected_events(store, args)]
     if order == "desc":
         rows.reverse()
     return canonicalize({"rows": rows, "rows_total": len(rows)})
@@ -478,7 +478,7 @@ def oracle_aggregate_events(store: OracleStore, args: dict[str, Any]) -> dict[st
     for f, *_ in having + order_by:
         if f not in names:
             raise _bad(f"{f!r} is not an output field", field="having")
-    events = _selected(store, args)
+    events = selected_events(store, args)
 
     groups: dict[tuple[Any, ...], list[tuple[dict[str, Any], str | None]]] = {}
     values: dict[tuple[Any, ...], tuple[Any, ...]] = {}

@@ -1,7 +1,7 @@
 """Oracle of ``next_event``: for every ``a`` event, a plain scan of every ``b`` event.
 
-The selections are list_events' oracle selections (``_selected``: a loop over the believed versions); the
-b of an a event is found by testing every candidate (another version, matching endpoints, on the right
+The selections are list_events' oracle selections (``selected_events``: a loop over the believed versions);
+the b of an a event is found by testing every candidate (another version, matching endpoints, on the right
 side of a's time, within the bound) and keeping the least (next) or greatest (previous) by
 ``(t, eid, vid)``. Statistics are computed by hand from the sorted delays with ``Fraction``. The fast path
 instead sorts match codes and searches them all at once (``engine/operators/sequences.py``).
@@ -15,7 +15,7 @@ from typing import Any
 
 from engine.canonical import canonicalize
 from engine.errors import InvalidArgError, SchemaError
-from engine.operators.oracle.events import SELECTION, _selected
+from engine.operators.oracle.events import SELECTION, selected_events
 from engine.operators.oracle.store import OracleStore, check_keys, choice_arg, int_arg, is_number
 
 SIDES = ("src", "dst")
@@ -105,8 +105,8 @@ def oracle_next_event(store: OracleStore, args: dict[str, Any]) -> dict[str, Any
     q = _quantile(args)
     order = choice_arg(args, "order", ("asc", "desc"), "asc")
     as_of = {"as_of_tt": args.get("as_of_tt")}
-    events_a = _selected(store, {**a_spec, **as_of})
-    events_b = events_a if b_spec is None else _selected(store, {**b_spec, **as_of})
+    events_a = selected_events(store, {**a_spec, **as_of})
+    events_b = events_a if b_spec is None else selected_events(store, {**b_spec, **as_of})
 
     rows: list[dict[str, Any]] = []
     delays: list[int] = []
