@@ -118,9 +118,14 @@ class OpArgs(Model):
     @model_validator(mode="before")
     @classmethod
     def _empty_window_is_none(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("window") == {}:
-            return {**data, "window": None}
-        return data
+        return empty_window_is_none(data)
+
+
+def empty_window_is_none(data: Any) -> Any:
+    """Raw arguments with ``"window": {}`` read as no window (see :class:`OpArgs`)."""
+    if isinstance(data, dict) and data.get("window") == {}:
+        return {**data, "window": None}
+    return data
 
 
 class PagedOutput(Model):

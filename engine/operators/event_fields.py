@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from engine.operators.base import Model, OneOf, OpArgs, UidArg, Window, dedupe, invalid
+from engine.operators.base import Model, OneOf, OpArgs, UidArg, Window, dedupe, empty_window_is_none, invalid
 from engine.operators.context import OpContext
 from engine.operators.cost import StoreProfile
 from engine.operators.edge_arrays import EdgeArrays
@@ -97,9 +97,10 @@ EdgeWhere = Annotated[
 UidSel = Annotated[Annotated[list[str], Field(max_length=10_000)] | str, UidArg(), NonEmpty()]
 
 
-class EventSelection(OpArgs):
-    """The selection shared by the event operators: believed edge versions whose ``vt_s`` lies in
-    ``window`` (null: the whole time line), filtered by endpoints, rel types and ``where`` (AND)."""
+class SelectionKeys(Model):
+    """The keys of an event selection: believed edge versions whose ``vt_s`` lies in ``window`` (null: the
+    whole time line), filtered by endpoints, rel types and ``where`` (AND). An operator's own arguments
+    (:class:`EventSelection`) or a nested selection (``next_event``'s ``a`` and ``b``)."""
 
     window: Annotated[Window, EventWindow()] | None = None
     # a uid list, or one uid (as co_active's selections take it)
@@ -111,6 +112,11 @@ class EventSelection(OpArgs):
     ) = None
     where: Annotated[list[Predicate], TimePredicates(), Field(max_length=32, default_factory=list)]
 
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_window_is_none(cls, data: Any) -> Any:
+        return empty_window_is_none(data)
+
     def prop_names(self) -> set[str]:
         out = set()
         for p in self.where:
@@ -118,6 +124,11 @@ class EventSelection(OpArgs):
                 if f is not None and f.startswith("prop."):
                     out.add(f)
         return out
+
+
+class EventSelection(SelectionKeys, OpArgs):
+    """The selection shared by the event operators, as an operator's arguments (paging and ``as_of_tt``
+    from :class:`OpArgs`; the fields keep OpArgs' first, as before)."""
 
 
 # -- columns --------------------------------------------------------------------------------------------

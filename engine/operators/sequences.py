@@ -31,16 +31,15 @@ import numpy as np
 from pydantic import Field, ValidationError, model_validator
 from pydantic_core import InitErrorDetails
 
-from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, Window, invalid
+from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, invalid
 from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.edge_arrays import EdgeArrays
-from engine.operators.event_fields import EventSelection, Predicate, UidSel, derived, select, uid_array
+from engine.operators.event_fields import EventSelection, SelectionKeys, derived, select, uid_array
 from engine.operators.event_groups import exact, number_out
 from engine.operators.events import priced, selection_work
 from engine.operators.lazy_rows import LazyRows
 from engine.operators.registry import operator
-from engine.operators.traits import EventWindow, NonEmpty, TimePredicates
 from engine.operators.units import Measures, Unit
 
 SIDES = ("src", "dst")
@@ -52,24 +51,8 @@ _SELECTION_KEYS = ("window", "src", "dst", "node", "rel_types", "where")
 _PER_EVENT = 2.5
 
 
-class EventSpec(Model):
+class EventSpec(SelectionKeys):
     """An event selection: the keys of list_events' selection, all optional and AND-ed."""
-
-    window: Annotated[Window, EventWindow()] | None = None
-    src: UidSel | None = None
-    dst: UidSel | None = None
-    node: UidSel | None = None
-    rel_types: (
-        Annotated[list[Annotated[str, Field(min_length=1)]], NonEmpty(), Field(max_length=10_000)] | None
-    ) = None
-    where: Annotated[list[Predicate], TimePredicates(), Field(max_length=32, default_factory=list)]
-
-    @model_validator(mode="before")
-    @classmethod
-    def _empty_window_is_none(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("window") == {}:
-            return {**data, "window": None}
-        return data
 
     def selection(self, as_of_tt: int | None) -> EventSelection:
         """As list_events' (validated) selection arguments at ``as_of_tt``."""

@@ -16,7 +16,7 @@ from typing import Any
 from engine.canonical import canonicalize
 from engine.errors import InvalidArgError, SchemaError
 from engine.operators.oracle.events import SELECTION, selected_events
-from engine.operators.oracle.store import OracleStore, check_keys, choice_arg, int_arg, is_number
+from engine.operators.oracle.store import OracleStore, bool_arg, check_keys, choice_arg, int_arg, is_number
 
 SIDES = ("src", "dst")
 OPTIONAL = ("b", "match", "direction", "strict", "within", "unmatched", "quantile", "order")
@@ -56,15 +56,6 @@ def _matches(raw: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _flag(args: dict[str, Any], name: str, default: bool) -> bool:
-    x = args.get(name)
-    if x is None:
-        return default
-    if not isinstance(x, bool):
-        raise SchemaError(f"{name} must be a boolean", field=name)
-    return x
-
-
 def _quantile(args: dict[str, Any]) -> float | None:
     q = args.get("quantile")
     if q is None:
@@ -99,9 +90,9 @@ def oracle_next_event(store: OracleStore, args: dict[str, Any]) -> dict[str, Any
     assert a_spec is not None  # check_keys refuses a missing or null a
     matches = _matches(args.get("match"))
     forward = choice_arg(args, "direction", ("next", "previous"), "next") == "next"
-    strict = _flag(args, "strict", True)
+    strict = bool_arg(args, "strict", True)
     within = int_arg(args, "within", None, 0, 2**62)
-    unmatched = _flag(args, "unmatched", False)
+    unmatched = bool_arg(args, "unmatched", False)
     q = _quantile(args)
     order = choice_arg(args, "order", ("asc", "desc"), "asc")
     as_of = {"as_of_tt": args.get("as_of_tt")}

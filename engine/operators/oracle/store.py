@@ -181,6 +181,15 @@ def str_arg(args: dict[str, Any], name: str, default: str | None = None) -> str 
     return x
 
 
+def bool_arg(args: dict[str, Any], name: str, default: bool = False) -> bool:
+    x = args.get(name)
+    if x is None:
+        return default
+    if not isinstance(x, bool):
+        raise SchemaError(f"{name} must be a boolean", field=name, value=x)
+    return x
+
+
 def choice_arg(args: dict[str, Any], name: str, choices: Iterable[str], default: str | None) -> str:
     x = str_arg(args, name, default)
     choices = tuple(choices)

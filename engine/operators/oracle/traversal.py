@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from engine.canonical import canonicalize
-from engine.errors import InvalidArgError, SchemaError
+from engine.errors import InvalidArgError
 from engine.operators.oracle.events import edge_filter
 from engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
+    bool_arg,
     check_keys,
     choice_arg,
     int_arg,
@@ -37,15 +38,6 @@ def _oriented(edges: list[dict[str, Any]], direction: str) -> list[tuple[str, st
     return out
 
 
-def _bool_arg(args: dict[str, Any], name: str) -> bool:
-    x = args.get(name)
-    if x is None:
-        return False
-    if not isinstance(x, bool):
-        raise SchemaError(f"{name} must be a boolean", field=name, value=x)
-    return x
-
-
 def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
     check_keys(
         args,
@@ -59,7 +51,7 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
     t_a, t_b = window_arg(args["window"])
     delta = int_arg(args, "delta_max_wait", None, 0, None)
     direction = choice_arg(args, "direction", ("out", "in", "both"), "out")
-    strict = _bool_arg(args, "strict")
+    strict = bool_arg(args, "strict")
     depart_by = None
     if args.get("depart_by") is not None:
         depart_by = time_arg(args["depart_by"], "depart_by", allow_open_end=True)
@@ -134,7 +126,7 @@ def oracle_temporal_paths(store: OracleStore, args: dict[str, Any]) -> dict[str,
     k = int_arg(args, "k", 5, 1, 20)
     max_hops = int_arg(args, "max_hops", 4, 1, 6)
     assert k is not None and max_hops is not None
-    step = 1 if _bool_arg(args, "strict") else 0
+    step = 1 if bool_arg(args, "strict") else 0
     passes = edge_filter(args.get("where"))
     require_known([src, dst], store.known_uids(a), "src/dst")
     if src == dst:
