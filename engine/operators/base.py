@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 from pydantic import (
     BaseModel,
@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import PydanticCustomError, core_schema
+from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
 from engine.errors import InvalidArgError, SchemaError, TGMSError
 from engine.timeutil import OPEN_END
@@ -62,6 +62,13 @@ UidList = Annotated[list[Uid], Field(max_length=MAX_LIST)]
 def invalid(message: str) -> PydanticCustomError:
     """A value error raised inside a validator; maps to ``E_INVALID_ARG``."""
     return PydanticCustomError("invalid_arg", message)
+
+
+def invalid_at(op: str, loc: tuple[str | int, ...], message: str, value: Any) -> NoReturn:
+    """``E_INVALID_ARG`` located at ``loc`` inside ``op``'s args (a model validator's own errors have no
+    location), so a repair can name the argument."""
+    line: InitErrorDetails = {"type": invalid(message), "loc": loc, "input": value}
+    raise ValidationError.from_exception_data(op, [line])
 
 
 class OneOf:

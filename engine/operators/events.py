@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NoReturn
 
 import numpy as np
-from pydantic import ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
-from engine.operators.base import Model, OneOf, PagedOutput, invalid
+from engine.operators.base import Model, OneOf, PagedOutput, invalid, invalid_at
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from engine.operators.event_fields import (
@@ -220,9 +220,7 @@ def _check_aggregate(g: Aggregate, group_by: list[str]) -> None:
 
 
 def _located(loc: tuple[str | int, ...], message: str, value: Any) -> NoReturn:
-    """E_INVALID_ARG at ``loc`` inside the args (a model validator's own errors have no location)."""
-    line: InitErrorDetails = {"type": invalid(message), "loc": loc, "input": value}
-    raise ValidationError.from_exception_data("aggregate_events", [line])
+    invalid_at("aggregate_events", loc, message, value)
 
 
 class AggregateEventsArgs(EventSelection):

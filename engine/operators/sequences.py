@@ -28,10 +28,9 @@ from fractions import Fraction
 from typing import Annotated, Any, NoReturn
 
 import numpy as np
-from pydantic import Field, ValidationError, model_validator
-from pydantic_core import InitErrorDetails
+from pydantic import Field, model_validator
 
-from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, invalid
+from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, invalid_at
 from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
 from engine.operators.edge_arrays import EdgeArrays
@@ -67,8 +66,7 @@ class Match(Model):
 
 
 def _located(loc: tuple[str | int, ...], message: str, value: Any) -> NoReturn:
-    line: InitErrorDetails = {"type": invalid(message), "loc": loc, "input": value}
-    raise ValidationError.from_exception_data("next_event", [line])
+    invalid_at("next_event", loc, message, value)
 
 
 class NextEventArgs(OpArgs):

@@ -21,15 +21,14 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field, ValidationError, model_validator
-from pydantic_core import InitErrorDetails
+from pydantic import Field, model_validator
 
 from engine.errors import CostError, InvalidArgError
 from engine.operators.adjacency import Adjacency, Scope, _ranges, adjacency, scope
-from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, TimeEnd, Uid, Window, invalid
+from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, TimeEnd, Uid, Window, invalid_at
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor
 from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
@@ -309,12 +308,6 @@ def earliest_arrival_waiting(
 # -- temporal_reachability --------------------------------------------------------------------------
 
 
-def _located(op: str, loc: str, message: str, value: Any) -> NoReturn:
-    """E_INVALID_ARG at argument ``loc`` (a model validator's own errors have no location)."""
-    line: InitErrorDetails = {"type": invalid(message), "loc": (loc,), "input": value}
-    raise ValidationError.from_exception_data(op, [line])
-
-
 class ReachabilityArgs(OpArgs):
     src: Uid
     window: Window
@@ -333,9 +326,9 @@ class ReachabilityArgs(OpArgs):
     def _departure_in_window(self) -> ReachabilityArgs:
         w, d = self.window, self.depart_by
         if d is not None and not w.t_a < d <= w.t_b:
-            _located(
+            invalid_at(
                 "temporal_reachability",
-                "depart_by",
+                ("depart_by",),
                 f"depart_by must lie in (t_a, t_b] = ({w.t_a}, {w.t_b}]",
                 d,
             )
