@@ -35,6 +35,7 @@ from engine.operators.compute_fns import (
     allen_relation,
     evaluate,
 )
+from engine.operators.compute_group import GROUP_AGGS, MAX_AGGREGATES, MAX_BY, MAX_ORDER_BY, group_fields
 from engine.operators.compute_units import compute_units
 from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
@@ -84,9 +85,37 @@ def _fn_rules() -> list[dict[str, Any]]:
 if TYPE_CHECKING:  # built from the fn tables at import time: a type checker sees plain strings
     FnName = str
     CmpName = str
+    AggName = str
 else:
     FnName = Literal[FNS]
     CmpName = Literal[(*CMPS, *CMP_ALIASES)]
+    AggName = Literal[GROUP_AGGS]
+
+Quantile = Annotated[float, Field(ge=0, le=1)]
+
+
+class GroupAggregate(Model):
+    """One aggregate of a group: its fn over each group's rows, the field it reads and its name."""
+
+    fn: Annotated[AggName, Field(description="count (rows), count_distinct (non-null values), sum, min, "
+                                 "max, mean, median, quantile (with q) over the numbers, first/last (the "
+                                 "value at the group's first/last row)")]  # fmt: skip
+    field: Annotated[str | None, Field(description="the field it reads (every fn but count needs one)")] = (
+        None
+    )
+    as_: Annotated[
+        str | None, Field(alias="as", description="the output field's name (default fn or fn_field)")
+    ] = None
+    q: Annotated[
+        Quantile | None, Field(description="quantile only: in [0, 1], 0.9 = the 90th percentile")
+    ] = None
+
+
+class GroupOrder(Model):
+    """A group's output order: a key field or an aggregate name, ascending unless desc (nulls last)."""
+
+    field: str
+    desc: bool | None = None
 
 
 class JoinKey(Model):
@@ -186,6 +215,24 @@ class ComputeArgs(OpArgs):
             "one row of them (a tuple answer). " + _takers("fields")
         ),
     ] = None
+    q: Annotated[
+        Quantile | None,
+        Field(
+            description="the quantile in [0, 1] (nearest rank; 0.9 = the 90th percentile). " + _takers("q")
+        ),
+    ] = None
+    by: Annotated[
+        str | Annotated[list[str], Field(min_length=1, max_length=MAX_BY)] | None,
+        Field(description=f"the group key: a field name or 1..{MAX_BY} field names. " + _takers("by")),
+    ] = None
+    aggregates: Annotated[
+        Annotated[list[GroupAggregate], Field(min_length=1, max_length=MAX_AGGREGATES)] | None,
+        Field(description='per group, default [{"fn": "count"}]. ' + _takers("aggregates")),
+    ] = None
+    order_by: Annotated[
+        Annotated[list[GroupOrder], Field(max_length=MAX_ORDER_BY)] | None,
+        Field(description="output order (default: key order). " + _takers("order_by")),
+    ] = None
 
     _result: Result | None = PrivateAttr(default=None)
 
@@ -251,10 +298,14 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         allen=AllenCall(When("fn", ("interval_relation",)), a="a", b="b", pair="input"),
         units=compute_units,
         units_doc="count → count; sum keeps a count, duration or ratio (a sum of time points or ids is "
-        "refused); mean of time points → time point, of counts → ratio; min, max, median keep the unit; "
+        "refused); mean of time points → time point, of counts → ratio; min, max, median, quantile keep "
+        "the unit; "
         "diff: time − time → duration, time − duration → time; ratio: count ÷ count → ratio, duration ÷ "
-        "count → duration; percent, pct_change → ratio; topk, filter, set ops, join, derive: rows keep "
-        "their fields' units, value is a count; record: each part keeps its value's unit",
+        "count → duration; percent, pct_change → ratio; topk, filter, set ops, distinct, join, derive: rows "
+        "keep their fields' units, value is a count; group: keys keep their units, count and "
+        "count_distinct are counts, the other aggregates are their field's reducer; record: each part "
+        "keeps its value's unit",
+        row_fields=group_fields,
     ),
     args=ComputeArgs,
     output=ComputeOut,
@@ -278,7 +329,16 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|not, over field names, numbers or "
         "nested expressions (arithmetic on a missing or non-numeric field, or a division by zero, gives "
         "null; a comparison with a null side gives null); record makes one row of named single values "
-        "`fields` {name: value or $ref} (a tuple answer: the three counts; answer it as rows). The result is "
+        "`fields` {name: value or $ref} (a tuple answer: the three counts; answer it as rows). quantile: "
+        "`q` in [0, 1], nearest rank (the ⌈q·n⌉-th smallest; null if empty): the 90th-percentile delay is "
+        "{fn: quantile, input: {$ref: s2.rows[*].delay}, q: 0.9}. distinct: the distinct values, ascending "
+        "(nulls skipped); value = how many. group: one row per distinct value of `by` (a field or 1..3 "
+        "fields; null is a group, last) in key order (natural: n9 before n10), holding the keys then each "
+        "of `aggregates` [{fn, field, as?, q?}] (fn count, count_distinct, sum, min, max, mean, median, "
+        "quantile, first, last; named fn or fn_field, or `as`; numeric ones skip non-numbers); `order_by` "
+        "[{field, desc?}]; filter its rows for a having. Per sender the median reply delay: join the pairs' "
+        "first times, derive delay = b_first_t − first_t, then {fn: group, input: {$ref: s3.rows}, by: src, "
+        "aggregates: [{fn: median, field: delay}]} → rows {src, median_delay}. The result is "
         "in `value` (for "
         "row-returning fns, the number of rows); a division by zero gives null; arguments a fn does not "
         "take are refused. Over a cut page only the per-row fns filter and derive run (their result stays "

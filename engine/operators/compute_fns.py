@@ -27,7 +27,9 @@ SELECTORS = ("topk", "filter")
 PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul", "add")
 SET_OPS = ("union", "intersection", "difference")
 ROW_FNS = ("join", "derive")  # engine.operators.compute_rows
-FNS = (*REDUCERS, *SELECTORS, "interval_relation", "compare", *PAIRWISE, *SET_OPS, *ROW_FNS, "record")
+GROUP_FNS = ("quantile", "distinct", "group")  # engine.operators.compute_group
+FNS = (*REDUCERS, "quantile", *SELECTORS, "interval_relation", "compare", *PAIRWISE, *SET_OPS, "distinct",
+       *ROW_FNS, "group", "record")  # fmt: skip
 #: per-row fns: each output row depends on its own input row only, so over part of a list they give exactly
 #: the rows of that part. They run over truncated input and their step stays tainted (docs/plans.md §3): the
 #: result is itself a cut list, and its value (a row count) is read like any cut page's length.
@@ -35,7 +37,7 @@ PER_ROW = ("filter", "derive")
 #: fns over a list whose result (a number, or rows and their count) is wrong on part of the list: a plan
 #: may not apply them to truncated input (docs/plans.md §3). topk over a page is the page's top, a set op
 #: misses the members past the cut, and a join against part of b is plainly wrong.
-LIST_FNS = tuple(f for f in (*REDUCERS, *SELECTORS, *SET_OPS, *ROW_FNS) if f not in PER_ROW)
+LIST_FNS = tuple(f for f in (*REDUCERS, *SELECTORS, *SET_OPS, *ROW_FNS, *GROUP_FNS) if f not in PER_ROW)
 TWO_OPERANDS = ("interval_relation", "compare", *PAIRWISE, *SET_OPS, "join")  # a and b, or input = [a, b]
 FN_ARGS = (
     "input",
@@ -55,6 +57,10 @@ FN_ARGS = (
     "expr",
     "as",
     "fields",
+    "q",
+    "by",
+    "aggregates",
+    "order_by",
 )
 #: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG
 TAKES: dict[str, tuple[str, ...]] = {
@@ -68,6 +74,9 @@ TAKES: dict[str, tuple[str, ...]] = {
     "join": ("input", "a", "b", "on", "how", "prefix"),
     "derive": ("input", "expr", "as"),
     "record": ("fields",),
+    "quantile": ("input", "field", "q"),
+    "distinct": ("input", "field"),
+    "group": ("input", "by", "aggregates", "order_by"),
 }
 #: arguments a fn cannot do without (besides its operands)
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -76,6 +85,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "join": ("on",),
     "derive": ("expr", "as"),
     "record": ("fields",),
+    "quantile": ("q",),
+    "group": ("by",),
 }
 COMMON = ("as_of_tt", "limit", "cursor")
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -509,4 +520,8 @@ def evaluate(args: dict[str, Any]) -> Result:
         from engine.operators.compute_rows import evaluate_rows  # it builds on this module's helpers
 
         return evaluate_rows(fn, args)
+    if fn in GROUP_FNS:
+        from engine.operators.compute_group import evaluate_group  # it builds on this module's helpers
+
+        return evaluate_group(fn, args, field)
     return _set_op(fn, args, field)

@@ -13,6 +13,9 @@ value at each argument position; a literal is unknown, and an unknown unit is ne
   ``value`` and a set op's operands must measure the same thing;
 - ``join``: a's fields then b's (renamed ``b_<name>`` on collision, b's key fields dropped), keys of the
   same unit; ``derive``: the input's fields plus ``as``, whose unit is ``expr``'s;
+- ``quantile`` keeps the unit (one of the values, as ``median``); ``distinct``: rows of the element's unit;
+- ``group``: the key fields keep their units; ``count``/``count_distinct`` are counts; ``sum``, ``mean``,
+  ``min``, ``max``, ``median`` as the reducers; ``quantile``, ``first``, ``last`` keep the field's unit;
 - ``interval_relation``: operands that are intervals or time points.
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.operators.compute_group import group_fields
 from engine.operators.units import (
     NUMERIC,
     SPOKEN,
@@ -249,6 +253,14 @@ def compute_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
 def _by_fn(fn: Any, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     if fn in ("count", "sum", "min", "max", "mean", "median"):
         return _reducer(fn, args, env)
+    if fn == "quantile":  # one of the values, as the median is
+        return _reducer("median", args, env)
+    if fn == "distinct":
+        field = args.get("field")
+        elem = _field_unit(_elements(args, env, ("input",)), field if isinstance(field, str) else None)
+        return UnitResult(_result(Unit.COUNT, list_of(elem)))
+    if fn == "group":
+        return _group(args, env)
     if fn in ("ratio", "diff", "mul", "percent", "pct_change", "add"):
         return _pairwise(fn, args, env)
     if fn == "compare":
@@ -266,6 +278,33 @@ def _by_fn(fn: Any, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     if fn == "record":
         return _record(args, env)
     return UnitResult(UNKNOWN)
+
+
+#: a group aggregate whose unit is the field's reducer's (quantile, first, last: one of the values)
+_AGG_REDUCER = {"quantile": "median", "first": "median", "last": "median"}
+
+
+def _group(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
+    """Rows of the keys (their fields' units) then the aggregates: count and count_distinct counts, the
+    others their field's reducer (a sum or mean of time points is refused at the aggregate's field)."""
+    names = group_fields(args)
+    if names is None:
+        return UnitResult(_result(Unit.COUNT))
+    row = _elements(args, env, ("input",))
+    specs = args.get("aggregates") or [{"fn": "count"}]
+    keys = names[: len(names) - len(specs)]
+    fields = [(k, row.member(k)) for k in keys]
+    clashes: list[tuple[str, UnitClash]] = []
+    for i, (spec, name) in enumerate(zip(specs, names[len(keys) :], strict=True)):
+        fn, field = spec["fn"], spec.get("field")
+        have = row.member(field) if isinstance(field, str) else UNKNOWN
+        try:
+            unit = reduce_unit(_AGG_REDUCER.get(fn, fn), have.unit)
+        except UnitClash as clash:
+            clashes.append((f"aggregates.{i}.field", _with_alternatives(clash, row)))
+            unit = None
+        fields.append((name, scalar(unit)))
+    return UnitResult(_result(Unit.COUNT, list_of(UnitTree(fields=tuple(fields)))), clashes)
 
 
 def _record(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:

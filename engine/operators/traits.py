@@ -35,6 +35,10 @@ Two kinds, both small immutable values:
   ``units``, ``units_doc``      output units that depend on the arguments (compute, aggregate_events,
                                 graph_metric_timeseries): ``(args, UnitEnv) -> UnitResult``, and the
                                 manual's sentence about them (:mod:`engine.operators.units`)
+  ``row_fields``                ``args -> tuple[str, ...] | None``: the exact fields of every element of
+                                the output ``rows`` for calls that fix them (compute ``group``: its key
+                                fields and aggregate names), so the plan verifier refuses a ref to a
+                                field they lack; None: not known (any field may be read)
   ============================  =========================================================================
 
 What an output list holds (uid strings, objects with a ``uid``, anything else) is read from the output
@@ -142,6 +146,7 @@ class Vacancy:
 
 Loc = tuple[str | int, ...]
 VacuousRule = Callable[[Mapping[str, Any]], Vacancy | None]
+RowFieldsRule = Callable[[Mapping[str, Any]], tuple[str, ...] | None]
 EmptyRule = Callable[[Mapping[str, Any], Loc], bool]
 
 
@@ -158,6 +163,8 @@ class Traits:
     units: UnitRule | None = None
     #: how the manual states those units (one sentence)
     units_doc: str = ""
+    #: the exact fields of each ``rows`` element, for calls that fix them (None: not known)
+    row_fields: RowFieldsRule | None = None
 
     def reduces_list(self, args: Mapping[str, Any]) -> bool:
         return self.reduces is not None and self.reduces.holds(args)
@@ -173,6 +180,9 @@ class Traits:
 
     def empties(self, args: Mapping[str, Any], loc: Loc) -> bool:
         return True if self.keeps_empty is None else self.keeps_empty(args, loc)
+
+    def rows_fields(self, args: Mapping[str, Any]) -> tuple[str, ...] | None:
+        return None if self.row_fields is None else self.row_fields(args)
 
 
 NO_TRAITS = Traits()

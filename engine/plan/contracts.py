@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -131,6 +132,22 @@ def ref_target(spec: OperatorSpec, ref: Ref) -> RefTarget:
         here += str(seg)
     types = _types(node) if node else ANY
     return RefTarget(True, frozenset({"array"}) if projected else types, node=node, projected=projected)
+
+
+def row_field_target(spec: OperatorSpec, args: Mapping[str, Any], ref: Ref) -> RefTarget | None:
+    """A ref into ``rows[i].NAME`` or ``rows[*].NAME`` of a call whose rows' fields its operator fixes
+    (``Traits.row_fields``: compute ``group``'s keys and aggregate names), when NAME is not one of them: the
+    failed target, with those fields as the legal ones. None when the ref is fine or cannot be told."""
+    fields = spec.traits.rows_fields(args)
+    path = ref.path
+    if fields is None or ref.field != "rows" or len(path) < 2:
+        return None
+    if not isinstance(path[0], (Index, Star)) or not isinstance(path[1], Field) or path[1].name in fields:
+        return None
+    here = f"{ref.step}.rows{path[0]}"
+    return RefTarget(
+        False, at=f"{here}{path[1]}", legal=fields, message=f"{here} has no field {path[1].name!r}"
+    )
 
 
 # -- what a value holds: uids or not -----------------------------------------------------------------------

@@ -52,6 +52,7 @@ from engine.plan.contracts import (
     element_shape,
     literal_uids,
     ref_target,
+    row_field_target,
     value_shape,
 )
 from engine.plan.extent import data_findings
@@ -157,6 +158,8 @@ class _Check:
                 if pspec is None:
                     continue
                 tgt = ref_target(pspec, r.ref)
+                if tgt.ok and producer is not None:  # a group's rows hold its keys and aggregates only
+                    tgt = row_field_target(pspec, producer.args, r.ref) or tgt
                 if not tgt.ok:
                     self.add(
                         "output_field",
@@ -180,6 +183,9 @@ class _Check:
         spec = self.p.answer_spec
         if spec is not None and spec.source.step in self.specs:
             tgt = ref_target(self.specs[spec.source.step], spec.source)
+            source = by_id.get(spec.source.step)
+            if tgt.ok and source is not None:
+                tgt = row_field_target(self.specs[spec.source.step], source.args, spec.source) or tgt
             if not tgt.ok:
                 self.add(
                     "answer_field",

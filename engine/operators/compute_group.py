@@ -1,0 +1,304 @@
+"""compute's grouping fns (issue 27): ``group`` (GROUP BY over rows), the ``quantile`` reducer and
+``distinct``. Semantics: ``docs/operators.md`` §14.
+
+- ``quantile``: nearest rank, the definition ``next_event``'s ``delay_quantile`` uses (§21): of the n values
+  sorted ascending, the ``max(1, ceil(q·n))``-th smallest, ``q·n`` computed exactly from the decimal ``q``
+  (``0.9 · 10`` is 9); ``q = 0`` is the least value, ``q = 1`` the greatest; null on an empty input.
+- ``distinct``: the distinct values, ascending, as the set ops give them (strings or numbers, not mixed;
+  numbers by exact value); null elements are skipped.
+- ``group``: one row per distinct value of the ``by`` field(s) — the key fields, then one field per
+  aggregate — in key order (each key ascending in :func:`~engine.operators.compute_fns.natural_key`'s
+  order, null last), or by ``order_by``. Numeric aggregates read the numbers among the field's values and
+  skip the rest, as ``aggregate_events`` does (§16).
+
+Argument errors are raised through :mod:`engine.operators.compute_fns`' helpers, so the args model reports
+them like its own field errors.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from engine.operators.compute_fns import (
+    Result,
+    _fail,
+    _median,
+    _numbers,
+    _show,
+    _values,
+    exact,
+    is_number,
+    natural_key,
+    number_out,
+    shape_error,
+    value_error,
+)
+
+#: group's aggregates: count; the distinct non-null values; numeric ones over the field's numbers; the
+#: field's value at the group's first / last row in input order
+NUMERIC_AGGS = ("sum", "min", "max", "mean", "median", "quantile")
+GROUP_AGGS = ("count", "count_distinct", *NUMERIC_AGGS, "first", "last")
+AGG_KEYS = ("fn", "field", "as", "q")
+ORDER_KEYS = ("field", "desc")
+MAX_BY = 3
+MAX_AGGREGATES = 16
+MAX_ORDER_BY = 8
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+Key = tuple[Any, ...]
+
+
+# -- quantile --------------------------------------------------------------------------------------------
+
+
+def quantile_q(raw: Any, loc: str) -> Fraction:
+    """``q`` as an exact fraction in [0, 1]: a missing or non-number q is E_SCHEMA, one outside is
+    E_INVALID_ARG."""
+    if raw is None:
+        shape_error(loc, "quantile needs q, a number in [0, 1] (0.9 = the 90th percentile)")
+    if not is_number(raw):
+        shape_error(loc, "q must be a number in [0, 1]", raw)
+    q = exact(raw, loc)
+    if not 0 <= q <= 1:
+        value_error(loc, "q must lie in [0, 1] (0.9 = the 90th percentile)", raw)
+    return q
+
+
+def nearest_rank(xs: list[Fraction], q: Fraction) -> Fraction | None:
+    """The ``max(1, ceil(q·n))``-th smallest of the n values (null when there are none)."""
+    if not xs:
+        return None
+    rank = max(1, math.ceil(q * len(xs)))
+    return sorted(xs)[rank - 1]
+
+
+def _quantile(args: dict[str, Any], field: str | None) -> Result:
+    q = quantile_q(args.get("q"), "q")
+    items = args.get("input")
+    if not isinstance(items, list):
+        shape_error("input", "input must be a list", items)
+    got = nearest_rank(_numbers(_values(items, field, "input"), "input"), q)
+    return (None if got is None else number_out(got)), []
+
+
+# -- distinct --------------------------------------------------------------------------------------------
+
+
+def _distinct(args: dict[str, Any], field: str | None) -> Result:
+    items = args.get("input")
+    if not isinstance(items, list):
+        shape_error("input", "input must be a list", items)
+    strings: set[str] = set()
+    numbers: set[Fraction] = set()
+    for i, v in enumerate(_values(items, field, "input")):
+        if v is None:
+            continue
+        if isinstance(v, str):
+            strings.add(v)
+        elif is_number(v):
+            numbers.add(exact(v, f"input[{i}]"))
+        else:
+            value_error(f"input[{i}]", f"distinct values are strings or numbers, not {_show(v)}", v)
+        if strings and numbers:
+            value_error(f"input[{i}]", "compute distinct: cannot mix strings and numbers", v)
+    rows: list[Any] = sorted(strings) if strings else [number_out(q) for q in sorted(numbers)]
+    return len(rows), rows
+
+
+# -- group: the arguments ----------------------------------------------------------------------------------
+
+
+def _by(raw: Any) -> list[str]:
+    if raw is None:
+        shape_error("by", "compute group needs by: a field name or a list of 1..3 field names")
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        shape_error("by", "by must be a field name or a list of field names", raw)
+    if not 1 <= len(names) <= MAX_BY:
+        value_error("by", f"by names 1..{MAX_BY} key fields", raw)
+    if len(set(names)) != len(names):
+        value_error("by", "by names a key field twice", raw)
+    return names
+
+
+def _default_name(fn: str, field: str | None) -> str:
+    return fn if field is None else f"{fn}_" + re.sub(r"[^A-Za-z0-9_]", "_", field)
+
+
+Agg = tuple[str, str | None, str, Fraction | None]  # fn, field, name, q
+
+
+def _aggregate(i: int, spec: Any) -> Agg:
+    at = f"aggregates.{i}"
+    if not isinstance(spec, dict):
+        shape_error(at, "an aggregate is an object {fn, field?, as?, q?}", spec)
+    extra = sorted(set(spec) - set(AGG_KEYS))
+    if extra:
+        _fail("extra_forbidden", f"{at}.{extra[0]}", f"unknown key(s) {extra} in an aggregate {{fn, field?, "
+              "as?, q?}", spec[extra[0]])  # fmt: skip
+    fn, field, name, q = spec.get("fn"), spec.get("field"), spec.get("as"), spec.get("q")
+    if fn is None:
+        shape_error(f"{at}.fn", "an aggregate needs fn")
+    if not isinstance(fn, str):
+        shape_error(f"{at}.fn", "fn must be a string", fn)
+    if fn not in GROUP_AGGS:
+        value_error(f"{at}.fn", f"an aggregate's fn must be one of {list(GROUP_AGGS)}", fn)
+    if field is not None and not isinstance(field, str):
+        shape_error(f"{at}.field", "field must be a field name", field)
+    if name is not None and not isinstance(name, str):
+        shape_error(f"{at}.as", "as must be a string", name)
+    if fn == "count" and field is not None:
+        value_error(f"{at}.field", "count counts a group's rows: it takes no field", field)
+    if fn != "count" and field is None:
+        value_error(f"{at}.field", f"aggregate {fn} needs field", None)
+    if fn != "quantile" and q is not None:
+        value_error(f"{at}.q", f"only quantile takes q, not {fn}", q)
+    if fn == "quantile" and q is None:
+        value_error(f"{at}.q", "quantile needs q, a number in [0, 1]", None)
+    fraction = quantile_q(q, f"{at}.q") if fn == "quantile" else None
+    out = name if name is not None else _default_name(fn, field)
+    if not NAME.match(out):
+        value_error(f"{at}.as" if name is not None else f"{at}.field",
+                    f"aggregate name {out!r} must match [A-Za-z_][A-Za-z0-9_]* (give as)", out)  # fmt: skip
+    return fn, field, out, fraction
+
+
+def _aggregates(raw: Any, keys: list[str]) -> list[Agg]:
+    specs = [{"fn": "count"}] if raw is None else raw
+    if not isinstance(specs, list):
+        shape_error("aggregates", "aggregates must be a list of {fn, field?, as?, q?}", specs)
+    if not 1 <= len(specs) <= MAX_AGGREGATES:
+        value_error("aggregates", f"aggregates holds 1..{MAX_AGGREGATES} aggregates", len(specs))
+    aggs = [_aggregate(i, s) for i, s in enumerate(specs)]
+    seen = set(keys)
+    for i, (_, _, name, _) in enumerate(aggs):
+        if name in seen:
+            what = "a key field" if name in keys else "another aggregate"
+            value_error(f"aggregates.{i}", f"aggregate name {name!r} is also {what}'s: give as", name)
+        seen.add(name)
+    return aggs
+
+
+def _order_by(raw: Any, fields: list[str]) -> list[tuple[str, bool]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        shape_error("order_by", "order_by must be a list of {field, desc?}", raw)
+    if len(raw) > MAX_ORDER_BY:
+        value_error("order_by", f"order_by holds at most {MAX_ORDER_BY} fields", len(raw))
+    out = []
+    for i, it in enumerate(raw):
+        at = f"order_by.{i}"
+        if not isinstance(it, dict):
+            shape_error(at, "an order_by entry is an object {field, desc?}", it)
+        extra = sorted(set(it) - set(ORDER_KEYS))
+        if extra:
+            _fail("extra_forbidden", f"{at}.{extra[0]}", f"unknown key(s) {extra} in {{field, desc?}}", it)
+        field, desc = it.get("field"), it.get("desc")
+        if not isinstance(field, str):
+            shape_error(f"{at}.field", "order_by needs field, a field name", field)
+        if desc is not None and not isinstance(desc, bool):
+            shape_error(f"{at}.desc", "desc must be true or false", desc)
+        if field not in fields:
+            value_error(
+                f"{at}.field", f"order_by field {field!r} is not one of the group's fields {fields}", field
+            )
+        out.append((field, bool(desc)))
+    return out
+
+
+def group_fields(args: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The fields of every row a group call gives (key fields, then aggregate names), or None when its
+    ``by``/``aggregates`` are not literal and valid (the plan verifier reads rows' fields from here)."""
+    if args.get("fn") != "group":
+        return None
+    try:
+        keys = _by(args.get("by"))
+        aggs = _aggregates(args.get("aggregates"), keys)
+    except ValueError:  # pydantic's ValidationError: not a literal, valid group
+        return None
+    return (*keys, *(a[2] for a in aggs))
+
+
+# -- group: the rows ----------------------------------------------------------------------------------------
+
+
+def _key_part(v: Any) -> Key:
+    """One key value's identity and place: numbers by exact value, strings in natural order, then the
+    rest by canonical JSON (natural_key); null its own group, last."""
+    return (1,) if v is None else (0, natural_key(v))
+
+
+def _out(v: Any) -> Any:
+    return number_out(exact(v, "input")) if is_number(v) else v
+
+
+def _value(fn: str, q: Fraction | None, values: list[Any]) -> Any:
+    if fn == "count":
+        return len(values)
+    if fn == "count_distinct":
+        return len({natural_key(v) for v in values if v is not None})
+    if fn in ("first", "last"):
+        return _out(values[0] if fn == "first" else values[-1])
+    nums = [exact(v, "input") for v in values if is_number(v)]  # anything else is skipped
+    if fn == "sum":
+        return number_out(sum(nums, Fraction(0)))
+    if not nums:
+        return None
+    if fn == "quantile":
+        assert q is not None
+        got = nearest_rank(nums, q)
+        assert got is not None
+        return number_out(got)
+    if fn == "mean":
+        return number_out(sum(nums, Fraction(0)) / len(nums))
+    return number_out(min(nums) if fn == "min" else max(nums) if fn == "max" else _median(nums))
+
+
+def _sort(rows: list[dict[str, Any]], order: list[tuple[str, bool]]) -> list[dict[str, Any]]:
+    """Stable passes, the last order_by field first: each ascending or descending in natural order, nulls
+    last either way; rows equal on every order_by field keep the key order they came in."""
+    for name, desc in reversed(order):
+        present = [r for r in rows if r[name] is not None]
+        present.sort(key=lambda r: natural_key(r[name]), reverse=desc)  # reverse=True is stable too
+        rows = present + [r for r in rows if r[name] is None]
+    return rows
+
+
+def _group(args: dict[str, Any]) -> Result:
+    keys = _by(args.get("by"))
+    aggs = _aggregates(args.get("aggregates"), keys)
+    order = _order_by(args.get("order_by"), [*keys, *(a[2] for a in aggs)])
+    items = args.get("input")
+    if not isinstance(items, list):
+        shape_error("input", "input must be a list", items)
+    needed = list(dict.fromkeys([*keys, *(a[1] for a in aggs if a[1] is not None)]))
+    groups: dict[Key, list[dict[str, Any]]] = {}
+    for i, row in enumerate(items):
+        if not isinstance(row, dict) or any(f not in row for f in needed):
+            value_error(f"input[{i}]", f"input[{i}] is not an object holding the field(s) {needed}", row)
+        for f in needed:  # a number must be finite wherever it is read
+            if is_number(row[f]):
+                exact(row[f], f"input[{i}]")
+        groups.setdefault(tuple(_key_part(row[k]) for k in keys), []).append(row)
+    rows = []
+    for key in sorted(groups):
+        members = groups[key]
+        out = {k: _out(members[0][k]) for k in keys}
+        for fn, field, name, q in aggs:
+            out[name] = _value(fn, q, [m[field] for m in members] if field is not None else members)
+        rows.append(out)
+    rows = _sort(rows, order)
+    return len(rows), rows
+
+
+def evaluate_group(fn: str, args: dict[str, Any], field: str | None) -> Result:
+    if fn == "quantile":
+        return _quantile(args, field)
+    if fn == "distinct":
+        return _distinct(args, field)
+    return _group(args)
