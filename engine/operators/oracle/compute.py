@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.canonical import canon_float, canonicalize, dumps
 from engine.errors import InvalidArgError, SchemaError
+from engine.operators.oracle.compute_group import oracle_distinct, oracle_group, oracle_q, oracle_quantile
 from engine.operators.oracle.evolution import allen
 from engine.operators.oracle.store import (
     as_of_arg,
@@ -30,7 +31,7 @@ REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul", "add")
 SET_OPS = ("union", "intersection", "difference")
 FNS = (*REDUCERS, "topk", "filter", "interval_relation", "compare", *PAIRWISE, *SET_OPS, "join", "derive",
-       "record")  # fmt: skip
+       "record", "quantile", "distinct", "group")  # fmt: skip
 #: which optional args each fn accepts (anything else is E_INVALID_ARG)
 FN_ARGS: dict[str, frozenset[str]] = {
     **{f: frozenset({"input", "field"}) for f in REDUCERS},
@@ -43,9 +44,12 @@ FN_ARGS: dict[str, frozenset[str]] = {
     "join": frozenset({"input", "a", "b", "on", "how", "prefix"}),
     "derive": frozenset({"input", "expr", "as"}),
     "record": frozenset({"fields"}),
+    "quantile": frozenset({"input", "field", "q"}),
+    "distinct": frozenset({"input", "field"}),
+    "group": frozenset({"input", "by", "aggregates", "order_by"}),
 }
 _ALL_ARGS = ("input", "field", "k", "fraction", "order", "tie_by", "cmp", "value", "other", "a", "b", "on",
-             "how", "prefix", "expr", "as", "fields")  # fmt: skip
+             "how", "prefix", "expr", "as", "fields", "q", "by", "aggregates", "order_by")  # fmt: skip
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
 
@@ -287,6 +291,15 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
         value = len(rows)
     elif fn == "record":
         rows, value = [_oracle_record(args.get("fields"))], 1
+    elif fn == "quantile":
+        oracle_q(args.get("q"), "q")  # q is checked before the input
+        value = oracle_quantile(_extract(_items(args), field), args.get("q"))
+    elif fn == "distinct":
+        rows = oracle_distinct(_extract(_items(args), field))
+        value = len(rows)
+    elif fn == "group":
+        rows = oracle_group(args)
+        value = len(rows)
     else:  # set operations
         x, y = _a_b(args, fn)
         if not isinstance(x, list) or not isinstance(y, list):
