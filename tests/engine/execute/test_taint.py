@@ -176,6 +176,11 @@ def _count_plan(limit: int, fn: str = "count", field: str | None = None) -> Plan
     args: dict[str, Any] = {"fn": fn, "input": ref("s1.rows")}
     if field is not None:
         args["field"] = field
+    if fn == "quantile":
+        args["q"] = 0.9
+    if fn == "group":  # per arrival time, how many: a page's groups are not the groups
+        args.pop("field")
+        args.update(by=field, aggregates=[{"fn": "count"}])
     return plan(
         step("s1", "temporal_reachability", reach(limit)),
         step("s2", "compute", args, "s1"),
@@ -222,7 +227,8 @@ def test_with_taint_off_the_count_is_the_count_of_the_page(ctx: OpContext) -> No
 @pytest.mark.parametrize(
     ("fn", "field"),
     [("sum", "earliest_arrival"), ("max", "earliest_arrival"), ("mean", "earliest_arrival"),
-     ("median", "earliest_arrival"), ("min", "earliest_arrival"), ("topk", "earliest_arrival")],
+     ("median", "earliest_arrival"), ("min", "earliest_arrival"), ("topk", "earliest_arrival"),
+     ("quantile", "earliest_arrival"), ("distinct", "earliest_arrival"), ("group", "earliest_arrival")],
 )  # fmt: skip
 def test_every_reducer_over_a_truncated_page_is_refused(ctx: OpContext, fn: str, field: str) -> None:
     assert get_operator("compute").traits.reduces_list({"fn": fn})
