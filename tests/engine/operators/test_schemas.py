@@ -136,7 +136,7 @@ def test_compute_schema_expresses_fn_specific_args() -> None:
     schema = compute["inputSchema"]
     assert "sum" in schema["properties"]["fn"]["enum"]
     rules = {tuple(r["if"]["properties"]["fn"]["enum"]): r["then"] for r in schema["allOf"]}
-    reducers = rules[("count", "sum", "min", "max", "mean", "median")]
+    reducers = rules[("count", "sum", "min", "max", "mean", "median", "distinct")]
     assert reducers["properties"]["k"] == {"type": "null"} and reducers["required"] == ["input"]
     assert rules[("topk",)]["properties"].get("k") is None  # topk takes k
     assert set(rules[("filter",)]["required"]) == {"input", "cmp"}  # and value or other
@@ -147,6 +147,11 @@ def test_compute_schema_expresses_fn_specific_args() -> None:
     join = rules[("join",)]  # operands as a pair fn, and its key
     assert join["required"] == ["on"] and len(join["anyOf"]) == 2 and join["properties"]["expr"]
     assert set(rules[("derive",)]["required"]) == {"input", "expr", "as"}
+    assert set(rules[("quantile",)]["required"]) == {"input", "q"} and "q" not in reducers["required"]
+    assert reducers["properties"]["q"] == {"type": "null"} and reducers["properties"]["by"] == {"type": "null"}
+    group = rules[("group",)]  # by is needed; aggregates and order_by are optional; field is not taken
+    assert set(group["required"]) == {"input", "by"} and group["properties"]["field"] == {"type": "null"}
+    assert "aggregates" not in group["properties"] and "order_by" not in group["properties"]
     fns = {f for key in rules for f in key}
     assert fns == set(schema["properties"]["fn"]["enum"])
 
