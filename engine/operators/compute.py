@@ -97,18 +97,10 @@ Quantile = Annotated[float, Field(ge=0, le=1)]
 class GroupAggregate(Model):
     """One aggregate of a group: its fn over each group's rows, the field it reads and its name."""
 
-    fn: Annotated[AggName, Field(description="count (rows), count_distinct (non-null values), sum, min, "
-                                 "max, mean, median, quantile (with q) over the numbers, first/last (the "
-                                 "value at the group's first/last row)")]  # fmt: skip
-    field: Annotated[str | None, Field(description="the field it reads (every fn but count needs one)")] = (
-        None
-    )
-    as_: Annotated[
-        str | None, Field(alias="as", description="the output field's name (default fn or fn_field)")
-    ] = None
-    q: Annotated[
-        Quantile | None, Field(description="quantile only: in [0, 1], 0.9 = the 90th percentile")
-    ] = None
+    fn: AggName
+    field: Annotated[str | None, Field(description="every fn but count needs one")] = None
+    as_: Annotated[str | None, Field(alias="as", description="default fn or fn_field")] = None
+    q: Annotated[Quantile | None, Field(description="quantile only")] = None
 
 
 class GroupOrder(Model):
@@ -223,15 +215,15 @@ class ComputeArgs(OpArgs):
     ] = None
     by: Annotated[
         str | Annotated[list[str], Field(min_length=1, max_length=MAX_BY)] | None,
-        Field(description=f"the group key: a field name or 1..{MAX_BY} field names. " + _takers("by")),
+        Field(description=f"key field(s), 1..{MAX_BY}. " + _takers("by")),
     ] = None
     aggregates: Annotated[
         Annotated[list[GroupAggregate], Field(min_length=1, max_length=MAX_AGGREGATES)] | None,
-        Field(description='per group, default [{"fn": "count"}]. ' + _takers("aggregates")),
+        Field(description='default [{"fn": "count"}]. ' + _takers("aggregates")),
     ] = None
     order_by: Annotated[
         Annotated[list[GroupOrder], Field(max_length=MAX_ORDER_BY)] | None,
-        Field(description="output order (default: key order). " + _takers("order_by")),
+        Field(description="default: key order. " + _takers("order_by")),
     ] = None
 
     _result: Result | None = PrivateAttr(default=None)
