@@ -148,7 +148,7 @@ def test_compute_schema_expresses_fn_specific_args() -> None:
     assert join["required"] == ["on"] and len(join["anyOf"]) == 2 and join["properties"]["expr"]
     assert set(rules[("derive",)]["required"]) == {"input", "expr", "as"}
     assert set(rules[("quantile",)]["required"]) == {"input", "q"} and "q" not in reducers["required"]
-    assert reducers["properties"]["q"] == {"type": "null"} and reducers["properties"]["by"] == {"type": "null"}
+    assert reducers["properties"]["q"] == reducers["properties"]["by"] == {"type": "null"}
     group = rules[("group",)]  # by is needed; aggregates and order_by are optional; field is not taken
     assert set(group["required"]) == {"input", "by"} and group["properties"]["field"] == {"type": "null"}
     assert "aggregates" not in group["properties"] and "order_by" not in group["properties"]
