@@ -17,10 +17,9 @@ returned is the least in step order, chosen greedily hop by hop: at each hop the
 
 ``delta_max_wait`` δ (every hop after the first at most δ after the previous one): an earlier arrival no
 longer does all a later one can, so ``LD_r(u)`` becomes ``A_r(u)``, the *set* of arrivals at u from which r
-more hops are possible, kept as sorted disjoint intervals per node (:class:`_Spans`). One vectorized round
-gives ``A_r`` from ``A_{r-1}``: an arc u→v ``[s, e)`` with ``s ∈ A_{r-1}(v)`` adds the arrivals
-``[s − δ, s − 1]`` (taken at s), and an interval arc adds ``(A_{r-1}(v) − 1) ∩ [s, min(e, t_b) − 2]``
-(entered after it started, at α + 1; δ ≥ 1). The path is built greedily as above (``τ ∈ A_rest(v)``).
+more hops are possible, kept as sorted disjoint intervals per node and computed round by round,
+incrementally (:mod:`engine.operators.arrival_sets`). The path is built greedily as above (``τ ∈
+A_rest(v)``).
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, model_validator
 
-from engine.operators.adjacency import _ranges
+from engine.operators.arrival_sets import Arcs, arrival_rounds
 from engine.operators.base import MAX_LIST, OpArgs, PagedOutput, Uid, Window, dedupe, invalid
 from engine.operators.context import OpContext
 from engine.operators.cost import CostEstimate, StoreProfile
@@ -244,108 +243,6 @@ def _greedy(
     return steps, visited
 
 
-class _Spans:
-    """A set of arrival times per node: disjoint intervals ``[lo, hi]`` sorted by ``(node, lo)``, looked up
-    by binary search on a node-major key. The key is ``node·W + (t − base)`` when every time of the call
-    fits in ``[base, base + W)`` and ``n·W`` fits int64 (``pack``); otherwise ``node·R + (rank of lo)``
-    (``R`` = distinct lows + 1), slower but never overflowing."""
-
-    def __init__(
-        self, node: np.ndarray, lo: np.ndarray, hi: np.ndarray, pack: tuple[int, int] | None
-    ) -> None:
-        self.node, self.lo, self.hi, self.pack = node, lo, hi, pack
-        if pack is None:
-            self.u = np.unique(lo)
-            self.r = len(self.u) + 1
-            self.key = node * self.r + np.searchsorted(self.u, lo, "right")
-        else:
-            self.key = self._packed(node, lo)
-
-    def _packed(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
-        assert self.pack is not None
-        base, w = self.pack
-        return node * w + (np.clip(t, base, base + w - 1) - base)
-
-    @classmethod
-    def union(cls, node: np.ndarray, lo: np.ndarray, hi: np.ndarray, pack: tuple[int, int] | None) -> _Spans:
-        """The union of intervals (any order, overlapping), merged where they overlap or touch."""
-        if not len(node):
-            return cls(node, lo, hi, pack)
-        if pack is None:
-            o = np.lexsort((lo, node))
-            node, lo, hi = node[o], lo[o], hi[o]
-            uh = np.unique(hi)  # running max of hi within a node (keys are node-major: it never crosses)
-            top = np.maximum.accumulate(node * len(uh) + np.searchsorted(uh, hi))
-            prev_hi = uh[top[:-1] % len(uh)]
-        else:
-            base, w = pack
-            o = np.argsort(node * w + (lo - base))
-            node, lo, hi = node[o], lo[o], hi[o]
-            prev_hi = np.maximum.accumulate(node * w + (hi - base))[:-1] % w + base
-        start = np.r_[True, (node[1:] != node[:-1]) | (lo[1:] > prev_hi + 1)]
-        at = np.flatnonzero(start)
-        return cls(node[at], lo[at], np.maximum.reduceat(hi, at), pack)
-
-    def _last_at_or_before(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Index of the interval of greatest ``(node, lo) <= (node, t)`` (-1: none); maybe another node's."""
-        q = self._packed(node, t) if self.pack else node * self.r + np.searchsorted(self.u, t, "right")
-        return np.searchsorted(self.key, q, "right") - 1
-
-    def contains(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Whether ``t`` is in the set of ``node`` (fastest with the queries in (node, t) order)."""
-        if not len(self.node):
-            return np.zeros(len(node), dtype=bool)
-        j = self._last_at_or_before(node, t)
-        jj = np.maximum(j, 0)
-        return (j >= 0) & (self.node[jj] == node) & (self.lo[jj] <= t) & (self.hi[jj] >= t)
-
-    def overlapping(self, node: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every (query i, interval j) with interval j of ``node[i]`` meeting ``[x[i], y[i]]``."""
-        if not len(self.node) or not len(node):
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        j = self._last_at_or_before(node, x)
-        jj = np.maximum(j, 0)
-        first = np.where((j >= 0) & (self.node[jj] == node) & (self.hi[jj] >= x), j, j + 1)
-        last = self._last_at_or_before(node, y)
-        last = np.where((last >= 0) & (self.node[np.maximum(last, 0)] == node), last, -1)
-        idx, own = _ranges(first, last + 1)
-        return own, idx
-
-
-class _Hops:
-    """The arcs as :func:`_next_spans` reads them, fixed for a call: those taken at their start s from an
-    earlier arrival (s > t_a), and the interval arcs, each in (head, vt_s) order (the fast lookup order)."""
-
-    def __init__(self, by_head: np.ndarray, arcs: _Arcs, delta: int, t_a: int, t_b: int) -> None:
-        at = by_head[arcs.s[by_head] > t_a]
-        self.u, self.v, self.s = arcs.u[at], arcs.v[at], arcs.s[at]
-        self.lo = np.maximum(self.s - delta, t_a)  # the arrivals [s - delta, s - 1] that can take it at s
-        iv = by_head[arcs.end[by_head] > arcs.s[by_head] + 1]
-        self.iu, self.iv = arcs.u[iv], arcs.v[iv]
-        self.ix, self.iy = arcs.s[iv] + 1, np.minimum(arcs.end[iv], t_b) - 1  # α + 1 in [s + 1, e - 1]
-
-
-def _next_spans(hops: _Hops, rest: _Spans, delta: int, t_a: int) -> _Spans:
-    """``A_r`` from ``A_{r-1}`` (``rest``): the arrivals at each tail from which one hop within ``delta``
-    reaches a head at a time in ``rest``. Arrivals before t_a are never needed (the first hop is at ≥ t_a)."""
-    if delta < 1 or not len(rest.node):  # a hop after the first is at least 1 later
-        empty = np.zeros(0, np.int64)
-        return _Spans(empty, empty, empty, rest.pack)
-    # taken at its start s from an arrival in [s - delta, s - 1]
-    ok = rest.contains(hops.v, hops.s)
-    # an interval arc entered after it started, at α + 1 (a wait of 1): α + 1 ∈ rest, s <= α, α + 1 < e
-    own, j = rest.overlapping(hops.iv, hops.ix, hops.iy)
-    lo = np.maximum(np.maximum(rest.lo[j], hops.ix[own]) - 1, t_a)
-    hi = np.minimum(rest.hi[j], hops.iy[own]) - 1
-    keep = lo <= hi
-    return _Spans.union(
-        np.concatenate([hops.u[ok], hops.iu[own[keep]]]),
-        np.concatenate([hops.lo[ok], lo[keep]]),
-        np.concatenate([hops.s[ok] - 1, hi[keep]]),
-        rest.pack,
-    )
-
-
 def _waiting(ctx: OpContext, a: LongestPathArgs, arcs: _Arcs, src: int | None, delta: int) -> dict[str, Any]:
     """Walks with every hop after the first at most ``delta`` after the previous one: rounds of arrival
     sets, then the least longest walk hop by hop."""
@@ -363,25 +260,18 @@ def _waiting(ctx: OpContext, a: LongestPathArgs, arcs: _Arcs, src: int | None, d
     tau0 = np.maximum(t_a, arcs.s[first])
     usable = (tau0 < arcs.end[first]) & (tau0 < t_b)
     first, tau0 = first[usable], tau0[usable]
-    first_v = arcs.v[first]
-    hops_of = _Hops(by_head, arcs, delta, t_a, t_b)
-    heads = np.unique(arcs.v)
-    spans = [_Spans(heads, np.full(len(heads), t_a), np.full(len(heads), top), pack)]  # A_0: any arrival
-    capped = False
-    for r in range(1, a.max_hops + 2):
-        if not spans[-1].contains(first_v, tau0).any():  # no first hop can make r hops
-            break
-        if r > a.max_hops:
-            capped = True
-            break
-        nxt = _next_spans(hops_of, spans[-1], delta, t_a)
-        spans.append(_Spans(nxt.node, nxt.lo, np.minimum(nxt.hi, top), pack))
+    tail_order = np.empty(len(by_head), np.int64)
+    tail_order[by_head] = np.arange(len(by_head))  # the arcs in (tail, vt_s) order, as indices of by_head
+    rounds = Arcs(arcs.u[by_head], arcs.v[by_head], arcs.s[by_head], arcs.end[by_head])
+    spans, capped, able = arrival_rounds(
+        rounds, arcs.v[first], tau0, n, (t_a, t_b), delta, a.max_hops, top, pack, tail_order
+    )
     hops = len(spans) - 1
     node, alpha = src, t_a - 1
     steps: list[int] = []
     times: list[int] = []
     for i in range(hops):
-        cand = arcs.of(node)
+        cand = first[able] if i == 0 else arcs.of(node)  # the first hop: among those able
         tau = np.maximum(alpha + 1, arcs.s[cand])
         ok = (tau < arcs.end[cand]) & (tau < t_b) & spans[hops - i - 1].contains(arcs.v[cand], tau)
         if i:
