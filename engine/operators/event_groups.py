@@ -105,6 +105,9 @@ def _components(
         codes, names = rel_codes(ctx, e, cols.as_of_tt)
         arr = np.array(names, dtype=object)
         return [("rel_type", codes[pos][ev], lambda c: arr[c].tolist())]
+    if key == "t":  # the exact time: codes in time order
+        times, code = np.unique(e.vt_s[pos][ev], return_inverse=True)
+        return [("t", code.astype(np.int64), lambda c: times[c].tolist())]
     if key in CALENDAR:
         # code + 1, with 0 for a null key (an event past year 9999): nulls sort first
         code, null = calendar_code(e.vt_s[pos][ev].astype(np.int64), key)

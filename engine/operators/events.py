@@ -61,7 +61,8 @@ from engine.operators.units import (
 )
 
 FAMILY = "events"  # the family is the module that registers it
-GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CALENDAR)
+#: ``t``: the exact event time (events at one instant are one group: "an e-mail to a list is one message")
+GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", *CALENDAR)
 AGG_FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
            "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
            "count_within_first", "max_session", "max_session_events")  # fmt: skip
@@ -321,6 +322,8 @@ def _key_space(p: StoreProfile, a: AggregateEventsArgs) -> float:
             out *= float(max(p.n_nodes, 1)) ** 2
         elif k in _CAL_US:
             out *= span / _CAL_US[k] + 2
+        elif k == "t":  # one group per distinct instant: at most one per event
+            out *= max(p.n_edges, 1)
         else:  # hour, dow, month_of_year; rel_type and property values: a guess
             out *= _CAL_N.get(k, 100)
     return out
@@ -438,7 +441,8 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         "Groups the selected events and computes aggregates per group. The selection arguments are those "
         "of list_events (window, src, dst, node, rel_types, where); `group_by` (≤ 3 keys from src, dst, "
         "node (each event counts once for each distinct endpoint), pair (fields src, dst), unordered_pair"
-        " (fields a <= b), rel_type, the calendar keys, prop.<name> (field prop_<name>); [] = one group);"
+        " (fields a <= b), rel_type, t (the exact time: events at one instant are one group), the calendar "
+        "keys, prop.<name> (field prop_<name>); [] = one group);"
         " `aggregates`, each {fn, field?, as?, width?, gap?}: count, count_distinct (field: an event "
         "field, other = the other endpoint under a node key, pair, unordered_pair), first_t, last_t, "
         "first_value, last_value (a field's value at the group's first or last event), sum,"

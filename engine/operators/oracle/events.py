@@ -35,7 +35,7 @@ CAL = ("year", "month", "day", "week", "hour", "dow", "month_of_year")
 FIELDS = ("src", "dst", "rel_type", "eid", "t", "vt_e", *CAL)
 NUMERIC = ("eid", "t", "vt_e", "year", "hour", "dow", "month_of_year")
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
-KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CAL)
+KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", *CAL)
 FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
        "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
        "count_within_first", "max_session", "max_session_events")  # fmt: skip

@@ -99,7 +99,7 @@ def _selection(rng: random.Random, uids: list[str]) -> dict[str, Any]:
     return args
 
 
-KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", *CAL, "prop.rating", "prop.w")
+KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", *CAL, "prop.rating", "prop.w")
 NUM_FIELDS = ("t", "vt_e", "eid", "hour", "prop.w", "prop.rating")
 
 

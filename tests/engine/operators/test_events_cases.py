@@ -123,6 +123,26 @@ def test_where_kinds_nulls_and_field_comparison(env) -> None:
     assert both(ctx, store, "list_events", src="b") == both(ctx, store, "list_events", src=["b"])
 
 
+def test_group_by_the_exact_time(env) -> None:
+    """``t``: events at one instant form one group ("one e-mail to a list of people is one message"); the
+    key's values are the times, in time order."""
+    ctx, store, _ = env
+    rows = both(ctx, store, "aggregate_events", group_by=["t"],
+                aggregates=[{"fn": "count"}, {"fn": "count_distinct", "field": "src"}])["rows"]  # fmt: skip
+    assert [(r["t"], r["count"], r["count_distinct_src"]) for r in rows] == [
+        (T1, 1, 1), (T2, 2, 2), (T4, 1, 1), (T5, 1, 1)]  # fmt: skip
+    # per sender and instant, the recipients; having keeps the "messages" to two or more people
+    args = {
+        "group_by": ["src", "t"],
+        "aggregates": [{"fn": "count_distinct", "field": "dst", "as": "to"}],
+        "having": [{"field": "to", "op": "ge", "value": 1}],
+        "order_by": [{"field": "t", "desc": True}],
+    }
+    rows = both(ctx, store, "aggregate_events", **args)["rows"]
+    assert [(r["src"], r["t"], r["to"]) for r in rows] == [
+        ("c", T5, 1), ("a", T4, 1), ("a", T2, 1), ("b", T2, 1), ("a", T1, 1)]  # fmt: skip
+
+
 def test_group_keys_and_aggregates(env) -> None:
     ctx, store, _ = env
     rows = both(ctx, store, "aggregate_events", group_by=["node"],
