@@ -362,7 +362,7 @@ def member(a: Any, values: list[Any], op: str) -> bool:
     return hit if op == "in" else (a is not None and not hit)
 
 
-def _int_vs_number(x: np.ndarray, op: str, v: int | float) -> np.ndarray:
+def int_vs_number(x: np.ndarray, op: str, v: int | float) -> np.ndarray:
     """Exact int64-array vs number comparison (a float is compared by value, as Python compares)."""
     if isinstance(v, float) and not v.is_integer():
         f = math.floor(v)
@@ -397,7 +397,7 @@ def col_vs_value(col: Col, op: str, value: Any) -> np.ndarray:
     if col.kind == "int":
         if kind(value) != "number":
             return np.zeros(n, dtype=bool)
-        out = _int_vs_number(col.values, op, value)
+        out = int_vs_number(col.values, op, value)
         return out if col.null is None else out & ~col.null
     if col.kind == "str":
         if kind(value) != "str":

@@ -28,6 +28,8 @@ from engine.operators.event_fields import (
     Scalar,
     check_field,
     compare,
+    int_vs_number,
+    kind,
     member,
     select,
 )
@@ -356,7 +358,16 @@ def _aggregate(cols: Any, gr: Any, g: Aggregate) -> list[Any]:
     return agg_numeric(cols, gr, g.fn, g.field)
 
 
-def _having(values: list[Any], h: Having) -> np.ndarray:
+#: aggregates whose value is an int for every group (never null, never a float): `having` over them is
+#: one vectorized comparison, not one Python call per group (10^6 groups of (sender, instant) took 2.5 s)
+_INT_AGGREGATES = ("count", "count_distinct", "sessions", "max_session_events", "max_in_window",
+                   "count_within_first")  # fmt: skip
+
+
+def _having(values: list[Any], h: Having, ints: bool = False) -> np.ndarray:
+    """Which groups satisfy ``h``; ``ints``: every value is known to be an int."""
+    if ints and h.op in ("eq", "ne", "lt", "le", "gt", "ge") and kind(h.value) == "number":
+        return int_vs_number(np.asarray(values, dtype=np.int64), h.op, h.value)  # type: ignore[arg-type]
     if h.op in ("exists", "missing"):
         ok = [(v is not None) == (h.op == "exists") for v in values]
     elif h.op in ("in", "not_in"):
@@ -475,8 +486,9 @@ def aggregate_events(ctx: OpContext, a: AggregateEventsArgs) -> dict[str, Any]:
     names = [f for f, _ in gr.keys] + [g.name for g in a.aggregates]
     columns = [vals for _, vals in gr.keys] + [_aggregate(cols, gr, g) for g in a.aggregates]
     keep = np.ones(gr.n_groups, dtype=bool)
+    ints = {g.name for g in a.aggregates if g.fn in _INT_AGGREGATES} | ({"t"} & set(a.group_by))
     for h in a.having:
-        keep &= _having(columns[names.index(h.field)], h)
+        keep &= _having(columns[names.index(h.field)], h, h.field in ints)
     idx = np.flatnonzero(keep)
     if a.order_by and len(idx):
         ranks = [
