@@ -221,10 +221,12 @@ def _evaluate_cells(
                     ready_timeout_s=config.model.ready_timeout_s,
                 )
             )
-            if config.model.kind == "local" and config.cluster.kind == "local":
-                # the model server started above shares this machine's cores with the actors: vector_rag's
-                # embedder gets one thread (its workers inherit the driver's environment)
-                stack.enter_context(environment(EMBED_THREADS_ENV, "1"))
+            # a model server started above shares this machine's cores with the actors: the systems are
+            # built first, alone, the embedder on every core (Ray gives an actor one thread by default;
+            # actors inherit the driver's environment), and only then do tasks reach the model
+            same_cores = config.model.kind == "local" and config.cluster.kind == "local"
+            if same_cores:
+                stack.enter_context(environment(EMBED_THREADS_ENV, str(os.cpu_count() or 1)))
             stack.enter_context(ray_session(config.cluster))
             # system builds (embeddings, Kuzu graphs) are keyed by store digest and knobs: under the cache
             # directory a later run reuses them instead of recomputing them per run directory
@@ -249,7 +251,10 @@ def _evaluate_cells(
 
             cap = config.run.max_in_flight or 2 * endpoint.concurrency * len(endpoint.base_urls)
             with progress:
-                run_jobs(pool, jobs, on_record, resume=config.run.resume, max_in_flight=cap, prepare=True)
+                run_jobs(
+                    pool, jobs, on_record, resume=config.run.resume, max_in_flight=cap,
+                    prepare="first" if same_cores else "overlap",
+                )  # fmt: skip
     out = []
     for cell in cells:
         records = recorded(cell)

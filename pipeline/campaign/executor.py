@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from engine.api import CorruptError, TGMSError
 from models.config import EndpointConfig
@@ -48,6 +48,15 @@ CLOSE_TIMEOUT_S = 10.0
 MEMORY_BACKOFF_S = 2.0
 MEMORY_BACKOFF_MAX_S = 60.0
 MEMORY_RETRIES = 3
+
+
+#: how :func:`run_jobs` builds the cells' systems before their tasks. ``off``: a task builds its system when
+#: it first needs it. ``overlap``: builds start at once and other cells' tasks run meanwhile (a remote
+#: model: the builds use the actors' cores, the model its own). ``first``: every build ends before any
+#: task starts (a model server on the same cores: on 2 cores llama.cpp's two threads beside one embedder
+#: thread prefilled at ~40 tokens/s instead of ~100, and the embedding took 651 s instead of 277 s alone
+#: with both cores; 2026-12-06, the main job)
+Prepare = Literal["off", "overlap", "first"]
 
 
 @dataclass(frozen=True)
@@ -275,7 +284,7 @@ def run_jobs(
     resume: bool = True,
     max_resubmits: int = 2,
     max_in_flight: int | None = None,
-    prepare: bool = False,
+    prepare: Prepare = "off",
 ) -> dict[str, int]:
     """Run every job's tasks on the pool (see the module docstring); returns counts
     ``{"submitted", "finished", "skipped", "resubmitted", "infra_errors"}``.
@@ -283,10 +292,11 @@ def run_jobs(
     ``max_in_flight`` caps the tasks in flight over the whole pool (None: actors × actor_concurrency). A
     server that answers one request at a time (llama.cpp) keeps a prompt prefix only across consecutive
     requests: with a small cap the tasks run cell by cell and each request reuses the previous one's prefix
-    instead of re-reading ~3k tokens. With ``prepare`` every actor builds each cell's system first (in the
-    background, :meth:`TaskActor.prepare`), and while any build runs only tasks of cells whose systems are
-    ready are sent, so a long one-off build (vector_rag's embeddings) overlaps other cells' tasks instead
-    of holding their slots."""
+    instead of re-reading ~3k tokens. ``prepare`` (other than ``off``) has every actor build each cell's
+    system before its tasks (:meth:`TaskActor.prepare`): with ``overlap`` only tasks of cells whose systems
+    are ready are sent meanwhile, so a long one-off build (vector_rag's embeddings) overlaps other cells'
+    tasks instead of holding their slots; with ``first`` no task is sent until every build has ended, for
+    a model server on the actors' own cores: there a build beside it slowed both (see :data:`Prepare`)."""
     ray = import_ray()
     on_record = on_record or write_result
     queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]] = {}
@@ -315,7 +325,7 @@ def run_jobs(
             cells[key] = {**dataclasses.asdict(job.cell), "cell_id": job.cell.cell_id}
         return cells[key]
 
-    if prepare:
+    if prepare != "off":
         todo = {id(j): j for q in queues.values() for j, _, _ in q}
         for job in todo.values():
             for actor in pool.live(job.cell.suite):
@@ -361,7 +371,7 @@ def run_jobs(
     hold_until = [0.0]
 
     def submit() -> None:
-        if time.monotonic() < hold_until[0]:
+        if time.monotonic() < hold_until[0] or (prepare == "first" and prep_refs):
             return
         for suite, queue in queues.items():
             while queue and len(flights) < cap:

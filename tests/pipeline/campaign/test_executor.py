@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from models.config import EndpointConfig
 from models.testing.scripted_server import ScriptedServer
 from models.testing.smoke_rule import smoke_reply
 from pipeline.campaign.actors import SCRATCH_PREFIX, sweep_stale
-from pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
+from pipeline.campaign.executor import CellJob, Prepare, run_jobs, start_actors, write_result
 from pipeline.campaign.records import append_record, done_task_ids, latest_records, read_records
 from tests.pipeline.campaign.conftest import Bundle, cluster_conf, jobs_for, scripted_model
 
@@ -147,9 +148,12 @@ def run_in_order(
     out: Path,
     max_in_flight: int,
     knobs: dict[str, dict[str, Any]] | None = None,
+    prepare: Prepare = "overlap",
+    written: list[float] | None = None,
 ) -> tuple[dict[str, int], list[str], int, list[CellJob]]:
     """Run ``systems`` on two actors with ``prepare`` against the scripted server: the stats, the systems
-    in the order their records were written, the most requests the server had in flight, the jobs."""
+    in the order their records were written, the most requests the server had in flight, the jobs.
+    ``written`` collects the wall-clock time each record was written."""
     cluster = cluster_conf(actors=2, actor_concurrency=4)
     with ScriptedServer(smoke_reply) as server:
         endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=1, timeout_s=30)
@@ -163,8 +167,10 @@ def run_in_order(
             def on_record(job: CellJob, result: dict[str, Any]) -> None:
                 write_result(job, result)
                 order.append(job.cell.system)
+                if written is not None:
+                    written.append(time.time())
 
-            stats = run_jobs(pool, jobs, on_record, max_in_flight=max_in_flight, prepare=True)
+            stats = run_jobs(pool, jobs, on_record, max_in_flight=max_in_flight, prepare=prepare)
         return stats, order, server.log.high_water, jobs
 
 
@@ -197,6 +203,21 @@ def test_no_slot_waits_on_a_build_while_another_cell_is_ready(
     stats, order, _, _ = run_in_order(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs)
     assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
     assert order[0] == "text_to_cypher", order
+
+
+def test_prepare_first_sends_no_task_before_every_build_has_ended(
+    ray_info: dict, small_bundle: Bundle, tmp_path: Path
+) -> None:
+    """``first`` (a model server on the actors' cores): text_to_cypher is ready long before vector_rag's
+    embeddings are written, yet no task of either runs until they are, unlike ``overlap`` above."""
+    knobs = {"vector_rag": {"cache_dir": str(tmp_path / "embeddings"), "chunk_events": 60}}
+    written: list[float] = []
+    stats, order, _, _ = run_in_order(
+        small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs, "first", written
+    )
+    assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
+    (built,) = (tmp_path / "embeddings").glob("*.json")  # the vectors' metadata: written last
+    assert min(written) >= built.stat().st_mtime, (written, built.stat().st_mtime)
 
 
 def test_a_memory_kill_is_recognised_and_backs_off_with_fewer_tasks_in_flight() -> None:
