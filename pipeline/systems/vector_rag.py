@@ -27,7 +27,14 @@ from engine.api import us_to_iso
 from models.prompting import clean, escaped_data, fence
 from pipeline.systems.answering import answer_from_context
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
-from pipeline.systems.embeddings import cache_key, chunk_index, embed, embeddings_dir, top_k
+from pipeline.systems.embeddings import (
+    cache_key,
+    chunk_index,
+    embed,
+    embeddings_dir,
+    resolve_precision,
+    top_k,
+)
 from pipeline.systems.latest import LatestState, read_latest
 from pipeline.systems.prompt_size import preload
 
@@ -52,6 +59,9 @@ class VectorRagConfig(SystemConfig):
     #: ``minilm`` (all-MiniLM-L6-v2, the reported system) or ``hashing`` (feature hashing, seconds instead
     #: of minutes for a whole store: ``experiment=smoke``, which checks the pipeline, not the system)
     embedder: Literal["minilm", "hashing"] = "minilm"
+    #: the MiniLM embedder's matrix products: ``auto`` is bfloat16 where the CPU has it natively (2.9x
+    #: faster, vectors within cosine 0.9999: :mod:`pipeline.systems.embeddings`), else float32
+    precision: Literal["auto", "float32", "bfloat16"] = "auto"
 
 
 def event_sentence(src: str, dst: str, rel: str, t: int, t_end: int, props: str) -> str:
@@ -95,15 +105,19 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
     preload(config.tokenizer)
     latest = read_latest(env.store())
     texts = chunk_texts(latest, config.chunk_events)
-    params = {"serialization": SERIALIZATION_VERSION, "chunk_events": config.chunk_events}
+    precision = resolve_precision(config.precision, config.embedder)
+    params: dict[str, Any] = {"serialization": SERIALIZATION_VERSION, "chunk_events": config.chunk_events}
+    if precision != "float32":  # float32's keys stay those of the vectors cached before the knob
+        params["precision"] = precision
     cache = Path(config.cache_dir) if config.cache_dir else embeddings_dir()
     key = cache_key(latest.digest, params, config.embedder)
-    index = chunk_index(texts, cache, key, config.batch_size, config.embedder)
+    index = chunk_index(texts, cache, key, config.batch_size, config.embedder, precision)
     sys_prompt = system_prompt(latest)
     limit = chunk_limit(texts)  # a chunk is never cut inside its fence
 
     def run(task: dict[str, Any], rec: RecordDraft) -> None:
-        hits = top_k(index.vectors, embed([task["question"]], embedder=config.embedder)[0], config.k)
+        query = embed([task["question"]], embedder=config.embedder, precision=precision)[0]
+        hits = top_k(index.vectors, query, config.k)
         hits.sort()  # chunk order = time order: easier to read than score order
         user = answer_user(texts, [i for i, _ in hits], task["question"], limit)
         context = {
@@ -112,6 +126,7 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
             "chunk_events": config.chunk_events,
             "k": config.k,
             "embedder": config.embedder,
+            "precision": precision,
             "index": {key: index.meta[key] for key in ("key", "n_chunks", "truncated_chunks", "cached")},
         }
         answer_from_context(

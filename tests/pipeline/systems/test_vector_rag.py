@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.api import Store, us_to_iso
+from engine.api import InvalidArgError, Store, us_to_iso
 from models.testing.scripted_server import ScriptedServer, last_user_message
 from pipeline.systems.base import build_system, run_task
-from pipeline.systems.embeddings import top_k
+from pipeline.systems.embeddings import embed, top_k
 from pipeline.systems.vector_rag import event_sentence
 from tests.pipeline.systems._scripted import make_env
 
@@ -190,3 +190,46 @@ def test_the_hashing_embedder_finds_the_quoted_event_under_its_own_cache_key(
         build_system("vector_rag", bad, {"embedder": "x"})  # a name the config does not know
     assert "embedder" in json.dumps(err.value.details, default=str)
     bad.close()
+
+
+def test_auto_precision_is_bfloat16_only_where_the_cpu_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from pipeline.systems.embeddings import resolve_precision
+
+    for native in (False, True):
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda n=native: n)
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+        assert resolve_precision("auto") == ("bfloat16" if native else "float32")
+        assert resolve_precision("float32") == "float32" and resolve_precision("bfloat16") == "bfloat16"
+        assert resolve_precision("auto", "hashing") == "float32"  # no matrix products to speed up
+    monkeypatch.delattr(torch.cpu, "_is_avx512_bf16_supported")  # a torch without the probe: float32
+    assert resolve_precision("auto") == "float32"
+    with pytest.raises(InvalidArgError) as err:
+        resolve_precision("float16")
+    assert err.value.details["legal"] == ["auto", "float32", "bfloat16"]
+
+
+def test_bfloat16_vectors_are_float32_near_their_twins_under_their_own_cache_key(
+    tiny_store: Path, tmp_path: Path
+) -> None:
+    """bfloat16 products (emulated where the CPU lacks them: slower, the same numbers) give float32 unit
+    vectors within cosine 0.999 of float32's, cached apart from them, and the record says which ran."""
+    texts = ["2004-04-26T17:00:00Z: n4242 → n777, msg", "n1 → n2, msg", "a question about n3 and n4?"]
+    full, half = embed(texts, precision="float32"), embed(texts, precision="bfloat16")
+    assert half.dtype == np.float32 and half.shape == full.shape
+    np.testing.assert_allclose(np.linalg.norm(half, axis=1), 1.0, atol=1e-5)
+    assert (full * half).sum(axis=1).min() > 0.999 and not np.array_equal(full, half)
+    with ScriptedServer(_reply) as server:
+        env = make_env(tiny_store, server.url, tmp_path / "work")
+        cache = str(tmp_path / "embeddings")
+        keys = {}
+        for precision in ("float32", "bfloat16"):
+            cfg = {"chunk_events": 3, "cache_dir": cache, "precision": precision}
+            rec = run_task(build_system("vector_rag", env, cfg), _task("n3 and n4?"))
+            assert rec.context is not None and rec.context["precision"] == precision
+            keys[precision] = rec.context["index"]["key"]
+        env.close()
+    assert keys["float32"] != keys["bfloat16"]
+    meta = json.loads((tmp_path / "embeddings" / f"{keys['bfloat16']}.json").read_text())
+    assert "bfloat16 matrix products" in meta["model"]
