@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "Cell",
@@ -161,11 +161,7 @@ class Document(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = ""
-    tables: tuple[Table, ...]
-
-    @property
-    def label(self) -> str | None:
-        return self.tables[0].label if self.tables else None
+    tables: tuple[Table, ...] = Field(min_length=1)  # the LaTeX float takes the first one's label
 
 
 def from_json(text: str) -> Table | Document:

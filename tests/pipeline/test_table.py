@@ -77,6 +77,8 @@ def test_a_ragged_row_is_refused_when_built() -> None:
         Table.of(["a", "b"], "l", [[1, 2]])
     with pytest.raises(ValueError, match="one letter l or r"):
         Table.of(["a", "b"], "lc", [[1, 2]])
+    with pytest.raises(ValidationError, match="at least 1 item"):
+        Document(name="d", tables=())
 
 
 def test_the_model_is_frozen() -> None:
