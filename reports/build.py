@@ -1,17 +1,15 @@
-"""Write a report directory from :class:`reports.read.ReportData`: every table as Markdown and LaTeX, the
-PNG plots, and ``report.md`` (all tables in the paper's order, then what could not be drawn)."""
+"""Write a report directory from :class:`reports.read.ReportData`: every table as Markdown, LaTeX and JSON
+(all three from the one table model), the PNG plots, and ``report.md`` (all tables in the paper's order,
+then what could not be drawn)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.campaign.tables import md_to_latex
+from pipeline.table import to_latex, to_markdown
 from reports.plots import accuracy_by_model_size, accuracy_by_system
 from reports.read import ReportData
 from reports.tables import all_tables
-
-LABELS = {"table2": "tab:suite", "table3": "tab:systems", "table4": "tab:accuracy", "table5": "tab:mutations",
-          "table6": "tab:scale", "ops": "tab:operators"}  # fmt: skip
 
 
 def write_report(data: ReportData, out: str | Path) -> list[Path]:
@@ -20,12 +18,9 @@ def write_report(data: ReportData, out: str | Path) -> list[Path]:
     d.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     sections: list[str] = []
-    for stem, md in all_tables(data):
-        if stem == "table2" and data.table2:  # logged by the driver in both forms: keep them as they are
-            tex = "\n".join(t or md_to_latex(m, LABELS[stem]) for m, t in data.table2)
-        else:
-            tex = md_to_latex(md, LABELS[stem])
-        for suffix, text in ((".md", md), (".tex", tex)):
+    for stem, table in all_tables(data):
+        md = to_markdown(table)
+        for suffix, text in ((".md", md), (".tex", to_latex(table)), (".json", table.model_dump_json())):
             path = d / f"{stem}{suffix}"
             path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
             written.append(path)

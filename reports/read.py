@@ -19,6 +19,8 @@ from typing import Any
 from engine.api import InvalidArgError, NotFoundError
 from pipeline.campaign.cell_metrics import PAIR_KEYS, compare_cells, system_key
 from pipeline.campaign.tracking import import_mlflow
+from pipeline.table import Document, from_json, parse_markdown
+from pipeline.tasks.stats import LABEL as TABLE2_LABEL
 
 PAGE = 1000
 
@@ -47,7 +49,7 @@ class ReportData:
     comparisons: list[dict[str, Any]]
     mutations: list[dict[str, Any]]  # mutations.json bodies
     ops: list[list[dict[str, Any]]]  # ops_bench.json bodies
-    table2: list[tuple[str, str]]  # (markdown, latex) per distinct suite table
+    table2: list[Document]  # the parents' distinct logged Table 2 documents
     notes: list[str] = field(default_factory=list)
 
     def parent_params(self) -> dict[str, str]:
@@ -190,12 +192,18 @@ class Reader:
             json.loads(t) for r in nested if r.data.tags.get("tgms.kind") == "ops_bench"
             if (t := self.artifact(r.info.run_id, "ops_bench.json")) is not None
         )  # fmt: skip
-        table2: list[tuple[str, str]] = []
-        for p in parents:
-            md = self.artifact(p.info.run_id, "tables/table2.md")
-            if md is not None and md not in [m for m, _ in table2]:
-                table2.append((md, self.artifact(p.info.run_id, "tables/table2.tex") or ""))
+        table2 = _distinct(d for p in parents if (d := self._table2(p.info.run_id)) is not None)
         return ReportData(parents, cells, comparisons, mutations, ops, table2, notes)
+
+    def _table2(self, run_id: str) -> Document | None:
+        """The parent's Table 2: the logged model (``tables/table2.json``), else, for a run logged before
+        the model existed, its ``tables/table2.md`` read back."""
+        text = self.artifact(run_id, "tables/table2.json")
+        if text is not None:
+            model = from_json(text)
+            return model if isinstance(model, Document) else Document(name="table2", tables=(model,))
+        md = self.artifact(run_id, "tables/table2.md")
+        return None if md is None else parse_markdown(md, "table2", TABLE2_LABEL)
 
     def _comparisons(self, parents: list[Any], cells: list[CellRun]) -> list[dict[str, Any]]:
         """The parents' logged comparisons; pairs whose cells sit under different parents (a sweep with one

@@ -1,5 +1,5 @@
-"""The report's tables from :class:`reports.read.ReportData`, each as ``(name, markdown)``; the LaTeX form
-is :func:`pipeline.campaign.tables.md_to_latex` of the Markdown (Table 2 is taken as logged).
+"""The report's tables from :class:`reports.read.ReportData`, each a :class:`pipeline.table.Table` or
+:class:`pipeline.table.Document` (Markdown, LaTeX and JSON come from it: :mod:`reports.build`).
 
 A table with nothing to show is one line saying so, never an empty or made-up table.
 """
@@ -10,34 +10,34 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.campaign.tables import (
-    NO_DATA,
-    ablation_key,
-    fmt_rate,
-    markdown_table,
-    pooled,
-    system_key,
-    table4_markdown,
-    table5_markdown,
-)
-from pipeline.latency.operators import table as ops_table
+from pipeline.campaign.tables import NO_DATA, ablation_key, pooled, system_key
+from pipeline.campaign.tables import table4 as table4_of
+from pipeline.latency.operators import table_model as ops_table
+from pipeline.mutations import table5 as table5_of
 from pipeline.systems.base import load_systems
+from pipeline.table import Cell, Document, Table
+from pipeline.tasks.stats import LABEL as TABLE2_LABEL
 from reports.read import ReportData
 
+Shown = Table | Document
 
-def table2(data: ReportData) -> str:
+
+def table2(data: ReportData) -> Shown:
+    """Every suite's Table 2 as the campaigns logged it (distinct ones, one after the other)."""
     if not data.table2:
-        return f"Table 2: {NO_DATA} (no campaign run logged tables/table2.md).\n"
-    return "\n".join(md for md, _ in data.table2)
+        empty = f"Table 2: {NO_DATA} (no campaign run logged tables/table2.md)."
+        return Table(name="table2", label=TABLE2_LABEL, empty=empty)
+    return Document(name="table2", tables=tuple(t for doc in data.table2 for t in doc.tables))
 
 
-def table3(data: ReportData) -> str:
+def table3(data: ReportData) -> Table:
     """What each system sees: the registry's description, its knobs as the campaign configured them, and
     the cells it ran."""
     title = "Table 3: what each system sees"
+    fields: dict[str, Any] = {"name": "table3", "label": "tab:systems"}
     systems = sorted({c.tags.get("tgms.system", "") for c in data.cells} - {""}, key=system_key)
     if not systems:
-        return f"{title}: {NO_DATA} (no cell runs).\n"
+        return Table(empty=f"{title}: {NO_DATA} (no cell runs).", **fields)
     specs = load_systems()
     params = data.parent_params()
     rows = []
@@ -49,28 +49,28 @@ def table3(data: ReportData) -> str:
         doc = specs[s].doc.splitlines()[0] if s in specs else "(not a registered system)"
         knob_text = ", ".join(f"{k}={v}" for k, v in knobs.items()) or "defaults"
         rows.append([s, doc, knob_text, len(cells), ", ".join(ablations)])
-    lines = [
-        f"{title} (description from the system registry; knobs as the campaign configured them).",
-        "",
-        markdown_table(["system", "sees", "knobs", "cells", "ablations"], "lllrl", rows),
-    ]
     used = sorted({c.tags.get("tgms.ablation", "none") for c in data.cells} - {"none"}, key=ablation_key)
     notes = [
         f"- {a}: {params.get(f'catalog.ablations.{a}.description', '(no description logged)')}" for a in used
     ]
-    if notes:
-        lines += ["", "Ablations:", *notes]
-    return "\n".join(lines) + "\n"
+    return Table.of(
+        ["system", "sees", "knobs", "cells", "ablations"],
+        "lllrl",
+        rows,
+        caption=f"{title} (description from the system registry; knobs as the campaign configured them).",
+        notes=("\n".join(["Ablations:", *notes]),) if notes else (),
+        **fields,
+    )
 
 
-def table4(data: ReportData) -> str:
-    return table4_markdown([c.as_cell() for c in data.cells], data.comparisons)
+def table4(data: ReportData) -> Document:
+    return table4_of([c.as_cell() for c in data.cells], data.comparisons)
 
 
-def table5(data: ReportData) -> str:
+def table5(data: ReportData) -> Shown:
     if not data.mutations:
-        return f"Table 5: {NO_DATA} (no mutations run).\n"
-    return "\n".join(table5_markdown(m) for m in data.mutations)
+        return Table(name="table5", label="tab:mutations", empty=f"Table 5: {NO_DATA} (no mutations run).")
+    return Document(name="table5", tables=tuple(table5_of(m) for m in data.mutations))
 
 
 def params_b(cell_tags: Mapping[str, str], params: Mapping[str, str]) -> float | None:
@@ -105,12 +105,13 @@ def scale_rows(data: ReportData) -> list[dict[str, Any]]:
     return rows
 
 
-def table6(data: ReportData) -> str:
+def table6(data: ReportData) -> Table:
     """Accuracy by model size: one row per (suite, model), one column per system."""
     title = "Table 6: accuracy by model size"
+    fields: dict[str, Any] = {"name": "table6", "label": "tab:scale"}
     rows = scale_rows(data)
     if not rows:
-        return f"{title}: {NO_DATA} (no cell runs with ablation none).\n"
+        return Table(empty=f"{title}: {NO_DATA} (no cell runs with ablation none).", **fields)
     systems = sorted({r["system"] for r in rows}, key=system_key)
     models = sorted(
         {(r["suite"], r["model"], r["params_b"]) for r in rows},
@@ -121,34 +122,37 @@ def table6(data: ReportData) -> str:
     for suite, model, size in models:
         cells = [by.get((suite, model, s)) for s in systems]
         body.append(
-            [suite, model, "—" if size is None else f"{size:g}"]
-            + [fmt_rate(r["accuracy"], r["num"], r["den"]) if r else "—" for r in cells]
+            [suite, model, Cell(text="—" if size is None else f"{size:g}", value=size)]
+            + [Cell.rate(r["accuracy"], r["num"], r["den"]) if r else Cell.of(None) for r in cells]
         )
     note = "one model" if len({m for _, m, _ in models}) == 1 else f"{len({m for _, m, _ in models})} models"
-    lines = [
-        f"{title} ({note}; ablation none; seeds pooled; accuracy (correct/scored)).",
-        "",
-        markdown_table(["suite", "model", "params (B)", *systems], "llr" + "r" * len(systems), body),
-    ]
-    return "\n".join(lines) + "\n"
+    return Table.of(
+        ["suite", "model", "params (B)", *systems],
+        "llr" + "r" * len(systems),
+        body,
+        caption=f"{title} ({note}; ablation none; seeds pooled; accuracy (correct/scored)).",
+        **fields,
+    )
 
 
-def ops(data: ReportData) -> str:
+def ops(data: ReportData) -> Shown:
     title = "§5.6 operator latency"
+    fields: dict[str, Any] = {"name": "ops", "label": "tab:operators"}
     if not data.ops:
-        return f"{title}: {NO_DATA} (no ops_bench run).\n"
+        return Table(empty=f"{title}: {NO_DATA} (no ops_bench run).", **fields)
     parts = []
     for records in data.ops:
         scales = ", ".join(dict.fromkeys(str(r.get("scale")) for r in records))
-        parts.append(
+        caption = (
             f"{title} (scales {scales}; p50/p95 over timed repetitions after one warm-up; target = the "
-            "paper's p50 where one applies).\n\n" + ops_table(records) + "\n"
+            "paper's p50 where one applies)."
         )
-    return "\n".join(parts)
+        parts.append(ops_table(records).model_copy(update={"caption": caption, **fields}))
+    return Document(name="ops", tables=tuple(parts))
 
 
-def all_tables(data: ReportData) -> list[tuple[str, str]]:
-    """``(file stem, markdown)`` for every table of the report, in the paper's order."""
+def all_tables(data: ReportData) -> list[tuple[str, Shown]]:
+    """``(file stem, table)`` for every table of the report, in the paper's order."""
     return [
         ("table2", table2(data)),
         ("table3", table3(data)),

@@ -85,6 +85,8 @@ def _add_import(path: Path, line: str) -> None:
         ("pipeline/systems/base.py", "import pipeline.tasks.build", "imports only those below it"),
         ("pipeline/signals.py", "import pipeline.console", "imports only those below it"),
         ("pipeline/unplaced.py", "import pipeline.signals", "imports only those below it"),
+        # the table model: the standard library and pydantic only
+        ("pipeline/table.py", "import engine.api", "imports only the standard library and pydantic"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

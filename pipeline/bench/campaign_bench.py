@@ -41,8 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import inputs
-from pipeline.bench.report import BenchResult, markdown_table, stamp
+from pipeline.bench.report import BenchResult, stamp
 from pipeline.latency.stores import default_work_dir
+from pipeline.table import Table, to_markdown
 
 HELP = "campaign fan-out: tasks/s (instant and 1-s replies) and actor start-up on CollegeMsg"
 GOALS = {
@@ -327,4 +328,4 @@ def table(data: dict[str, Any]) -> str:
         )
     digest = f"; bundle digest {data['digest'][:12]}" if "digest" in data else ""
     head = f"Measured {data['when']}; medians{digest}.\n\n"
-    return head + markdown_table(["case", "setup", "measured", "goal"], "llll", rows)
+    return head + to_markdown(Table.of(["case", "setup", "measured", "goal"], "llll", rows, none=""))

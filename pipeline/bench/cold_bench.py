@@ -22,9 +22,10 @@ from typing import Any
 
 from engine.api import OpContext, Store, load_all
 from pipeline import inputs
-from pipeline.bench.report import BenchResult, markdown_table
+from pipeline.bench.report import BenchResult
 from pipeline.latency.operators import typical_calls
 from pipeline.latency.stores import bench_store, default_work_dir, one_scale, store_dir
+from pipeline.table import Table, to_markdown
 
 HELP = "open + first query of a store in fresh processes"
 
@@ -101,7 +102,7 @@ def table(records: list[dict[str, Any]]) -> str:
         ]
         for r in records
     )
-    return markdown_table(header, "lrrrrr", rows)
+    return to_markdown(Table.of(header, "lrrrrr", rows, none=""))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

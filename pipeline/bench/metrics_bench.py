@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from engine.api import METRICS, OpContext, call, load_all
-from pipeline.bench.report import BenchResult, add_reps, markdown_table
+from pipeline.bench.report import BenchResult, add_reps
 from pipeline.latency.operators import TARGETS as OPS_TARGETS
 from pipeline.latency.stores import bench_store, default_work_dir, parse_scales
+from pipeline.table import Table, to_markdown
 
 HELP = "graph_metric_timeseries (every metric) and burst_detection, 100 buckets, on synthetic stores"
 #: the ops benchmark's case whose targets apply to the edge_event_count row
@@ -71,7 +72,7 @@ def table(records: list[dict[str, Any]]) -> str:
     header = ("scale", "case", "cold ms", "p50 ms", "p95 ms", "target p50 ms")
     keys = ("cold_ms", "p50_ms", "p95_ms", "target_ms")
     rows = ([f"{r['scale']:,}", r["case"], *map(r.get, keys)] for r in records)
-    return markdown_table(header, "rlrrrr", rows)
+    return to_markdown(Table.of(header, "rlrrrr", rows, none=""))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -25,8 +25,9 @@ from typing import Any
 
 from engine.api import OpContext, build_store, get_operator, load_all, motif_selection, parse_args, run_call
 from pipeline.bench import peers_bench
-from pipeline.bench.report import BenchResult, add_reps, markdown_table
+from pipeline.bench.report import BenchResult, add_reps
 from pipeline.latency.stores import bench_store, default_work_dir, one_scale
+from pipeline.table import Table, to_markdown
 
 HELP = "motif counts on CollegeMsg and node-filtered counts on a synthetic store, with cost estimates"
 
@@ -133,7 +134,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         ]
         for r in rows
     )
-    return markdown_table(header, "llllll", cells)
+    return to_markdown(Table.of(header, "llllll", cells, none=""))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 from engine.api import OpContext, load_all, run_call
 from pipeline.bench.report import BenchResult, add_reps, stamp
 from pipeline.latency.stores import bench_store, default_work_dir
+from pipeline.table import Table, to_markdown
 
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 DAY = 86_400_000_000
@@ -127,19 +128,13 @@ def _raphtory(e: Any, reps: int, ours: dict[str, int]) -> dict[str, Any]:
 
 
 def table(records: list[dict[str, Any]]) -> str:
-    head = (
-        "| case | events | p50 ms | p95 ms | peer | peer p50 ms | ours / peer | equal counts |\n"
-        "|---|---:|---:|---:|---|---:|---:|---|"
-    )
-    rows = []
-    for r in records:
-        peer_ms = r.get("peer_ms")
-        ratio = r.get("ratio", "")
-        rows.append(
-            f"| {r['case']} | {r['scale']:,} | {r['p50_ms']} | {r['p95_ms']} | {r.get('peer', '')} | "
-            f"{'' if peer_ms is None else peer_ms} | {ratio} | {r.get('equal', '')} |"
-        )
-    return "\n".join([head, *rows])
+    header = ["case", "events", "p50 ms", "p95 ms", "peer", "peer p50 ms", "ours / peer", "equal counts"]
+    rows = [
+        [r["case"], f"{r['scale']:,}", r["p50_ms"], r["p95_ms"], str(r.get("peer", "")), r.get("peer_ms"),
+         r.get("ratio", ""), str(r.get("equal", ""))]
+        for r in records
+    ]  # fmt: skip
+    return to_markdown(Table.of(header, "lrrrlrrl", rows, none=""))
 
 
 HELP = "TGMS's five motif counts on CollegeMsg side by side with Raphtory (the `peers` extra)"

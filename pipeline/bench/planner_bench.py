@@ -42,6 +42,7 @@ from typing import Any
 from engine.api import InvalidArgError
 from pipeline import inputs
 from pipeline.bench.report import BenchResult
+from pipeline.table import Table
 
 HELP = "a planner configuration with a model: plan validity, repeat rate, accuracy, s/task (a campaign)"
 SECTION = ("planner-bench", "Planner with a model: `tgms bench planner`")
@@ -259,7 +260,7 @@ def model_facts(model: Any) -> dict[str, Any]:
 
 # -- the benchmark -------------------------------------------------------------------------------------
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:
-    from pipeline.bench.planner_table import cell_row, markdown, row_key
+    from pipeline.bench.planner_table import cell_row, markdown, row_key, table
     from pipeline.campaign.driver import run_campaign, tracking_target
     from pipeline.campaign.tracking import CampaignTracker, git_revision
     from pipeline.latency.stores import default_work_dir
@@ -311,7 +312,7 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
         "rows": rows,
     }
     md = markdown(data)
-    _log_mlflow(config, base, result, data, md, CampaignTracker, tracking_target)
+    _log_mlflow(config, base, result, data, table(data), CampaignTracker, tracking_target)
     infra = sum(r["infra"] for r in rows)
     if infra:
         progress(f"{infra} task(s) ended in an infrastructure error (not scored): rerun to retry them")
@@ -365,14 +366,14 @@ def _measurement(
 
 
 def _log_mlflow(
-    config: Any, base: Path, result: Any, data: dict[str, Any], md: str, tracker_cls: Any, target: Any
+    config: Any, base: Path, result: Any, data: dict[str, Any], tbl: Table, tracker_cls: Any, target: Any
 ) -> None:
     """The table and the JSON on the campaign's parent run, the machine and load as its tags, and the
     figures the campaign does not log (valid after repair, p50/p90 seconds) on each cell's run."""
     uri, experiment, artifacts = target(config, base)
     tracker = tracker_cls(uri, experiment, artifacts)
     parent = result.parent_run_id
-    tracker.log_tables(parent, {"bench_planner": md})
+    tracker.log_tables(parent, {"bench_planner": tbl})
     tracker.log_text(parent, "bench_planner.json", json.dumps(data, indent=1, sort_keys=True))
     m = data["machine"]
     tracker.set_tags(

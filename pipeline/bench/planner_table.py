@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.bench.report import markdown_table
 from pipeline.campaign.cell_metrics import outcomes, system_key
 from pipeline.campaign.outcomes import latest_by_task
 from pipeline.scoring.bootstrap import resampled_means
 from pipeline.scoring.metrics import Metric, ratio, summarize
+from pipeline.table import Table, to_markdown
 
 CI_RESAMPLES = 2000
 CI_SEED = 0
@@ -118,8 +118,8 @@ def _seconds(row: Mapping[str, Any], key: str) -> str:
     return text if timed is None or timed >= finished or row[key] is None else f"{text} ({timed} timed)"
 
 
-def rows_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The Markdown table of the configurations' figures."""
+def rows_model(rows: Sequence[Mapping[str, Any]]) -> Table:
+    """The configurations' figures as a bare table (no caption)."""
     header = ["system", "ablation", "tasks", "first-emission valid", "valid after repair", "repeat rate",
               "accuracy [95% CI]", "abstained", "model errors", "s/task median", "s/task p90",
               "tokens/task"]  # fmt: skip
@@ -133,7 +133,19 @@ def rows_table(rows: Sequence[Mapping[str, Any]]) -> str:
              r["model_error"],
              _seconds(r, "seconds_median"), _seconds(r, "seconds_p90"), _num(tokens, ",.0f"))
         )  # fmt: skip
-    return markdown_table(header, "llrrrrrrrrrr", body)
+    return Table.of(header, "llrrrrrrrrrr", body, none="", name="bench_planner", label="tab:bench_planner")
+
+
+def rows_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The Markdown table of the configurations' figures."""
+    return to_markdown(rows_model(rows))
+
+
+def table(data: Mapping[str, Any]) -> Table:
+    """The header lines as the caption, then the table: what the campaign's parent run logs under
+    ``tables/bench_planner`` (Markdown, LaTeX, JSON)."""
+    caption = "\n".join(f"- {line}" for line in header_lines(data))
+    return rows_model(data["rows"]).model_copy(update={"caption": caption})
 
 
 def header_lines(data: Mapping[str, Any]) -> list[str]:

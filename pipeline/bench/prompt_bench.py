@@ -24,7 +24,8 @@ from engine.api import InvalidArgError
 from models.local.tokens import count_chat_tokens, count_tokens
 from models.plan_prompt import PlanTask, PromptLayout, first_messages, shown_examples, static_prefix
 from models.worked_plans import names_line, question_names
-from pipeline.bench.report import BenchResult, markdown_table, stamp
+from pipeline.bench.report import BenchResult, stamp
+from pipeline.table import Table, to_markdown
 
 HELP = "the planner prompt's parts in the model's own tokens, per layout (no server)"
 LAYOUTS: dict[str, PromptLayout] = {
@@ -115,7 +116,7 @@ def table(records: list[dict[str, Any]]) -> str:
         ]
         for r in records
     ]
-    return markdown_table(header, "lrrrrrr", rows)
+    return to_markdown(Table.of(header, "lrrrrrr", rows, none=""))
 
 
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:

@@ -3,6 +3,10 @@
 
 Each benchmark owns one ``<!-- NAME:begin -->`` ... ``<!-- NAME:end -->`` block of the Markdown file;
 rewriting it leaves every other section as it was.
+
+A benchmark's table is a :class:`pipeline.table.Table` rendered by :func:`pipeline.table.to_markdown`, built
+with ``Table.of(..., none="")``: a figure a benchmark did not measure is an empty cell there, where the
+paper's tables print ``—``.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ import argparse
 import os
 import platform
 import time
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,11 +55,3 @@ def update_section(path: Path, name: str, heading: str, md: str) -> None:
     else:
         text = text.rstrip() + f"\n\n## {heading}\n\n" + block + "\n"
     path.write_text(text)
-
-
-def markdown_table(header: Sequence[str], align: str, rows: Iterable[Sequence[Any]]) -> str:
-    """A Markdown table; ``align`` has one letter per column, ``l`` (left) or ``r`` (right)."""
-    rule = "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"
-    lines = ["| " + " | ".join(header) + " |", rule]
-    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)

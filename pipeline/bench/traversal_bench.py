@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from engine.api import OpContext, call, get_operator, load_all, profile
-from pipeline.bench.report import BenchResult, add_reps, markdown_table
+from pipeline.bench.report import BenchResult, add_reps
 from pipeline.latency.stores import bench_store, default_work_dir, one_scale
+from pipeline.table import Table, to_markdown
 
 HELP = "temporal_reachability and temporal_paths cases on a synthetic store"
 HOUR = 3_600_000_000
@@ -88,7 +89,7 @@ def measure(scale: int, work: Path, reps: int, progress: Callable[[str], None]) 
 def table(records: list[dict[str, Any]]) -> str:
     keys = ("case", "rows", "warm_up_ms", "p50_ms", "p95_ms", "estimate_s")
     header = ("case", "rows", "warm-up ms", "p50 ms", "p95 ms", "estimate s")
-    return markdown_table(header, "lrrrrr", ([r[k] for k in keys] for r in records))
+    return to_markdown(Table.of(header, "lrrrrr", ([r[k] for k in keys] for r in records), none=""))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

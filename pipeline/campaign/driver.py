@@ -41,6 +41,7 @@ from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, valid
 from pipeline.campaign.preflight import preflight
 from pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
 from pipeline.systems.embeddings import EMBED_THREADS_ENV
+from pipeline.table import Document, Table, to_markdown
 
 #: the Hydra config tree: conf/ at the repository root
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -382,29 +383,31 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
         for name, (path, manifest) in bundles.items():
             tracker.log_bundle(parent, name, path, manifest)
         suites = {n: json.loads((p / SUITE).read_text(encoding="utf-8")) for n, (p, _) in bundles.items()}
-        tracker.log_suite_tables(parent, suites)  # Table 2 of `tgms report` (tables/table2.md, .tex)
+        tracker.log_suite_tables(parent, suites)  # Table 2 of `tgms report` (tables/table2.md, .tex, .json)
         cells: list[CellResult] = []
         comparisons: list[dict[str, Any]] = []
-        tables: dict[str, str] = {}
+        models: dict[str, Table | Document] = {}
         if config.experiment.evaluate:
             cells = evaluate(config, run_dir, bundles, tracker, parent)
             comparisons = tracker.log_comparisons(parent, {c.cell: c.records for c in cells})
             rows = [{"tags": c.cell.tags(), "metrics": c.metrics} for c in cells]
-            tables["table4"] = tables_mod.table4_markdown(rows, comparisons)
+            models["table4"] = tables_mod.table4(rows, comparisons)
         if config.experiment.mutations.enabled:
-            from pipeline.mutations import table5_markdown
+            from pipeline.mutations import table5
 
-            tables["table5"] = table5_markdown(mutations(config, run_dir, bundles, tracker, parent))
+            models["table5"] = table5(mutations(config, run_dir, bundles, tracker, parent))
         if config.experiment.ops_bench.enabled:
-            from pipeline.latency.operators import table as ops_table
+            from pipeline.latency.operators import table_model as ops_table
 
-            tables["ops_bench"] = ops_table(ops_bench(config, run_dir, tracker, parent))
+            models["ops_bench"] = ops_table(ops_bench(config, run_dir, tracker, parent))
+        tables = {name: to_markdown(m) for name, m in models.items()}
         tables_dir = run_dir / "tables"
         tables_dir.mkdir(exist_ok=True)
-        for name, text in tables.items():
-            (tables_dir / f"{name}.md").write_text(text, encoding="utf-8")
+        for name, m in models.items():  # the run directory holds what MLflow does: Markdown and the model
+            (tables_dir / f"{name}.md").write_text(tables[name], encoding="utf-8")
+            (tables_dir / f"{name}.json").write_text(m.model_dump_json(), encoding="utf-8")
         tracker.log_artifacts(parent, [run_dir / "config.yaml"])
-        tracker.log_tables(parent, tables)  # tables/<name>.md and .tex
+        tracker.log_tables(parent, models)  # tables/<name>.md, .tex and .json
         status = "FINISHED"
     except KeyboardInterrupt:
         status = "KILLED"

@@ -33,6 +33,7 @@ from typing import Any
 
 from engine.api import ConflictError, InvalidArgError, NotFoundError, canonical_json
 from pipeline.campaign.cell_metrics import cell_metrics, compare_cells, comparison_metrics, metric_key
+from pipeline.table import Document, Table, parse_markdown, to_latex, to_markdown
 
 MAX_PARAM_VALUE = 6000  # MLflow's limit on a param value (characters)
 MAX_KEY = 250  # MLflow's limit on a param / tag key
@@ -334,27 +335,30 @@ class CampaignTracker:
             shutil.copyfile(path, Path(tmp) / name)
             self.log_artifacts(run_id, [Path(tmp) / name])
 
-    def log_tables(self, run_id: str, tables: Mapping[str, str]) -> None:
-        """Log Markdown tables ``{stem: markdown}`` as ``tables/<stem>.md`` and their LaTeX form
-        (:func:`pipeline.campaign.tables.md_to_latex`) as ``tables/<stem>.tex``."""
-        from pipeline.campaign.tables import md_to_latex
-
+    def log_tables(self, run_id: str, tables: Mapping[str, Table | Document | str]) -> None:
+        """Log tables ``{stem: table}`` as ``tables/<stem>.md``, ``.tex`` and, for a table model,
+        ``.json`` (its ``model_dump_json``, what ``tgms report`` reads back). Markdown given as text (no
+        model behind it) is logged as given, with the LaTeX of :func:`pipeline.table.parse_markdown`."""
         with tempfile.TemporaryDirectory(prefix="tgms-tables-") as tmp:
             paths = []
-            for stem, md in tables.items():
-                for suffix, text in ((".md", md), (".tex", md_to_latex(md, label=f"tab:{stem}"))):
+            for stem, table in tables.items():
+                if isinstance(table, (Table, Document)):
+                    files = {".md": to_markdown(table), ".tex": to_latex(table)}
+                    files[".json"] = table.model_dump_json()
+                else:
+                    files = {".md": table, ".tex": to_latex(parse_markdown(table, stem, f"tab:{stem}"))}
+                for suffix, text in files.items():
                     paths.append(Path(tmp) / f"{stem}{suffix}")
                     paths[-1].write_text(text, encoding="utf-8")
             self.log_artifacts(run_id, paths, "tables")
 
     def log_suite_tables(self, run_id: str, suites: Mapping[str, Mapping[str, Any]]) -> None:
-        """Table 2 of every suite of the campaign (``{suite name: suite file body}``), as the parent's
-        ``tables/table2.md`` and ``tables/table2.tex`` (what ``tgms report`` shows as Table 2)."""
-        from pipeline.tasks.stats import table2_markdown
+        """Table 2 of every suite of the campaign (``{suite name: suite file body}``), one after the
+        other, as the parent's ``tables/table2.md``, ``.tex`` and ``.json`` (``tgms report``'s Table 2)."""
+        from pipeline.tasks.stats import table2
 
-        self.log_tables(
-            run_id, {"table2": "\n".join(table2_markdown(dict(suites[n])) for n in sorted(suites))}
-        )
+        doc = Document(name="table2", tables=tuple(table2(dict(suites[n])) for n in sorted(suites)))
+        self.log_tables(run_id, {"table2": doc})
 
     # -- cells, comparisons -----------------------------------------------------------------------------
     def log_cell(
@@ -427,8 +431,7 @@ class CampaignTracker:
         when given): per class ``<class>.cases``, ``.detections``, ``.false_positives``, ``.without`` (the
         last only for classes with a mechanism to switch off); ``mutations.json`` and ``table5.md`` (also
         written to ``out_dir``) as artifacts. Finished when it returns; the run id."""
-        from pipeline.campaign.tables import table5_latex
-        from pipeline.mutations import write_outputs
+        from pipeline.mutations import table5, write_outputs
 
         tags = {
             "tgms.dataset": str(result.get("dataset")),
@@ -447,7 +450,7 @@ class CampaignTracker:
         self.log_metrics(run_id, metrics)
         out = Path(out_dir)
         write_outputs(dict(result), out)
-        (out / "table5.tex").write_text(table5_latex(dict(result)), encoding="utf-8")
+        (out / "table5.tex").write_text(to_latex(table5(dict(result))), encoding="utf-8")
         self.log_artifacts(run_id, [out / "mutations.json", out / "table5.md", out / "table5.tex"])
         self.end_run(run_id)
         return run_id

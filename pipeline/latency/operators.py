@@ -20,6 +20,7 @@ import numpy as np
 
 from engine.api import REGISTRY, OpContext, TGMSError, call, load_all
 from pipeline.latency.stores import Scale, bench_store, store_dir
+from pipeline.table import Cell, Table, to_markdown
 
 # p50 targets in ms by (case, scale): the paper's DuckDB p50s (40 threads) and our own goals
 TARGETS: dict[tuple[str, int], float] = {
@@ -346,17 +347,25 @@ def template_summary(records: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def table(records: list[dict[str, Any]]) -> str:
-    head = (
-        "| scale | case | first call ms | p50 ms | p95 ms | target ms | p50/target | peak RSS MB |\n"
-        "|---:|---|---:|---:|---:|---:|---:|---:|"
-    )
+def table_model(records: list[dict[str, Any]]) -> Table:
+    """The latency table (bare: callers put their caption around it); a missing figure is an empty cell,
+    an errored call shows its error where the p50 would be."""
+    header = ["scale", "case", "first call ms", "p50 ms", "p95 ms", "target ms", "p50/target", "peak RSS MB"]
     rows = [
-        f"| {_scale(r['scale'])} | {r['case']} | {r.get('first_ms', '')} | "
-        f"{r.get('p50_ms', r.get('error', ''))} | "
-        f"{r.get('p95_ms', '')} | "
-        f"{r.get('target_ms', '')} | {r.get('ratio', '')} | "
-        f"{r['peak_rss_mb'] if r['op'] == '(store)' else ''} |"
+        [
+            Cell(text=_scale(r["scale"]), value=r["scale"]),
+            r["case"],
+            r.get("first_ms", ""),
+            r.get("p50_ms", r.get("error", "")),
+            r.get("p95_ms", ""),
+            r.get("target_ms", ""),
+            r.get("ratio", ""),
+            r["peak_rss_mb"] if r["op"] == "(store)" else "",  # the process's peak, on its store row
+        ]
         for r in records
     ]
-    return "\n".join([head, *rows])
+    return Table.of(header, "rlrrrrrr", rows, name="ops", label="tab:operators")
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    return to_markdown(table_model(records))

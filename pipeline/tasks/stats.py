@@ -1,11 +1,15 @@
-"""Table 2 of the paper from a suite file: tasks by family, by answer kind, by split; probes; refusals."""
+"""Table 2 of the paper from a suite file: tasks by family, by answer kind, by split; probes; refusals
+(a :class:`pipeline.table.Table`)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
+from pipeline.table import Table, to_markdown
 from pipeline.tasks.model import FAMILIES
+
+LABEL = "tab:suite"  # Table 2's LaTeX label
 
 
 def suite_stats(suite: dict[str, Any]) -> dict[str, Any]:
@@ -31,31 +35,39 @@ def suite_stats(suite: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def table2_markdown(suite: dict[str, Any]) -> str:
+def table2(suite: dict[str, Any]) -> Table:
+    """Table 2 of one suite: tasks per split by family and answer kind, probes; templates, operators,
+    refusals and dropped draws below."""
     st = suite_stats(suite)
     fams = [f for f in FAMILIES if any(f in st[s]["by_family"] for s in ("dev", "test"))]
     kinds = sorted({k for s in ("dev", "test") for k in st[s]["by_kind"]})
-    lines = [
-        f"Table 2 — {st['dataset']} suite (seed {st['seed']}, test SHA-256 {st['test_sha256'][:16]}…)",
-        "",
-        "| split | tasks | " + " | ".join(fams) + " | " + " | ".join(kinds) + " | probes before/current |",
-        "|---|---:|" + "---:|" * (len(fams) + len(kinds)) + "---:|",
-    ]
+    rows = []
     for s in ("dev", "test"):
         row = st[s]
-        lines.append(
-            f"| {s} | {row['tasks']} | "
-            + " | ".join(str(row["by_family"].get(f, 0)) for f in fams)
-            + " | "
-            + " | ".join(str(row["by_kind"].get(k, 0)) for k in kinds)
-            + f" | {row['probes']['before']}/{row['probes']['current']} |"
-        )
-    lines += [
-        "",
-        f"{sum(not t.startswith('probe.') for t in st['templates'])} semantic templates and "
-        f"{sum(t.startswith('probe.') for t in st['templates'])} probe templates; operators in oracle plans: "
+        probes = row["probes"]
+        rows.append(
+            [s, row["tasks"], *(row["by_family"].get(f, 0) for f in fams),
+             *(row["by_kind"].get(k, 0) for k in kinds), f"{probes['before']}/{probes['current']}"]
+        )  # fmt: skip
+    header = ["split", "tasks", *fams, *kinds, "probes before/current"]
+    templates, sha = st["templates"], st["test_sha256"]
+    note = (
+        f"{sum(not t.startswith('probe.') for t in templates)} semantic templates and "
+        f"{sum(t.startswith('probe.') for t in templates)} probe templates; operators in oracle plans: "
         f"{len(st['operators_used'])} "
         f"({', '.join(st['operators_used'])}); refused (E_COST) records: {st['refused']}; dropped draws: "
-        f"{st['dropped']}.",
-    ]
-    return "\n".join(lines) + "\n"
+        f"{st['dropped']}."
+    )
+    return Table.of(
+        header,
+        "l" + "r" * (len(header) - 1),
+        rows,
+        name="table2",
+        label=LABEL,
+        caption=f"Table 2 — {st['dataset']} suite (seed {st['seed']}, test SHA-256 {sha[:16]}…)",
+        notes=(note,),
+    )
+
+
+def table2_markdown(suite: dict[str, Any]) -> str:
+    return to_markdown(table2(suite))

@@ -26,6 +26,8 @@ from pipeline.campaign.tracking import (
     git_revision,
 )
 from pipeline.scoring.bootstrap import paired_bootstrap
+from pipeline.table import from_json, to_markdown
+from pipeline.tasks.stats import table2_markdown
 from tests.pipeline.campaign._records import (
     SYSTEMS,
     cell_records,
@@ -228,9 +230,13 @@ def test_log_tables_writes_markdown_and_latex(
     tracker.log_suite_tables(run, {"collegemsg": suite[1]})
     tracker.log_tables(run, {"table4": "Table 4: x.\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n"})
     names = {a.path for a in tracker.client.list_artifacts(run, "tables")}
-    assert names == {f"tables/table{n}.{s}" for n in (2, 4) for s in ("md", "tex")}
+    # Table 2 is a model: its JSON beside it; Table 4 given as Markdown text has none
+    assert names == {f"tables/table{n}.{s}" for n in (2, 4) for s in ("md", "tex")} | {"tables/table2.json"}
     tex = Path(tracker.client.download_artifacts(run, "tables/table4.tex", str(tmp_path))).read_text()
     assert "\\begin{tabular}{lr}" in tex and "1 & 2 \\\\" in tex
+    got = Path(tracker.client.download_artifacts(run, "tables/table2.json", str(tmp_path))).read_text()
+    md = Path(tracker.client.download_artifacts(run, "tables/table2.md", str(tmp_path))).read_text()
+    assert to_markdown(from_json(got)) == md == table2_markdown(suite[1])
 
 
 def test_comparisons_are_paired_bootstraps(
