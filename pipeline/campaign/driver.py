@@ -235,7 +235,9 @@ def evaluate(
         # the spec first, as the cell starts: a cell that fails still says what it was running
         tracker.log_cell_spec(run_id, write_cell_spec(run_dir, c, plan.specs[c]))
     try:
-        return _evaluate_cells(config, run_dir, bundles, tracker, cells, run_ids, tasks, paths, recorded)
+        return _evaluate_cells(
+            config, run_dir, bundles, tracker, cells, run_ids, tasks, plan.specs, paths, recorded
+        )
     except BaseException as exc:  # the cell runs end with the campaign: none is left RUNNING
         status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
         for run_id in run_ids.values():
@@ -252,6 +254,7 @@ def _evaluate_cells(
     cells: list[Cell],
     run_ids: dict[Cell, str],
     tasks: dict[str, list[dict[str, Any]]],
+    specs: dict[Cell, CellSpec],
     paths: Any,
     recorded: Any,
 ) -> list[CellResult]:
@@ -297,6 +300,7 @@ def _evaluate_cells(
                     run_settings(cell, config.model, window, config.experiment.repair_budget),
                     todo[cell],
                     *paths(cell),
+                    cell_spec_sha256=specs[cell].sha256(),
                 )
                 for cell in cells
                 if todo[cell]

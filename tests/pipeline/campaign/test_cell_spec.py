@@ -221,3 +221,22 @@ def test_no_evaluation_means_no_cells_in_the_id(bundles: Bundles) -> None:
     base = cid(config, bundles)
     assert cid(load(*BASE, "experiment.evaluate=false", "model.temperature=0.5"), bundles) == base
     assert cid(load(*BASE, "experiment.evaluate=false", "experiment.mutations.seed=3"), bundles) != base
+
+
+def test_records_carry_the_spec_hash_only_in_a_campaign(tmp_path: Path) -> None:
+    from pipeline.campaign.cells import Cell
+    from pipeline.campaign.executor import CellJob, write_result
+    from pipeline.campaign.records import read_records
+    from pipeline.systems.record import TaskRecord
+
+    record = TaskRecord(task_id="t1", system="tgms", model="m", seed=0, answer_kind=None)
+    # outside a campaign the key is absent: a record's bytes are what they were before the field
+    assert "cell_spec_sha256" not in record.model_dump(mode="json")
+    assert "cell_spec_sha256" not in json.loads(record.to_json())
+    cell = Cell("collegemsg", "tgms", "m", 0)
+    for digest, name in (("ab" * 32, "with"), (None, "without")):
+        job = CellJob(cell, {}, {}, [], tmp_path / name / "r.jsonl", tmp_path / name / "t.jsonl", digest)
+        write_result(job, {"record": record.model_dump(mode="json"), "trace": None})
+        (line,) = read_records(job.records_path)
+        assert line.get("cell_spec_sha256") == digest and ("cell_spec_sha256" in line) == (digest is not None)
+        assert TaskRecord.model_validate(line).cell_spec_sha256 == digest

@@ -43,8 +43,11 @@ def test_each_cell_has_its_spec_file_artifact_and_tag(run: dict[str, Any]) -> No
     assert spec.system.name == "static_graph_rag" and spec.generation.seed == 0
     manifest = json.loads(next((run["run_dir"] / "bundles").glob("*/manifest.json")).read_text())
     assert spec.suite.store_digest == manifest["store_digest"]
-    records = (run["run_dir"] / "records" / f"{cell_id}.jsonl").read_text().splitlines()
-    assert sorted({json.loads(x)["task_id"] for x in records}) == spec.selection.task_ids
+    records = [
+        json.loads(x) for x in (run["run_dir"] / "records" / f"{cell_id}.jsonl").read_text().splitlines()
+    ]
+    assert sorted({r["task_id"] for r in records}) == spec.selection.task_ids
+    assert {r["cell_spec_sha256"] for r in records} == {spec.sha256()}  # each record names its cell's spec
     assert spec.provenance.git_revision  # the checkout's revision, outside the hash
 
 
