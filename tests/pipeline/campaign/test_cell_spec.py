@@ -13,6 +13,7 @@ selection and spec building (``plan_cells``) read nothing else; a real campaign 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,13 @@ from tests.pipeline.campaign.test_config import load
 
 Bundles = dict[str, tuple[Path, dict[str, Any]]]
 #: the smoke experiment on two systems and two tgms ablations: small, with every kind of field in play
-BASE = ("experiment=smoke", "systems=[tgms,vector_rag]", "ablations=[none,no_taint]")
+#: (every task of the fake suite: smoke's one per family would hide a selection change)
+BASE = (
+    "experiment=smoke",
+    "systems=[tgms,vector_rag]",
+    "ablations=[none,no_taint]",
+    "experiment.per_family=null",
+)
 
 
 def fake_bundle(root: Path, seed: int = 0, families: int = 3, templates: int = 2, per: int = 4) -> Bundles:
@@ -74,21 +81,21 @@ def bundles(tmp_path: Path) -> Bundles:
 @pytest.mark.parametrize(
     "overrides",
     [
-        ["model.api_base=[http://replica-b:8000]"],
+        ["++model.api_base=[http://replica-b:8000]"],
         ["model.timeout_s=7"],
         ["model.concurrency=3"],
-        ["model.ready_timeout_s=5", "model.replicas=3", "model.endpoints_file=/eps/x.txt"],
-        ["model.local_engine=llama-server", "model.params_b=0.5"],
+        ["++model.ready_timeout_s=5", "model.replicas=3", "++model.endpoints_file=/eps/x.txt"],
+        ["++model.local_engine=llama-server", "model.params_b=0.5"],
         ["experiment.description=edited words"],
         ["catalog.ablations.no_taint.description=edited words"],  # a used ablation's description
         ["experiment.name=renamed"],
-        ["catalog.systems.text_to_cypher.row_cap=7"],  # a system no cell uses
+        ["++catalog.systems.text_to_cypher.row_cap=7"],  # a system no cell uses
         ["catalog.ablations.no_gating.switches.gating=true"],  # an ablation no cell uses
         ["catalog.suites.bitcoin_otc.seed=5"],  # a suite no cell uses
         ["catalog.suites.collegemsg.source=/elsewhere/CollegeMsg.txt"],  # the bundle's content is hashed
         ["cluster.actors=7", "run.max_in_flight=3", "tracking.experiment=other", "run.resume=false"],
         ["systems=[vector_rag,tgms]", "ablations=[no_taint,none]"],  # the order of the root lists
-        ["catalog.systems.tgms.examples_k=2"],  # a default made explicit: the resolved knobs are equal
+        ["++catalog.systems.tgms.examples_k=2"],  # a default made explicit: the resolved knobs are equal
     ],
 )
 def test_operational_changes_keep_the_id(overrides: list[str], bundles: Bundles) -> None:
@@ -100,19 +107,19 @@ def test_operational_changes_keep_the_id(overrides: list[str], bundles: Bundles)
 @pytest.mark.parametrize(
     "overrides",
     [
-        ["model.temperature=0.5"],
+        ["++model.temperature=0.5"],
         ["model.max_tokens=100"],
         ["model.max_model_len=4096"],
-        ["model.served_name=other-weights"],
+        ["++model.served_name=other-weights"],
         ["model.name=other-model"],
-        ["catalog.systems.tgms.examples_k=3"],  # a knob of a used system
-        ["catalog.systems.vector_rag.k=3"],
-        ["+catalog.ablations.no_taint.switches.gating=false"],  # a used ablation's switches
+        ["++catalog.systems.tgms.examples_k=3"],  # a knob of a used system
+        ["++catalog.systems.vector_rag.k=3"],
+        ["++catalog.ablations.no_taint.switches.gating=false"],  # a used ablation's switches
         ["experiment.limit=3"],
         ["experiment.slice=stratified-4"],
         ["experiment.per_family=2"],
         ["experiment.split=all"],
-        ["experiment.repair_budget=1"],
+        ["++experiment.repair_budget=1"],
         ["seeds=[0]"],
         ["experiment.mutations.per_class=9"],  # the mutation experiment is in no cell, but it is computed
         ["experiment.mutations.enabled=false"],
@@ -147,7 +154,7 @@ def test_the_task_list_is_hashed_by_content_not_path(tmp_path: Path, bundles: Bu
     assert ids[first] != cid(load(*BASE), bundles)
     spec = next(iter(plan(load(*BASE, f"experiment.task_list={first}"), bundles).specs.values()))
     assert spec.selection.task_ids == ["collegemsg/T10/00", "collegemsg/T20/01"]
-    assert spec.selection.task_list_sha256 is not None and len(spec.selection.task_list_sha256) == 64
+    assert spec.selection.task_list_sha256 == hashlib.sha256(first.read_bytes()).hexdigest()
 
 
 def test_the_git_revision_is_provenance_not_identity(bundles: Bundles) -> None:
@@ -165,7 +172,7 @@ def test_the_git_revision_is_provenance_not_identity(bundles: Bundles) -> None:
 
 
 def test_the_spec_holds_the_resolved_cell(bundles: Bundles) -> None:
-    config = load(*BASE, "model.temperature=0.25", "experiment.limit=5")
+    config = load(*BASE, "++model.temperature=0.25", "experiment.limit=5")
     specs = plan(config, bundles).specs
     by_id = {c.cell_id: s for c, s in specs.items()}
     assert sorted(by_id) == sorted(
@@ -219,7 +226,7 @@ def test_no_evaluation_means_no_cells_in_the_id(bundles: Bundles) -> None:
     assert plan(config, bundles).specs == {}
     # the cells' settings do not matter when no cell runs; the mutation experiment still does
     base = cid(config, bundles)
-    assert cid(load(*BASE, "experiment.evaluate=false", "model.temperature=0.5"), bundles) == base
+    assert cid(load(*BASE, "experiment.evaluate=false", "++model.temperature=0.5"), bundles) == base
     assert cid(load(*BASE, "experiment.evaluate=false", "experiment.mutations.seed=3"), bundles) != base
 
 
