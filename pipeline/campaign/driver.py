@@ -299,8 +299,9 @@ def _evaluate_cells(
                     system_config(config, cell),
                     run_settings(cell, config.model, window, config.experiment.repair_budget),
                     todo[cell],
-                    *paths(cell),
-                    cell_spec_sha256=specs[cell].sha256(),
+                    paths(cell)[0],
+                    paths(cell)[1],
+                    specs[cell].sha256(),
                 )
                 for cell in cells
                 if todo[cell]
