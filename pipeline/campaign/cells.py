@@ -8,8 +8,6 @@ to turn off, so it runs once, as ``none``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -114,18 +112,3 @@ def select_tasks(
     elif slice_ is not None:
         tasks = apply_slice(tasks, slice_)
     return tasks[:limit] if limit is not None else tasks
-
-
-def campaign_id(config: CampaignConfig) -> str:
-    """A stable id of what the campaign computes: the config without where it runs and how it reports
-    progress, so a rerun of the same config (even from another directory) resumes the same MLflow runs."""
-    raw = config.model_dump(mode="json")
-    raw.pop("run", None)
-    raw.pop("tracking", None)
-    raw.pop("cluster", None)
-    # options added after campaigns were run: left out while unset, so those campaigns keep their ids
-    for key in ("slice", "task_list"):
-        if raw["experiment"].get(key) is None:
-            raw["experiment"].pop(key, None)
-    text = json.dumps(raw, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

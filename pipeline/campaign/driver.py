@@ -10,8 +10,10 @@ mutation experiment; it prints Tables 4 and 5. Steps:
 3. open the model (a local server or scripted double started here and stopped on exit, or a user's
    endpoints checked for readiness) and the Ray runtime; start the task actors, each of which replays the
    bundle from Ray's object store and refuses to serve unless its digest equals the manifest's;
-4. one MLflow parent run, one child run per cell (suite, system, model, seed, ablation); fan the tasks
-   out, append each record to ``records/<cell>.jsonl`` as it arrives (a killed run resumes from there),
+4. select each suite's tasks and resolve each cell's spec (:mod:`pipeline.campaign.cell_spec`); one MLflow
+   parent run, found again by the campaign id (the hash of the cell specs), one child run per cell (suite,
+   system, model, seed, ablation) with its spec as ``specs/<cell_id>.json`` and ``cell_spec.json``; fan the
+   tasks out, append each record to ``records/<cell>.jsonl`` as it arrives (a killed run resumes from there),
    show live progress; log metrics, paired-bootstrap CIs and artifacts;
 5. the mutation experiment and the operator benchmark when the experiment asks for them; the tables.
 
@@ -36,7 +38,17 @@ from engine.api import InvalidArgError, NotFoundError, TGMSError, replay
 from models.local.paths import cache_root
 from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
 from pipeline.campaign.bundle_cache import bundle_key, fetch, keep
-from pipeline.campaign.cells import Cell, campaign_id, cells_of, select_tasks, system_config
+from pipeline.campaign.cell_spec import (
+    CELL_SPEC_TAG,
+    SPECS_DIR,
+    CellSpec,
+    Provenance,
+    campaign_id,
+    cell_spec,
+    provenance,
+    task_list_sha256,
+)
+from pipeline.campaign.cells import Cell, cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
 from pipeline.campaign.preflight import preflight
 from pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
@@ -128,23 +140,30 @@ def tracking_target(config: CampaignConfig, base_dir: Path) -> tuple[str, str, s
 
 
 # -- evaluation ------------------------------------------------------------------------------------------
-def evaluate(
-    config: CampaignConfig,
-    run_dir: Path,
-    bundles: dict[str, tuple[Path, dict[str, Any]]],
-    tracker: Any,
-    parent: str,
-) -> list[CellResult]:
-    from pipeline.campaign.records import latest_records
+@dataclass(frozen=True)
+class CellPlan:
+    """What the cells run, resolved before the parent run starts (its id is made of the cell specs)."""
 
-    listed = None
+    tasks: dict[str, list[dict[str, Any]]]  # suite -> the tasks every cell of that suite runs
+    specs: dict[Cell, CellSpec]
+
+
+def plan_cells(
+    config: CampaignConfig, bundles: dict[str, tuple[Path, dict[str, Any]]], origin: Provenance
+) -> CellPlan:
+    """Each suite's tasks (:func:`select_tasks`) and each cell's spec; nothing when the experiment does not
+    evaluate (its cells run nothing, so they are not part of what it computes)."""
+    if not config.experiment.evaluate:
+        return CellPlan({}, {})
+    listed, digest = None, None
     if config.experiment.task_list is not None:
         from pipeline.tasks.slices import read_task_list
 
         path = Path(config.experiment.task_list)
         if not path.is_file():
             raise NotFoundError(f"experiment.task_list: no file at {path}", path=str(path))
-        listed = read_task_list(path.read_text(encoding="utf-8"))
+        content = path.read_bytes()  # read once: the ids selected and the hash are of the same bytes
+        listed, digest = read_task_list(content.decode("utf-8")), task_list_sha256(content)
     tasks = {
         name: select_tasks(
             json.loads((path / SUITE).read_text(encoding="utf-8")),
@@ -156,6 +175,37 @@ def evaluate(
         )
         for name, (path, _) in bundles.items()
     }
+    specs = {
+        cell: cell_spec(
+            config, cell, bundles[cell.suite][1], tasks[cell.suite], task_list_digest=digest, origin=origin
+        )
+        for cell in cells_of(config)
+    }
+    return CellPlan(tasks, specs)
+
+
+def write_cell_spec(run_dir: Path, cell: Cell, spec: CellSpec) -> Path:
+    """``specs/<cell_id>.json`` in the run directory (replaced whole: a rerun across commits rewrites the
+    provenance, never the hashed fields, which the campaign id pins)."""
+    path = run_dir / SPECS_DIR / f"{cell.cell_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(spec.to_json(), encoding="utf-8")
+    tmp.replace(path)  # a reader never sees half a spec
+    return path
+
+
+def evaluate(
+    config: CampaignConfig,
+    run_dir: Path,
+    bundles: dict[str, tuple[Path, dict[str, Any]]],
+    tracker: Any,
+    parent: str,
+    plan: CellPlan,
+) -> list[CellResult]:
+    from pipeline.campaign.records import latest_records
+
+    tasks = plan.tasks
     (run_dir / "records").mkdir(parents=True, exist_ok=True)
     (run_dir / "traces").mkdir(parents=True, exist_ok=True)
     cells = cells_of(config)
@@ -172,13 +222,22 @@ def evaluate(
             _set_aside(paths(cell))
     several = len(config.suites) > 1
     run_ids = {
-        c: tracker.start_cell(parent, _knob_params(config, c), _cell_tags(config, c), c.run_name(several))
+        c: tracker.start_cell(
+            parent,
+            _knob_params(config, c),
+            {**_cell_tags(config, c), CELL_SPEC_TAG: plan.specs[c].sha256()},
+            c.run_name(several),
+        )
         for c in cells
     }
-    for c, run_id in run_ids.items():  # the UI's Dataset column: the suite's bundle
-        tracker.log_bundle(run_id, c.suite, *bundles[c.suite])
+    for c, run_id in run_ids.items():
+        tracker.log_bundle(run_id, c.suite, *bundles[c.suite])  # the UI's Dataset column: the suite's bundle
+        # the spec first, as the cell starts: a cell that fails still says what it was running
+        tracker.log_cell_spec(run_id, write_cell_spec(run_dir, c, plan.specs[c]))
     try:
-        return _evaluate_cells(config, run_dir, bundles, tracker, cells, run_ids, tasks, paths, recorded)
+        return _evaluate_cells(
+            config, run_dir, bundles, tracker, cells, run_ids, tasks, plan.specs, paths, recorded
+        )
     except BaseException as exc:  # the cell runs end with the campaign: none is left RUNNING
         status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
         for run_id in run_ids.values():
@@ -195,6 +254,7 @@ def _evaluate_cells(
     cells: list[Cell],
     run_ids: dict[Cell, str],
     tasks: dict[str, list[dict[str, Any]]],
+    specs: dict[Cell, CellSpec],
     paths: Any,
     recorded: Any,
 ) -> list[CellResult]:
@@ -239,7 +299,9 @@ def _evaluate_cells(
                     system_config(config, cell),
                     run_settings(cell, config.model, window, config.experiment.repair_budget),
                     todo[cell],
-                    *paths(cell),
+                    paths(cell)[0],
+                    paths(cell)[1],
+                    specs[cell].sha256(),
                 )
                 for cell in cells
                 if todo[cell]
@@ -377,7 +439,12 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
         tags[f"tgms.suite_sha256.{name}"] = manifest["suite_sha256"]
         tags[f"tgms.test_sha256.{name}"] = manifest["test_sha256"]
     title = f"{config.experiment.name} · {', '.join(config.suites)} · {config.model.name}"
-    parent = tracker.start_campaign(campaign_id(config), flatten(config.model_dump(mode="json")), tags, title)
+    # the tasks and cell specs are resolved once, here, because the parent's id is made of them
+    plan = plan_cells(config, bundles, provenance(tags["tgms.git_revision"]))
+    cid = campaign_id(config, {n: m for n, (_, m) in bundles.items()}, plan.specs.values())
+    # the id decides whether this is the same campaign: a param that differs under it is operational
+    params = flatten(config.model_dump(mode="json"))
+    parent = tracker.start_campaign(cid, params, tags, title, check_params=False)
     status = "FAILED"
     try:
         for name, (path, manifest) in bundles.items():
@@ -388,7 +455,7 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
         comparisons: list[dict[str, Any]] = []
         models: dict[str, Table | Document] = {}
         if config.experiment.evaluate:
-            cells = evaluate(config, run_dir, bundles, tracker, parent)
+            cells = evaluate(config, run_dir, bundles, tracker, parent, plan)
             comparisons = tracker.log_comparisons(parent, {c.cell: c.records for c in cells})
             rows = [{"tags": c.cell.tags(), "metrics": c.metrics} for c in cells]
             models["table4"] = tables_mod.table4(rows, comparisons)

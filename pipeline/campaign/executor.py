@@ -69,6 +69,8 @@ class CellJob:
     tasks: list[dict[str, Any]]
     records_path: Path
     traces_path: Path
+    #: the cell spec's hash, stamped on each record as it is written (None: records are written as made)
+    cell_spec_sha256: str | None = None
 
 
 def run_settings(cell: Cell, model: ModelConf, context_window: int, repair_budget: int = 3) -> dict[str, Any]:
@@ -251,8 +253,12 @@ def _message(err: BaseException) -> str:
 
 
 def write_result(job: CellJob, result: dict[str, Any]) -> None:
-    """The default ``on_record``: append the record (and the trace, when there is one) durably."""
+    """The default ``on_record``: append the record (and the trace, when there is one) durably, stamped
+    with the job's cell-spec hash when it has one (here, on the driver: infra records made by the executor
+    get it as well as those the actors return)."""
     record = result["record"]
+    if job.cell_spec_sha256 is not None:
+        record = {**record, "cell_spec_sha256": job.cell_spec_sha256}
     if result.get("trace") is not None:  # the trace first: a record on disk always has its trace
         append_line(
             job.traces_path,

@@ -11,7 +11,9 @@ its ``tgms.campaign_id`` / ``tgms.cell_id`` tag first, so a rerun of a killed ca
 instead of adding a second parent or a duplicate child. MLflow params are write-once: a resumed run
 re-logs only the params it lacks; a param whose value changed is a ``ConflictError`` (the rerun is not
 the same campaign) unless it is operational (:data:`RESUME_MUTABLE`: where it runs, not what it computes),
-in which case the first value stays. Metrics are logged again with the final numbers (the latest value is
+in which case the first value stays. The driver's parent run leaves that check to its campaign id
+(``start_campaign(check_params=False)``): the id hashes what the campaign computes, so every param that
+differs under it is operational. Metrics are logged again with the final numbers (the latest value is
 the one MLflow shows); artifacts of the same name are replaced.
 
 The contract (tag, metric and artifact names) is in the lead's brief and ``docs/``; the numbers come from
@@ -179,7 +181,12 @@ class CampaignTracker:
         return runs[0] if runs else None
 
     def _start(
-        self, filters: Sequence[str], name: str, params: Mapping[str, Any], tags: Mapping[str, Any]
+        self,
+        filters: Sequence[str],
+        name: str,
+        params: Mapping[str, Any],
+        tags: Mapping[str, Any],
+        check_params: bool = True,
     ) -> str:
         with self._lock:
             run = self._find(filters)
@@ -190,18 +197,30 @@ class CampaignTracker:
                 self.client.update_run(run.info.run_id, status="RUNNING")
                 existing = dict(run.data.params)
                 self._log_batch(run.info.run_id, tags=_tag_values(tags))
-            self._log_params(run.info.run_id, flatten(params), existing)
+            self._log_params(run.info.run_id, flatten(params), existing, check=check_params)
             return str(run.info.run_id)
 
     def start_campaign(
-        self, campaign_id: str, params: Mapping[str, Any], tags: Mapping[str, Any], name: str | None = None
+        self,
+        campaign_id: str,
+        params: Mapping[str, Any],
+        tags: Mapping[str, Any],
+        name: str | None = None,
+        *,
+        check_params: bool = True,
     ) -> str:
         """The parent run of ``campaign_id`` (resumed if a run with that tag exists); ``params`` is the
         (nested) config, flattened; ``tags`` are added to ``tgms.kind`` and ``tgms.campaign_id``; ``name``
-        is what the MLflow UI shows (default the id)."""
+        is what the MLflow UI shows (default the id).
+
+        ``check_params=False``: the id alone says whether a resumed run is the same campaign, so a param
+        logged with another value keeps its first value instead of being ``E_CONFLICT``. The driver's id
+        (:func:`pipeline.campaign.cell_spec.campaign_id`) hashes what the campaign computes and nothing
+        else: under the same id a changed param is operational by construction (a replica URL, a
+        timeout, a description, an unused catalog entry, the order of a list)."""
         all_tags = {**tags, "tgms.kind": "campaign", "tgms.campaign_id": campaign_id}
         filters = ["tags.`tgms.kind` = 'campaign'", f"tags.`tgms.campaign_id` = {_quoted(campaign_id)}"]
-        return self._start(filters, name or campaign_id, params, all_tags)
+        return self._start(filters, name or campaign_id, params, all_tags, check_params)
 
     def start_cell(
         self,
@@ -256,13 +275,15 @@ class CampaignTracker:
             existing = dict(self.client.get_run(run_id).data.params)
             self._log_params(run_id, flatten(params), existing)
 
-    def _log_params(self, run_id: str, params: Mapping[str, str], existing: Mapping[str, str]) -> None:
+    def _log_params(
+        self, run_id: str, params: Mapping[str, str], existing: Mapping[str, str], check: bool = True
+    ) -> None:
         changed = sorted(
             k
             for k, v in params.items()
             if k in existing and existing[k] != v and not k.startswith(RESUME_MUTABLE)
         )
-        if changed:
+        if changed and check:
             raise ConflictError(
                 "the run exists with other values for these params: not the same campaign or cell",
                 run_id=run_id,
@@ -361,6 +382,11 @@ class CampaignTracker:
         self.log_tables(run_id, {"table2": doc})
 
     # -- cells, comparisons -----------------------------------------------------------------------------
+    def log_cell_spec(self, run_id: str, path: str | Path) -> None:
+        """The cell's spec file (``specs/<cell_id>.json``) as the run's ``cell_spec.json`` artifact (its
+        hash is the ``tgms.cell_spec_sha256`` tag, set with the cell's tags)."""
+        self._log_file_as(run_id, Path(path), "cell_spec.json")
+
     def log_cell(
         self,
         run_id: str,

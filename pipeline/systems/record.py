@@ -23,7 +23,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 RECORD_VERSION = "1"
 Status = Literal["answered", "abstained", "model_error", "refused", "infra_error"]
@@ -115,6 +115,17 @@ class TaskRecord(_Strict):
     latency_s: float = 0.0  # wall time of the whole task
     errors: list[dict[str, Any]] = Field(default_factory=list)  # structured errors, infra and model
     extras: dict[str, Any] = Field(default_factory=dict)  # system-specific detail
+    #: the SHA-256 of the campaign cell's spec (pipeline.campaign.cell_spec), stamped by the campaign driver
+    #: as it writes the record; absent outside a campaign
+    cell_spec_sha256: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_spec(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # left out while unset, so a record made outside a campaign keeps the bytes it had before the field
+        data: dict[str, Any] = handler(self)
+        if data.get("cell_spec_sha256") is None:
+            data.pop("cell_spec_sha256", None)
+        return data
 
     def to_json(self) -> str:
         """One canonical JSON line (sorted keys)."""

@@ -62,8 +62,8 @@ class TgmsConfig(SystemConfig):
     taint: bool = True  # truncation taint (executor and claim verifier)
     gating: bool = True  # drop unsupported claims / abstain
     constrained: bool = False  # the generic plan schema as the response format (= plan_schema "generic")
-    #: the planner's response format (models.planner.PlannerConfig.schema); not in conf/system/tgms.yaml,
-    #: so existing campaigns keep their ids
+    #: the planner's response format (models.planner.PlannerConfig.schema); its default is in every cell
+    #: spec like any knob's (pipeline.campaign.cell_spec)
     plan_schema: Literal["none", "generic", "per_operator"] = "none"
     #: the operators a per-operator schema offers: those the task's prompt documents, or all 17
     #: (models.planner.PlannerConfig.schema_scope)
