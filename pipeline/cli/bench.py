@@ -20,6 +20,7 @@ from pathlib import Path
 from pipeline.bench import BENCHES
 from pipeline.bench.report import update_section
 from pipeline.console import progress
+from pipeline.signals import sigterm_as_interrupt
 
 HELP = "benchmarks: `tgms bench ops --scales 1e5,1e6,1e7`, `tgms bench peers`, store, cold, calibrate, ..."
 DOCS = "docs/benchmarks.md"
@@ -46,7 +47,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = args._bench(args, progress)
+    # SIGTERM stops a benchmark in order, as Ctrl-C does: `tgms bench planner` runs a campaign in this
+    # process, and a plain SIGTERM ended it at once and left its Ray runtime's agents behind (2026-12-06)
+    with sigterm_as_interrupt():
+        result = args._bench(args, progress)
     print(result.markdown)
     if args.json:
         Path(args.json).write_text(json.dumps(result.data, indent=2) + "\n")
