@@ -7,8 +7,8 @@ selection, the suite). Each "unchanged" case first checks that its override did 
 cannot pass by composing the same config twice.
 
 The bundles here are fakes: a ``suite.json`` of made-up tasks and a manifest dict. The driver's task
-selection and spec building (``plan_cells``) read nothing else; a real campaign is in
-``test_cell_spec_campaign.py``.
+selection and spec building (``plan_cells``) read nothing else; a real campaign's specs are checked in
+``test_smoke.py`` (on the smoke campaign's fixture).
 """
 
 from __future__ import annotations

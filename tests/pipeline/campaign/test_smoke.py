@@ -24,6 +24,7 @@ pytest.importorskip("hydra")
 pytest.importorskip("ray")
 mlflow = pytest.importorskip("mlflow")
 
+from pipeline.campaign.cell_spec import CELL_SPEC_TAG, CellSpec, Provenance, campaign_id  # noqa: E402
 from tests.conftest import collegemsg_head  # noqa: E402
 
 MODEL_NAME = "scripted"  # conf/model/scripted.yaml
@@ -138,14 +139,63 @@ def test_tables_printed_and_report_from_mlflow_alone(smoke: dict[str, Any], tmp_
         assert system in table4
 
 
+def test_each_cell_has_its_spec_file_artifact_and_tag(smoke: dict[str, Any]) -> None:
+    """Every cell writes its resolved spec; the cell run holds it and its hash; each record names it."""
+    manifest = json.loads(next((smoke["run_dir"] / "bundles").glob("*/manifest.json")).read_text())
+    cells = runs(smoke["db"], "smoke", "cell")
+    assert len(cells) == 8
+    for cell in cells:
+        cell_id = cell.data.tags["tgms.cell_id"]
+        written = (smoke["run_dir"] / "specs" / f"{cell_id}.json").read_bytes()
+        spec = CellSpec.from_json(written.decode())  # also checks the file's sha256 against its fields
+        assert cell.data.tags[CELL_SPEC_TAG] == spec.sha256()
+        artifact = Path(client(smoke["db"]).download_artifacts(cell.info.run_id, "cell_spec.json"))
+        assert artifact.read_bytes() == written
+        assert spec.system.name == cell.data.tags["tgms.system"]
+        assert str(spec.generation.seed) == cell.data.tags["tgms.seed"]
+        assert spec.suite.store_digest == manifest["store_digest"]
+        lines = (smoke["run_dir"] / "records" / f"{cell_id}.jsonl").read_text().splitlines()
+        records = [json.loads(x) for x in lines]
+        assert sorted({r["task_id"] for r in records}) == spec.selection.task_ids
+        assert {r["cell_spec_sha256"] for r in records} == {spec.sha256()}
+        assert spec.provenance.git_revision  # the checkout's revision, outside the hash
+    assert len({c.data.tags[CELL_SPEC_TAG] for c in cells}) == 8  # no two cells share a spec
+
+
+def test_the_parent_id_is_the_hash_of_the_cell_specs(smoke: dict[str, Any]) -> None:
+    from pipeline.campaign.driver import plan_cells
+    from tests.pipeline.campaign.test_config import load
+
+    (parent,) = runs(smoke["db"], "smoke", "campaign")
+    (bundle,) = (smoke["run_dir"] / "bundles").iterdir()
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    specs = [CellSpec.from_json(p.read_text()) for p in sorted((smoke["run_dir"] / "specs").glob("*.json"))]
+    config = load("experiment=smoke")
+    assert parent.data.tags["tgms.campaign_id"] == campaign_id(config, {"collegemsg": manifest}, specs)
+    # and from scratch, as the driver plans it (tasks selected from the run's bundle)
+    planned = plan_cells(config, {"collegemsg": (bundle, manifest)}, Provenance()).specs.values()
+    assert sorted(s.sha256() for s in planned) == sorted(s.sha256() for s in specs)
+
+
 def test_rerun_resumes_without_running_a_task_twice(smoke: dict[str, Any]) -> None:
+    """The same campaign again runs nothing; only operational settings differ (a description, a timeout,
+    the model's concurrency: not in any cell spec), so it resumes the same parent run and its cells."""
     before = {p.name: p.read_bytes() for p in (smoke["run_dir"] / "records").iterdir()}
-    proc = campaign(smoke["run_dir"], smoke["cache"])
+    specs = {p.name: p.read_bytes() for p in (smoke["run_dir"] / "specs").iterdir()}
+    (parent,) = runs(smoke["db"], "smoke", "campaign")
+    # params logged before now disagree: E_CONFLICT if the parent's params were still checked on resume
+    proc = campaign(
+        smoke["run_dir"], smoke["cache"], "experiment.description=edited", "model.timeout_s=11",
+        "model.concurrency=5",
+    )  # fmt: skip
     assert "0 to run" in proc.stderr
     after = {p.name: p.read_bytes() for p in (smoke["run_dir"] / "records").iterdir()}
     assert after == before
-    assert len(runs(smoke["db"], "smoke", "campaign")) == 1  # the same parent run, resumed
+    (again,) = runs(smoke["db"], "smoke", "campaign")  # the same parent run, resumed
+    assert again.info.run_id == parent.info.run_id
+    assert again.data.params["experiment.description"] == parent.data.params["experiment.description"]
     assert len(runs(smoke["db"], "smoke", "cell")) == 8
+    assert {p.name: p.read_bytes() for p in (smoke["run_dir"] / "specs").iterdir()} == specs
 
 
 def test_multirun_lands_its_runs_in_one_experiment(tmp_path: Path, smoke: dict[str, Any]) -> None:
