@@ -51,7 +51,8 @@ errors              :class:`TGMSError` and the subclasses outside code catches (
                     :class:`NotFoundError`, :class:`LimitError`, :class:`ConflictError`,
                     :class:`CorruptError`, :class:`BackendError`, :class:`UpstreamError`;
                     :func:`error_from_dict` (one back from its JSON shape)
-files               :func:`write_atomic` (a file's content replaced all at once or not at all)
+files               :func:`write_atomic` (a file's content replaced all at once or not at all, streamed or
+                    checked before the rename), :func:`atomic_dir` (a directory built aside, renamed whole)
 canonical form      :func:`canonical_json`, :func:`canonical_json_of_canonical` (of a value already
                     canonical), :func:`canonicalize`, :func:`canon_float`, :func:`digest`, :func:`sha256_hex`,
                     :func:`check_depth` and :data:`MAX_JSON_DEPTH` (the nesting bound of every JSON input)
@@ -85,7 +86,7 @@ from engine.errors import (
 from engine.execute.executor import ExecConfig, Trace, execute, trace_from_dict
 from engine.execute.results import MemoryResults, ResultStore
 from engine.execute.trace_check import answer_object, trace_object
-from engine.fileio import write_atomic
+from engine.fileio import atomic_dir, write_atomic
 from engine.ingest.build import DATASETS, build_store, ingest_data, load_data
 from engine.ingest.snap import source_path, source_sha256
 from engine.mcp import ToolResult, ToolServer
@@ -182,6 +183,7 @@ __all__ = [
     "allen_relation",
     "answer_object",
     "as_interval",
+    "atomic_dir",
     "backend_class",
     "build_plan",
     "build_store",

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, NotFoundError, TGMSError, replay
+from engine.api import InvalidArgError, NotFoundError, TGMSError, replay, write_atomic
 from models.local.paths import cache_root
 from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
 from pipeline.campaign.bundle_cache import bundle_key, fetch, keep
@@ -189,9 +189,7 @@ def write_cell_spec(run_dir: Path, cell: Cell, spec: CellSpec) -> Path:
     provenance, never the hashed fields, which the campaign id pins)."""
     path = run_dir / SPECS_DIR / f"{cell.cell_id}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(spec.to_json(), encoding="utf-8")
-    tmp.replace(path)  # a reader never sees half a spec
+    write_atomic(path, spec.to_json(), fsync=False, shared=True)  # a reader never sees half a spec
     return path
 
 
