@@ -57,6 +57,7 @@ from engine.api import (
 )
 from engine.ingest.synthetic import generate as generate_synthetic
 from engine.store.clock import CANONICAL_BASE, CANONICAL_STEP
+from tests.conftest import SHARED_DATA
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS_PATH = HERE / "questions.yaml"
@@ -65,7 +66,7 @@ SETS: dict[str, tuple[str, ...]] = {
     "first": ("questions.yaml",),
     "second": ("questions_email_eu.yaml", "questions_synthetic.yaml"),
 }
-DATA_DIR = HERE.parents[1].parent / "shared" / "data"
+DATA_DIR = SHARED_DATA  # ../shared/data, or TGMS_SHARED_DATA
 ANSWER_KINDS = ("int", "float", "value", "uid", "uid_list", "ordered_list", "table", "table_set")
 CLASSES = (
     "grouped_aggregation",
