@@ -310,9 +310,9 @@ def run_jobs(
     queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]] = {}
     stats = {"submitted": 0, "finished": 0, "skipped": 0, "resubmitted": 0, "infra_errors": 0}
     for job in jobs:
-        todo = resume_cell(job.records_path, job.tasks, job.cell_spec_sha256).todo if resume else job.tasks
-        stats["skipped"] += len(job.tasks) - len(todo)
-        queues.setdefault(job.cell.suite, deque()).extend((job, task, 0) for task in todo)
+        to_run = resume_cell(job.records_path, job.tasks, job.cell_spec_sha256).todo if resume else job.tasks
+        stats["skipped"] += len(job.tasks) - len(to_run)
+        queues.setdefault(job.cell.suite, deque()).extend((job, task, 0) for task in to_run)
     missing = [s for s, q in queues.items() if q and not pool.live(s)]
     if missing:
         raise InfraError(f"no task actor serves suite(s) {missing}", suites=missing)
