@@ -8,7 +8,7 @@ from typing import Literal
 
 from engine.api import InvalidArgError
 
-#: how a server accepts a JSON schema for structured output (they differ: ../shared/NOTES-ENV.md)
+#: how a server accepts a JSON schema for structured output (they differ: :mod:`models.structured`)
 Flavour = Literal["vllm", "llamacpp", "openai"]
 
 
