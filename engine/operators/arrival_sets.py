@@ -191,7 +191,8 @@ def arrival_rounds(
     at every head; sets are cut at ``top``. ``tail_order``: the arcs' indices in (tail, vt_s) order, when
     the caller has it (saves a sort)."""
     t_a, t_b = window
-    heads = np.unique(arcs.v)
+    v = arcs.v  # in head order already (the caller's order): the distinct heads without np.unique's sort
+    heads = v[np.r_[True, v[1:] != v[:-1]]] if len(v) and bool((v[1:] >= v[:-1]).all()) else np.unique(v)
     spans = [Spans(heads, np.full(len(heads), t_a), np.full(len(heads), top), pack)]  # A_0: any arrival
     # arcs taken at their start s from an earlier arrival (s > t_a): the arrivals [s − δ, s − 1]
     at = np.flatnonzero(arcs.s > t_a)
@@ -209,6 +210,7 @@ def arrival_rounds(
     iu, iv = arcs.u[iv_at], arcs.v[iv_at]
     ix, iy = arcs.s[iv_at] + 1, np.minimum(arcs.end[iv_at], t_b) - 1
     live_h, live_i = np.ones(len(hu), bool), np.ones(len(iu), bool)
+    ptr = np.searchsorted(hu[by_tail], np.arange(n + 1))  # each tail's arcs: by_tail[ptr[u]:ptr[u + 1]]
     starts = _Starts(first_v, tau0)
     changed = np.ones(n, bool)  # the nodes whose set changed in the last round (A_0: all, in effect)
     for r in range(1, max_hops + 2):
@@ -236,7 +238,13 @@ def arrival_rounds(
             by_tail = renum[by_tail[live_h[by_tail]]]
             hu, hv, hs, hlo = hu[live_h], hv[live_h], hs[live_h], hlo[live_h]
             live_h = np.ones(len(hu), bool)
-        o = by_tail[live_h[by_tail] & dirty[hu[by_tail]]]
+            ptr = np.searchsorted(hu[by_tail], np.arange(n + 1))
+        if r == 1:
+            o = by_tail
+        else:  # the dirty tails' arcs, by their ranges in by_tail (not a pass over every arc)
+            tails = np.flatnonzero(dirty)
+            o = by_tail[_ranges(ptr[tails], ptr[tails + 1])[0]]
+        o = o[live_h[o]]
         rows = (hu[o], hlo[o], hs[o] - 1)
         sel = np.flatnonzero(live_i & dirty[iu])
         own, j = rest.overlapping(iv[sel], ix[sel], iy[sel])
