@@ -83,8 +83,8 @@ class Spans:
             self.u = np.unique(lo)
             self.r = len(self.u) + 1
             self.key = node * self.r + np.searchsorted(self.u, lo, "right")
-        else:
-            self.key = self._packed(node, lo)
+        else:  # a set's times are within the pack's range: no clip (that is for queries)
+            self.key = node * pack[1] + (lo - pack[0])
 
     def _packed(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
         assert self.pack is not None
