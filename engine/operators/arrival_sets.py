@@ -168,9 +168,17 @@ class Arcs:
     end: np.ndarray
 
 
-def _changed(old: Spans, new: Rows, nodes: np.ndarray, n: int) -> np.ndarray:
+#: "every time": the changed range of a node whose interval count changed
+_ALL = (np.iinfo(np.int64).min, np.iinfo(np.int64).max)
+
+
+def _changed(old: Spans, new: Rows, nodes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Of the nodes flagged in ``nodes``, those whose intervals differ between ``old`` and ``new`` (which
-    holds rows of flagged nodes only)."""
+    holds rows of flagged nodes only), and per node a time range ``[first, last]`` holding every time
+    whose membership changed. A node keeping its number of intervals changes only where its rows differ
+    (a time in one set and not the other is in row k of one and not in row k of the other); one whose
+    number changed gets every time. A round's change is mostly one time unit at an interval's end (a walk
+    along open arcs), so most arcs at a changed node cannot be affected: the range says which can."""
     in_old = nodes[old.node]
     onode, olo, ohi = old.node[in_old], old.lo[in_old], old.hi[in_old]
     nnode, nlo, nhi = new
@@ -180,8 +188,16 @@ def _changed(old: Spans, new: Rows, nodes: np.ndarray, n: int) -> np.ndarray:
     same = nodes & ~diff  # as many intervals before and after: compare them in order
     mo, mn = same[onode], same[nnode]
     rows_differ = (olo[mo] != nlo[mn]) | (ohi[mo] != nhi[mn])
-    diff[onode[mo][rows_differ]] = True
-    return diff
+    first, last = np.full(n, _ALL[1]), np.full(n, _ALL[0])
+    first[diff], last[diff] = _ALL
+    at = onode[mo][rows_differ]
+    a1, a2 = olo[mo][rows_differ], nlo[mn][rows_differ]
+    b1, b2 = ohi[mo][rows_differ], nhi[mn][rows_differ]
+    # [a1, b1] and [a2, b2] differ in (min b, max b] when a1 = a2, in [min a, max a) when b1 = b2
+    np.minimum.at(first, at, np.where(a1 == a2, np.minimum(b1, b2) + 1, np.minimum(a1, a2)))
+    np.maximum.at(last, at, np.where(b1 == b2, np.maximum(a1, a2) - 1, np.maximum(b1, b2)))
+    diff[at] = True
+    return diff, first, last
 
 
 def arrival_rounds(
@@ -216,6 +232,7 @@ def arrival_rounds(
     ptr = np.searchsorted(hu[by_tail], np.arange(n + 1))  # each tail's arcs: by_tail[ptr[u]:ptr[u + 1]]
     starts = _Starts(first_v, tau0)
     changed = np.ones(n, bool)  # the nodes whose set changed in the last round (A_0: all, in effect)
+    first, last = np.full(n, _ALL[0]), np.full(n, _ALL[1])  # where in time (a superset of the change)
     for r in range(1, max_hops + 2):
         rest = spans[-1]
         before = starts.idx
@@ -227,15 +244,20 @@ def arrival_rounds(
             empty = np.zeros(0, np.int64)
             spans.append(Spans(empty, empty, empty, pack))
             changed = np.ones(n, bool)
+            first, last = np.full(n, _ALL[0]), np.full(n, _ALL[1])
             continue
-        # arcs taken at their start whose head's set changed: still usable?
+        # arcs taken at their start whose head's set changed around their start: still usable?
         check = np.flatnonzero(live_h & changed[hv])
+        check = check[(hs[check] >= first[hv[check]]) & (hs[check] <= last[hv[check]])]
         gone = check[~rest.contains(hv[check], hs[check])]
         live_h[gone] = False
-        # the tails to recompute: of arcs lost, and of interval arcs whose head's set changed
+        # the tails to recompute: of arcs lost, and of interval arcs whose head's set changed inside
+        # their window [x, y] (their rows read the set there only)
         dirty = np.ones(n, bool) if r == 1 else np.zeros(n, bool)
         dirty[hu[gone]] = True
-        dirty[iu[live_i & changed[iv]]] = True
+        hit = np.flatnonzero(live_i & changed[iv])
+        hit = hit[(ix[hit] <= last[iv[hit]]) & (iy[hit] >= first[iv[hit]])]
+        dirty[iu[hit]] = True
         if 2 * int(live_h.sum()) < len(live_h):  # half are gone for good: keep the arrays small
             renum = np.cumsum(live_h) - 1
             by_tail = renum[by_tail[live_h[by_tail]]]
@@ -262,7 +284,7 @@ def arrival_rounds(
             rows = _insert(rows, (inode[io], ilo[io], ihi[io]), pack)
         fresh = Spans.union(*rows, pack)
         new = (fresh.node, fresh.lo, np.minimum(fresh.hi, top))
-        changed = _changed(rest, new, dirty, n)
+        changed, first, last = _changed(rest, new, dirty, n)
         kept = ~dirty[rest.node]
         spans.append(Spans(*_insert((rest.node[kept], rest.lo[kept], rest.hi[kept]), new, pack), pack))
     raise AssertionError("unreachable: the loop returns at r = max_hops + 1")
