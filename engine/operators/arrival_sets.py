@@ -194,8 +194,12 @@ def _changed(old: Spans, new: Rows, nodes: np.ndarray, n: int) -> tuple[np.ndarr
     a1, a2 = olo[mo][rows_differ], nlo[mn][rows_differ]
     b1, b2 = ohi[mo][rows_differ], nhi[mn][rows_differ]
     # [a1, b1] and [a2, b2] differ in (min b, max b] when a1 = a2, in [min a, max a) when b1 = b2
-    np.minimum.at(first, at, np.where(a1 == a2, np.minimum(b1, b2) + 1, np.minimum(a1, a2)))
-    np.maximum.at(last, at, np.where(b1 == b2, np.maximum(a1, a2) - 1, np.maximum(b1, b2)))
+    if len(at):  # the rows are in node order: one segment per node (reduceat, not the slower ufunc.at)
+        seg = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
+        lo = np.where(a1 == a2, np.minimum(b1, b2) + 1, np.minimum(a1, a2))
+        hi = np.where(b1 == b2, np.maximum(a1, a2) - 1, np.maximum(b1, b2))
+        first[at[seg]] = np.minimum.reduceat(lo, seg)
+        last[at[seg]] = np.maximum.reduceat(hi, seg)
     diff[at] = True
     return diff, first, last
 
