@@ -9,7 +9,11 @@ at s), and an interval arc adds ``(A_{r-1}(v) − 1) ∩ [s, min(e, t_b) − 2]`
 The rounds are **incremental** (:func:`arrival_rounds`). The sets shrink (``A_r ⊆ A_{r-1}``: an arrival
 from which r hops are possible allows r − 1), and ``A_r(u)`` depends only on the sets of u's heads in
 ``A_{r-1}``. So a round re-checks only the arcs whose head's set changed in the round before, recomputes
-the sets of the tails those arcs touch, and keeps every other node's intervals as they were. On a busy
+the sets of the tails those arcs touch, and keeps every other node's intervals as they were. A change is
+also located in time (:func:`_changed`: a range per node holding every time that left the set): an arc
+taken at s is re-checked only if s is in its head's range, an interval arc's tail recomputed only if the
+range meets the arc's window. Most later changes are one time unit at an interval's end (a walk along
+open arcs, one unit a hop), so this skips most of the arcs at a changed node. On a busy
 window the sets settle after a few rounds (long chains circle through the same arcs), and the later
 rounds cost what changed, not the window's size: the 1-hour wait at 10^6 edge versions went from 20 full
 rounds over ~10^5 arcs to a few full ones and small corrections (docs/benchmarks.md).
