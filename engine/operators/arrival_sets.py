@@ -21,6 +21,7 @@ rounds over ~10^5 arcs to a few full ones and small corrections (docs/benchmarks
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,13 +148,14 @@ class _Starts:
         self.idx = np.arange(len(v))  # the first hops not yet found unable (a superset of those able)
         self.witness = -1  # a position in idx of one that can, or -1: none known
 
-    def any_in(self, rest: Spans, changed: np.ndarray) -> bool:
+    def any_in(self, contains: Callable[[np.ndarray, np.ndarray], np.ndarray], changed: np.ndarray) -> bool:
+        """Whether some first hop's (head, time) is in the set ``contains`` tests."""
         w = self.witness
         if w >= 0:
             i = self.idx[w : w + 1]
-            if not changed[self.v[i[0]]] or rest.contains(self.v[i], self.t[i])[0]:
+            if not changed[self.v[i[0]]] or contains(self.v[i], self.t[i])[0]:
                 return True
-        alive = rest.contains(self.v[self.idx], self.t[self.idx])
+        alive = contains(self.v[self.idx], self.t[self.idx])
         if not alive.any():
             return False  # idx kept: the caller reads it as the hops able to make one hop fewer
         self.idx = self.idx[alive]
@@ -221,6 +223,8 @@ def arrival_rounds(
     v = arcs.v  # in head order already (the caller's order): the distinct heads without np.unique's sort
     heads = v[np.r_[True, v[1:] != v[:-1]]] if len(v) and bool((v[1:] >= v[:-1]).all()) else np.unique(v)
     spans = [Spans(heads, np.full(len(heads), t_a), np.full(len(heads), top), pack)]  # A_0: any arrival
+    is_head = np.zeros(n, bool)
+    is_head[heads] = True
     # arcs taken at their start s from an earlier arrival (s > t_a): the arrivals [s − δ, s − 1]
     at = np.flatnonzero(arcs.s > t_a)
     hu, hv, hs = arcs.u[at], arcs.v[at], arcs.s[at]
@@ -244,7 +248,9 @@ def arrival_rounds(
     for r in range(1, max_hops + 2):
         rest = spans[-1]
         before = starts.idx
-        if not starts.any_in(rest, changed):  # no first hop can make r hops
+        # A_0 is [t_a, top] at every head: tested by comparisons, not by searches
+        member = rest.contains if r > 1 else lambda v, t: is_head[v] & (t >= t_a) & (t <= top)
+        if not starts.any_in(member, changed):  # no first hop can make r hops
             return spans, False, before
         if r > max_hops:
             return spans, True, before
@@ -255,9 +261,12 @@ def arrival_rounds(
             first, last = np.full(n, _ALL[0]), np.full(n, _ALL[1])
             continue
         # arcs taken at their start whose head's set changed around their start: still usable?
-        check = np.flatnonzero(live_h & changed[hv])
-        check = check[(hs[check] >= first[hv[check]]) & (hs[check] <= last[hv[check]])]
-        gone = check[~rest.contains(hv[check], hs[check])]
+        if r == 1:  # every arc's head has A_0 = [t_a, top], and s > t_a
+            gone = np.flatnonzero(hs > top)
+        else:
+            check = np.flatnonzero(live_h & changed[hv])
+            check = check[(hs[check] >= first[hv[check]]) & (hs[check] <= last[hv[check]])]
+            gone = check[~rest.contains(hv[check], hs[check])]
         live_h[gone] = False
         # the tails to recompute: of arcs lost, and of interval arcs whose head's set changed inside
         # their window [x, y] (their rows read the set there only)
