@@ -5,11 +5,12 @@ what it asks is the hand-computed value, confirmed by the brute-force oracles (o
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from engine.operators.context import OpContext
 from pipeline.tasks.crosscheck import oracle_store_for
-from pipeline.tasks.generate import min_distinct, value_cap
+from pipeline.tasks.generate import _balanced, min_distinct, value_cap
 from pipeline.tasks.gold import compute_gold, plan_json
 from pipeline.tasks.model import TEMPLATES, all_templates
 from pipeline.tasks.sampler import HOUR, MINUTE
@@ -44,6 +45,13 @@ def test_the_issue_27_templates_use_its_capabilities() -> None:
 def test_a_yes_no_template_keeps_both_answers_and_needs_both() -> None:
     assert value_cap(8, "boolean") == 4 and value_cap(8, "count") == value_cap(8) == 2
     assert min_distinct("boolean") == 2 and min_distinct("value") == 3
+    golds = [True, True, False, True, True, False]
+    tasks = [{"id": f"d/T5.x/{k:02d}", "gold": g} for k, g in enumerate(golds)]
+    dropped: Counter[str] = Counter()
+    kept = _balanced(tasks, dropped)  # two of each, the first drawn: a constant answer scores one half
+    assert [t["id"][-2:] for t in kept] == ["00", "01", "02", "05"]
+    assert dropped == {"degenerate: yes/no answers unbalanced": 2}
+    assert _balanced(tasks[:2], Counter()) == []  # one answer only: nothing to keep
 
 
 def test_wrote_more_asks_only_of_two_way_pairs_with_different_counts(make_store) -> None:
