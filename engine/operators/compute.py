@@ -298,6 +298,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "count_distinct are counts, the other aggregates are their field's reducer; record: each part "
         "keeps its value's unit",
         row_fields=group_fields,
+        full_input=True,
     ),
     args=ComputeArgs,
     output=ComputeOut,
