@@ -33,16 +33,17 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.canonical import canonicalize, digest
-from engine.errors import CorruptError, CostError, LimitError, TGMSError, UpstreamError
+from engine.errors import CorruptError, CostError, LimitError, NotFoundError, TGMSError, UpstreamError
 from engine.execute.results import MemoryResults, ResultStore
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S
 from engine.operators.envelope import run_call
-from engine.operators.registry import REGISTRY, get_operator
+from engine.operators.registry import get_operator
 from engine.plan.contracts import arg_max_items
 from engine.plan.model import Plan, Step
 from engine.plan.refs import Ref, resolve, set_at
@@ -117,7 +118,9 @@ class Trace:
         if sid not in self._full:
             return None
         if sid not in self._full_canonical:  # canonicalized at the first read only: it can be large
-            self._full[sid] = canonicalize(self._full[sid])
+            # a list may be held lazily (LazyRows builds rows for the slice read): build all of it
+            whole = {k: _materialized(v) for k, v in self._full[sid].items()}
+            self._full[sid] = canonicalize(whole)
             self._full_canonical.add(sid)
         return self._full[sid]
 
@@ -246,10 +249,23 @@ def _list_cap(spec_name: str, loc: tuple[str | int, ...], config: ExecConfig) ->
     return min(cap, most) if cap is not None else most
 
 
+def _materialized(value: Any) -> Any:
+    """A payload list held as a lazy sequence, as a list (anything else unchanged)."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, list, tuple)):
+        return list(value[0 : len(value)])
+    return value
+
+
+def _reads_whole(op: str) -> bool:
+    try:
+        return get_operator(op).traits.full_input
+    except NotFoundError:  # the step fails when it runs, with this error
+        return False
+
+
 def _full_readers(plan: Plan) -> set[str]:
     """The steps some full-input step reads: their full results are kept if their page is cut."""
-    readers = [s for s in plan.steps if s.op in REGISTRY and get_operator(s.op).traits.full_input]
-    return {r.ref.step for s in readers for r in s.refs}
+    return {r.ref.step for s in plan.steps if _reads_whole(s.op) for r in s.refs}
 
 
 class Executor:
