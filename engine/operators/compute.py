@@ -348,8 +348,11 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "aggregates: [{fn: median, field: delay}]} → rows {src, median_delay}. The result is "
         "in `value` (for "
         "row-returning fns, the number of rows); a division by zero gives null; arguments a fn does not "
-        "take are refused. Over a cut page only the per-row fns filter and derive run (their result stays "
-        "marked truncated); the other list fns are refused."
+        "take are refused. In a plan, input reads the producer's whole result even when its page was cut (a "
+        "count, median, group or distinct over every row of a big result, not of the page); only "
+        "compute's own result is paged. Over input resting on a cut page (a step seeded by a page) only "
+        "the per-row fns filter and derive run (their result stays marked truncated); the other list fns "
+        "are refused."
     ),
     example={
         "args": {"fn": "pct_change", "a": 150, "b": 120},
