@@ -36,6 +36,10 @@ def canon_float(x: float) -> float | int:
     return r
 
 
+#: the exact types that are already canonical JSON values (not their subclasses: an IntEnum is walked)
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def canonicalize(value: Any, path: str = "$") -> Any:
     """Return a JSON value in canonical form; raise ``E_INVALID_ARG`` for anything not JSON."""
     if value is None or isinstance(value, (bool, str)):
@@ -53,10 +57,13 @@ def canonicalize(value: Any, path: str = "$") -> Any:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise InvalidArgError("object keys must be strings", path=path, key=repr(k))
-            out[k] = canonicalize(v, f"{path}.{k}")
+            # a str, int, bool or null is its own canonical form: no walk (and no path string) for it
+            out[k] = v if type(v) in _PLAIN else canonicalize(v, f"{path}.{k}")
         return out
     if isinstance(value, (list, tuple)):
-        return [canonicalize(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        if all(type(v) in _PLAIN for v in value):  # a list of 10^6 ids or times: copied, not walked
+            return list(value)
+        return [v if type(v) in _PLAIN else canonicalize(v, f"{path}[{i}]") for i, v in enumerate(value)]
     # numpy scalars: accept ints and floats by value (arrays are not JSON values)
     if type(value).__module__ == "numpy" and getattr(value, "shape", None) == ():
         return canonicalize(value.item(), path)
@@ -80,7 +87,8 @@ def check_depth(value: Any, what: str = "value", limit: int = MAX_JSON_DEPTH) ->
             continue
         if depth > limit:
             raise LimitError(f"{what} is nested more than {limit} levels deep", what=what, max_depth=limit)
-        stack.extend((c, depth + 1) for c in children)
+        # only containers can nest deeper: scalars (most of a big list) are not stacked
+        stack.extend([(c, depth + 1) for c in children if isinstance(c, (dict, list, tuple))])
 
 
 def dumps(value: Any) -> str:

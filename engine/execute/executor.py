@@ -11,9 +11,15 @@ For each step, in :meth:`Plan.order` (topological, ties in plan order):
    or through ``[*]``), when a ref list was cut in step 2, or when it read anything from a producer that
    is itself upstream-truncated. Taint follows the data a step reads: ``rows_total`` of a cut page is
    exact and carries none, ``rows[*].uid`` of it does;
+   **Full reads**: an operator that reads whole lists (``Traits.full_input``: compute) reads past a cut
+   page instead: the executor keeps the full result of every cut step such an operator reads (the call
+   computed it before paging), and a ref to a cut list of an untainted producer resolves against it. The
+   read is complete (no taint); it is recorded with the length and digest of what it read (``reads[i].
+   full``), and the consumer's own result is paged as usual. Its lists are bounded by ``max_full_items``
+   (longer: ``E_COST``, stage ``input``), then by the call's cost guard. Not in the taint ablation;
 4. a call its operator declares list-reducing (``Traits.reduces``: compute's count, sum, topk, union, ...)
-   over tainted input is ``refused`` (``E_UPSTREAM``, reason ``truncated_input``) instead of returning
-   the count of a page;
+   over tainted input (a tainted producer's list, or an operator without full reads) is ``refused``
+   (``E_UPSTREAM``, reason ``truncated_input``) instead of returning the count of a page;
 5. the call runs through the operator envelope with the cost guard, its budget capped by what is left
    of the plan's wall budget; the envelope and the resolved arguments go into the content-addressed
    :class:`ResultStore`; the plan's row budget counts every returned list element.
@@ -27,11 +33,12 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.canonical import digest
-from engine.errors import CorruptError, LimitError, TGMSError, UpstreamError
+from engine.canonical import canonicalize, digest
+from engine.errors import CorruptError, CostError, LimitError, NotFoundError, TGMSError, UpstreamError
 from engine.execute.results import MemoryResults, ResultStore
 from engine.operators.context import OpContext
 from engine.operators.cost import DEFAULT_BUDGET_S
@@ -50,6 +57,7 @@ class ExecConfig:
     plan_wall_s: float = 120.0  # the whole plan
     plan_rows: int = 200_000  # list elements returned over all steps
     max_ref_items: int = 10_000  # longest list a ref may pass into an argument
+    max_full_items: int = 1_000_000  # longest list a full-input step (compute) may read
     taint: bool = True  # propagate truncation taint (off only for the ablation)
     check_cost: bool = True
 
@@ -71,7 +79,8 @@ class StepRecord:
     rows_total: int | None = None
     truncated: bool = False  # this step's own page was cut
     upstream_truncated: bool = False  # it read incomplete evidence (transitively)
-    reads: list[dict[str, Any]] = field(default_factory=list)  # {ref, at, truncated}
+    # {ref, at, truncated}, and full: {items, digest} for a read past a producer's cut page
+    reads: list[dict[str, Any]] = field(default_factory=list)
     ref_cuts: list[dict[str, Any]] = field(default_factory=list)  # {at, ref, kept, total}
     estimate_s: float | None = None
     wall_ms: float | None = None
@@ -100,6 +109,20 @@ class Trace:
     results: ResultStore = field(default_factory=MemoryResults, repr=False)
     plan: dict[str, Any] = field(default_factory=dict, repr=False)  # the plan as run (raw JSON)
     _envelopes: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    #: full (unpaged) payloads of cut steps a full-input step reads; canonical once read (never serialized)
+    _full: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    _full_canonical: set[str] = field(default_factory=set, repr=False)
+
+    def full_payload(self, sid: str) -> dict[str, Any] | None:
+        """The whole result of a cut step, when the executor kept it for a full read (canonical)."""
+        if sid not in self._full:
+            return None
+        if sid not in self._full_canonical:  # canonicalized at the first read only: it can be large
+            # a list may be held lazily (LazyRows builds rows for the slice read): build all of it
+            whole = {k: _materialized(v) for k, v in self._full[sid].items()}
+            self._full[sid] = canonicalize(whole)
+            self._full_canonical.add(sid)
+        return self._full[sid]
 
     @property
     def step_args(self) -> dict[str, dict[str, Any]]:
@@ -220,8 +243,29 @@ def trace_from_dict(d: dict[str, Any], results: ResultStore | None = None) -> Tr
 
 
 def _list_cap(spec_name: str, loc: tuple[str | int, ...], config: ExecConfig) -> int:
-    cap = arg_max_items(get_operator(spec_name), loc)
-    return min(cap, config.max_ref_items) if cap is not None else config.max_ref_items
+    spec = get_operator(spec_name)
+    cap = arg_max_items(spec, loc)
+    most = config.max_full_items if spec.traits.full_input and config.taint else config.max_ref_items
+    return min(cap, most) if cap is not None else most
+
+
+def _materialized(value: Any) -> Any:
+    """A payload list held as a lazy sequence, as a list (anything else unchanged)."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, list, tuple)):
+        return list(value[0 : len(value)])
+    return value
+
+
+def _reads_whole(op: str) -> bool:
+    try:
+        return get_operator(op).traits.full_input
+    except NotFoundError:  # the step fails when it runs, with this error
+        return False
+
+
+def _full_readers(plan: Plan) -> set[str]:
+    """The steps some full-input step reads: their full results are kept if their page is cut."""
+    return {r.ref.step for s in plan.steps if _reads_whole(s.op) for r in s.refs}
 
 
 class Executor:
@@ -231,6 +275,7 @@ class Executor:
         self.ctx = ctx
         self.results = results if results is not None else MemoryResults()
         self.config = config or ExecConfig()
+        self._keep_full: set[str] = set()  # the run's steps whose full result a later step reads
 
     def run(self, plan: Plan, *, store_digest: str | None = None) -> Trace:
         cfg = self.config
@@ -248,6 +293,7 @@ class Executor:
         )
         started = time.perf_counter()
         rows_used = 0
+        self._keep_full = _full_readers(plan) if cfg.taint else set()
         for step in plan.order():
             rec = records[step.id]
             failed = [d for d in step.depends_on if not records[d].ok]
@@ -267,22 +313,55 @@ class Executor:
             rows_used = self._run_step(step, rec, trace, min(cfg.budget_s, left), rows_used)
         return trace
 
+    def _read(self, step: Step, ref: Ref, trace: Trace) -> tuple[Any, bool, dict[str, Any] | None]:
+        """The value ``ref`` names for ``step``, whether the read is incomplete, and what a full read
+        (past the producer's cut page) read: ``{items, digest}``."""
+        producer = trace.record(ref.step)
+        payload = trace.payload(ref.step)
+        assert producer is not None and payload is not None  # dependencies succeeded
+        full_input = get_operator(step.op).traits.full_input and self.config.taint
+        try:
+            got = resolve(ref, payload)
+        except LimitError:  # an index past the page: a full read may still find it
+            if not full_input or trace.full_payload(ref.step) is None:
+                raise
+        else:
+            if not got.truncated or not full_input or trace.full_payload(ref.step) is None:
+                return got.value, got.truncated or producer.upstream_truncated, None
+        full = trace.full_payload(ref.step)
+        assert full is not None
+        whole = resolve(ref, full)
+        # the producer's whole result is exact unless it rests on a cut read itself or its operator
+        # stopped early (an operator's own ``truncated``, a list shorter than its total)
+        incomplete = whole.truncated or bool(full.get("truncated")) or producer.upstream_truncated
+        value = whole.value
+        items = len(value) if isinstance(value, list) else 1
+        return value, incomplete, {"items": items, "digest": digest(value)}
+
     def _resolve(self, step: Step, rec: StepRecord, trace: Trace) -> dict[str, Any]:
         args = copy.deepcopy(step.args)
         for r in sorted(step.refs, key=lambda r: [str(p) for p in r.loc]):
-            producer = trace.record(r.ref.step)
-            payload = trace.payload(r.ref.step)
-            assert producer is not None and payload is not None  # dependencies succeeded
-            got = resolve(r.ref, payload)
-            value = got.value
-            tainted = got.truncated or producer.upstream_truncated
+            value, tainted, full = self._read(step, r.ref, trace)
             if isinstance(value, list) and r.loc:
                 cap = _list_cap(step.op, r.loc, self.config)
+                if len(value) > cap and get_operator(step.op).traits.full_input and self.config.taint:
+                    # a step that reduces whole lists gets the whole list or nothing: a cut one would
+                    # answer for part of it
+                    raise CostError(
+                        f"step {step.id} would read {len(value)} elements of {r.ref}; a {step.op} step "
+                        f"reads at most {cap}",
+                        stage="input",
+                        ref=str(r.ref),
+                        items=len(value),
+                        max_items=cap,
+                        suggestions=[f"narrow step {r.ref.step} (a window, a filter) or group it there"],
+                    )
                 if len(value) > cap:
                     rec.ref_cuts.append({"at": r.where, "ref": str(r.ref), "kept": cap, "total": len(value)})
                     value = value[:cap]
                     tainted = True
-            rec.reads.append({"ref": str(r.ref), "at": r.where, "truncated": tainted})
+            read = {"ref": str(r.ref), "at": r.where, "truncated": tainted}
+            rec.reads.append(read if full is None else {**read, "full": full})
             if tainted and self.config.taint:
                 rec.upstream_truncated = True
             if r.loc:
@@ -314,7 +393,11 @@ class Executor:
                 else "error"
             )
             rec.error = exc.to_dict()
-            if exc.code == "E_COST" and budget_s < self.config.budget_s:
+            if (
+                exc.code == "E_COST"
+                and budget_s < self.config.budget_s
+                and exc.details.get("stage") != "input"
+            ):
                 # the plan's remaining wall time was the limit: record the plan budget, not the remaining
                 # time (a timing), so the trace stays deterministic
                 rec.error = LimitError(
@@ -349,6 +432,8 @@ class Executor:
         rec.rows = len(payload["rows"]) if isinstance(payload.get("rows"), list) else None
         rec.rows_total = payload.get("rows_total") if isinstance(payload.get("rows_total"), int) else None
         rec.truncated = bool(payload.get("truncated", False))
+        if rec.truncated and step.id in self._keep_full and result.full is not None:
+            trace._full[step.id] = result.full
         return rows_used + returned
 
 

@@ -80,7 +80,21 @@ def trace_problems(raw: dict[str, Any]) -> list[str]:
         for name in ("reads", "ref_cuts"):
             if isinstance(step.get(name), list) and not all(isinstance(r, dict) for r in step[name]):
                 out.append(f"steps[{i}].{name} must list objects")
+        for j, read in enumerate(step.get("reads") or []):
+            if isinstance(read, dict) and "full" in read and not _full_read(read["full"]):
+                out.append(f"steps[{i}].reads[{j}].full must be {{items: int, digest: str}}")
     return out
+
+
+def _full_read(full: Any) -> bool:
+    """What a read past a producer's cut page records: how many elements it read and their digest."""
+    return (
+        isinstance(full, dict)
+        and set(full) == {"items", "digest"}
+        and isinstance(full["items"], int)
+        and not isinstance(full["items"], bool)
+        and isinstance(full["digest"], str)
+    )
 
 
 def trace_object(raw: Any, name: str = "TRACE.json") -> dict[str, Any]:

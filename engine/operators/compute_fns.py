@@ -17,6 +17,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, NoReturn
 
+import numpy as np
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
@@ -194,10 +195,39 @@ def _a_and_b(args: dict[str, Any], fn: str) -> tuple[Any, Any]:
 # -- the fns ---------------------------------------------------------------------------------------------
 
 
-def _median(xs: list[Fraction]) -> Fraction:
-    s = sorted(xs)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+def order_stats(values: list[Any], ranks: list[int], loc: str) -> list[Fraction]:
+    """The exact values at the 0-based ``ranks`` of the ascending order of ``values`` (numbers, checked
+    as :func:`exact` checks them, the first bad one reported).
+
+    Only the picked values become Fractions: Python compares ints and floats exactly, and a float's exact
+    value (its canonical decimal, ``round(x, 9)``) is monotone in it, so an ascending order of the raw
+    numbers is an ascending order of their exact values (values it may swap are exactly equal). A list
+    of ints that fit int64 is ordered by numpy's partition: a median of 10^6 in tens of milliseconds
+    instead of seconds of Fraction sorting."""
+    if all(type(v) is int for v in values):  # bool is not int here
+        try:
+            arr = np.array(values, dtype=np.int64)
+        except OverflowError:
+            pass
+        else:
+            picked = np.partition(arr, ranks)[ranks] if ranks else arr[:0]
+            return [Fraction(int(v)) for v in picked]
+    for i, v in enumerate(values):
+        if type(v) is not int:
+            exact(v, f"{loc}[{i}]")  # a number, finite
+    ordered = sorted(values)
+    return [exact(ordered[r], loc) for r in ranks]
+
+
+def median_of(values: list[Any], loc: str) -> Fraction | None:
+    """The median of numbers (the mean of the middle two of an even count; None if empty)."""
+    n = len(values)
+    if not n:
+        return None
+    if n % 2:
+        return order_stats(values, [n // 2], loc)[0]
+    lo, hi = order_stats(values, [n // 2 - 1, n // 2], loc)
+    return (lo + hi) / 2
 
 
 _REDUCE: dict[str, Callable[[list[Fraction]], Fraction]] = {
@@ -205,7 +235,6 @@ _REDUCE: dict[str, Callable[[list[Fraction]], Fraction]] = {
     "min": min,
     "max": max,
     "mean": lambda xs: sum(xs, Fraction(0)) / len(xs),
-    "median": _median,
 }
 
 
@@ -213,6 +242,9 @@ def _reduce(fn: str, args: dict[str, Any], field: str | None) -> Result:
     values = _values(_list(args.get("input"), "input"), field, "input")
     if fn == "count":
         return len(values), []
+    if fn == "median":  # an order statistic: no Fraction per element
+        got = median_of(values, "input")
+        return (None if got is None else number_out(got)), []
     nums = _numbers(values, "input")
     if not nums and fn != "sum":
         return None, []  # min/max/mean/median of nothing

@@ -26,14 +26,14 @@ from typing import Any
 from engine.operators.compute_fns import (
     Result,
     _fail,
-    _median,
-    _numbers,
     _show,
     _values,
     exact,
     is_number,
+    median_of,
     natural_key,
     number_out,
+    order_stats,
     shape_error,
     value_error,
 )
@@ -68,12 +68,12 @@ def quantile_q(raw: Any, loc: str) -> Fraction:
     return q
 
 
-def nearest_rank(xs: list[Fraction], q: Fraction) -> Fraction | None:
-    """The ``max(1, ceil(q·n))``-th smallest of the n values (null when there are none)."""
+def nearest_rank(xs: list[Any], q: Fraction, loc: str = "input") -> Fraction | None:
+    """The ``max(1, ceil(q·n))``-th smallest of the n numbers (null when there are none)."""
     if not xs:
         return None
     rank = max(1, math.ceil(q * len(xs)))
-    return sorted(xs)[rank - 1]
+    return order_stats(xs, [rank - 1], loc)[0]
 
 
 def _quantile(args: dict[str, Any], field: str | None) -> Result:
@@ -81,7 +81,7 @@ def _quantile(args: dict[str, Any], field: str | None) -> Result:
     items = args.get("input")
     if not isinstance(items, list):
         shape_error("input", "input must be a list", items)
-    got = nearest_rank(_numbers(_values(items, field, "input"), "input"), q)
+    got = nearest_rank(_values(items, field, "input"), q)
     return (None if got is None else number_out(got)), []
 
 
@@ -244,19 +244,19 @@ def _value(fn: str, q: Fraction | None, values: list[Any]) -> Any:
         return len({natural_key(v) for v in values if v is not None})
     if fn in ("first", "last"):
         return _out(values[0] if fn == "first" else values[-1])
-    nums = [exact(v, "input") for v in values if is_number(v)]  # anything else is skipped
-    if fn == "sum":
-        return number_out(sum(nums, Fraction(0)))
-    if not nums:
-        return None
-    if fn == "quantile":
-        assert q is not None
-        got = nearest_rank(nums, q)
+    raw = [v for v in values if is_number(v)]  # anything else is skipped
+    if not raw:
+        return 0 if fn == "sum" else None
+    if fn in ("quantile", "median"):  # order statistics: no Fraction per value
+        got = nearest_rank(raw, q) if q is not None else median_of(raw, "input")
         assert got is not None
         return number_out(got)
+    nums = [exact(v, "input") for v in raw]
+    if fn == "sum":
+        return number_out(sum(nums, Fraction(0)))
     if fn == "mean":
         return number_out(sum(nums, Fraction(0)) / len(nums))
-    return number_out(min(nums) if fn == "min" else max(nums) if fn == "max" else _median(nums))
+    return number_out(min(nums) if fn == "min" else max(nums))
 
 
 def _sort(rows: list[dict[str, Any]], order: list[tuple[str, bool]]) -> list[dict[str, Any]]:
@@ -278,13 +278,24 @@ def _group(args: dict[str, Any]) -> Result:
         shape_error("input", "input must be a list", items)
     needed = list(dict.fromkeys([*keys, *(a[1] for a in aggs if a[1] is not None)]))
     groups: dict[Key, list[dict[str, Any]]] = {}
+    memo: dict[str, Key] = {}
+
+    def part(v: Any) -> Key:
+        """A key value's part, a string's computed once (its natural order splits it into runs)."""
+        if type(v) is not str:
+            return _key_part(v)
+        got = memo.get(v)
+        if got is None:
+            got = memo[v] = _key_part(v)
+        return got
+
     for i, row in enumerate(items):
         if not isinstance(row, dict) or any(f not in row for f in needed):
             value_error(f"input[{i}]", f"input[{i}] is not an object holding the field(s) {needed}", row)
-        for f in needed:  # a number must be finite wherever it is read
-            if is_number(row[f]):
+        for f in needed:  # a number must be finite wherever it is read (an int always is)
+            if type(row[f]) is float:
                 exact(row[f], f"input[{i}]")
-        groups.setdefault(tuple(_key_part(row[k]) for k in keys), []).append(row)
+        groups.setdefault(tuple(part(row[k]) for k in keys), []).append(row)
     rows = []
     for key in sorted(groups):
         members = groups[key]

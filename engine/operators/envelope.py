@@ -15,7 +15,7 @@ offset is refused (``E_INVALID_ARG``) instead of silently returning someone else
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.canonical import canonicalize, check_depth, digest, dumps_canonical, sha256_hex
@@ -106,6 +106,9 @@ class CallResult:
     envelope: dict[str, Any]
     estimate_s: float
     wall_s: float
+    #: the operator's whole payload before paging (not canonicalized): the executor keeps it for a later
+    #: step that reads past the page (``Traits.full_input``), so that reading it costs no second call
+    full: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 def call(
@@ -147,8 +150,8 @@ def run_call(
     t0 = time.perf_counter()
     # the budget a budgeted implementation re-checks mid-call (None: an unguarded call is not rechecked)
     budget = (DEFAULT_BUDGET_S if budget_s is None else budget_s) if check_cost else None
-    payload = spec.impl(ctx, args, budget_s=budget) if spec.budgeted else spec.impl(ctx, args)
-    payload = page_payload(spec, payload, getattr(args, "limit", 100), offset, key)
+    full = spec.impl(ctx, args, budget_s=budget) if spec.budgeted else spec.impl(ctx, args)
+    payload = page_payload(spec, full, getattr(args, "limit", 100), offset, key)
     payload = canonicalize(payload)
     wall = time.perf_counter() - t0
     envelope = {
@@ -158,4 +161,4 @@ def run_call(
         "payload": payload,
         "result_digest": digest(payload),
     }
-    return CallResult(envelope, est.seconds, wall)
+    return CallResult(envelope, est.seconds, wall, full)

@@ -39,6 +39,9 @@ Two kinds, both small immutable values:
                                 the output ``rows`` for calls that fix them (compute ``group``: its key
                                 fields and aggregate names), so the plan verifier refuses a ref to a
                                 field they lack; None: not known (any field may be read)
+  ``full_input``                the operator reads its producers' *whole* lists: a ref to a list a
+                                producer's page cut resolves against the producer's full result
+                                (compute; docs/plans.md §3), bounded by ``ExecConfig.max_full_items``
   ============================  =========================================================================
 
 What an output list holds (uid strings, objects with a ``uid``, anything else) is read from the output
@@ -165,6 +168,8 @@ class Traits:
     units_doc: str = ""
     #: the exact fields of each ``rows`` element, for calls that fix them (None: not known)
     row_fields: RowFieldsRule | None = None
+    #: reads a producer's whole list past its cut page (the executor keeps the full result for it)
+    full_input: bool = False
 
     def reduces_list(self, args: Mapping[str, Any]) -> bool:
         return self.reduces is not None and self.reduces.holds(args)

@@ -47,7 +47,13 @@ TARGETS: dict[tuple[str, int], float] = {
     ("temporal_reachability/strict_wait_1h_msg_10pct_window", 10**6): 100,
     ("longest_temporal_path/max_wait_1h_10pct_window", 10**6): 100,
     ("aggregate_events/messages_by_sender_and_instant_10pct_window", 10**6): 100,
+    # issue 27, item 2: aggregation over a whole result (the rows a plan's compute reads past a page)
+    ("compute/median_1e6_times", 10**6): 100,
+    ("compute/group_by_src_median_1e6_rows", 10**6): 100,
 }
+
+#: the most elements the whole-result compute cases read (the store's first 10^6 edge versions)
+BIG_INPUT = 10**6
 
 
 TEMPLATE_TARGET_MS = 20.0  # every call the task templates make, on CollegeMsg
@@ -230,7 +236,29 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             {"window": w10, "max_hops": 20, "delta_max_wait": 3_600_000_000},
         ),
     ]
-    return [c for c in calls if c[0] in REGISTRY]
+    return [c for c in calls + whole_result_calls(ctx) if c[0] in REGISTRY]
+
+
+def whole_result_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
+    """compute over a whole result (issue 27, item 2): what a plan's compute step reads when it
+    aggregates every edge version past a page — the median of 10^6 event times, and per sender the count
+    and median time of 10^6 rows {src, t}. The input is a literal, so the call is the whole cost of the
+    aggregation, envelope included (validation, canonical echo of the input, digests)."""
+    e = ctx.edges(None)
+    uids = ctx.uids()
+    n = min(BIG_INPUT, len(e.vt_s))
+    times = e.vt_s[:n].tolist()
+    src = [uids[i] for i in e.src[:n].tolist()]
+    rows = [{"src": s, "t": t} for s, t in zip(src, times, strict=True)]
+    per_src = [{"fn": "count"}, {"fn": "median", "field": "t"}]
+    return [
+        ("compute", "compute/median_1e6_times", {"fn": "median", "input": times}),
+        (
+            "compute",
+            "compute/group_by_src_median_1e6_rows",
+            {"fn": "group", "input": rows, "by": "src", "aggregates": per_src},
+        ),
+    ]
 
 
 def run_scale(scale: Scale, reps: int, work: Path, progress: Callable[[str], None]) -> list[dict[str, Any]]:

@@ -9,9 +9,11 @@ language, canonical JSON and the mechanical reporter's ``typed_value`` are share
 plan *means*, not how an operator computes.
 
 The plan semantics mirrored from ``docs/plans.md`` §3: steps in :meth:`Plan.order`, refs resolved from the
-producers' canonical paged payloads, and a list-reducing ``compute`` over truncated input refused with
-``E_UPSTREAM`` (``truncated_input``) instead of counting a page. Not mirrored (they never reach a gold):
-the cost guard, the plan's wall and row budgets, and cutting a ref list to an argument's ``maxItems``.
+producers' canonical paged payloads, except that an operator reading whole lists (``Traits.full_input``:
+compute) reads a list a producer's page cut from the producer's full oracle result (untainted when that
+producer is), and a list-reducing ``compute`` over truncated input refused with ``E_UPSTREAM``
+(``truncated_input``) instead of counting a page. Not mirrored (they never reach a gold): the cost guard,
+the plan's wall and row budgets, ``max_full_items``, and cutting a ref list to an argument's ``maxItems``.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from typing import Any
 from engine.api import (
     DEFAULT_LIMIT,
     ORACLES,
+    LimitError,
     OracleStore,
     Plan,
+    Ref,
     Step,
     Store,
     TGMSError,
@@ -81,41 +85,60 @@ def oracle_store_for(store: Store) -> OracleStore:
     return SharedOracleStore(*store.public_rows())
 
 
+def _read(ref: Ref, runs: dict[str, tuple[dict[str, Any], dict[str, Any]]], whole: bool) -> tuple[Any, bool]:
+    """The value ``ref`` names and whether the read is incomplete: on the producer's page, or for a
+    full-input reader (``whole``) on its full result when the page cut the list (an index past the page
+    included; the full result is incomplete only if the oracle itself stopped early)."""
+    page, full = runs[ref.step]
+    try:
+        got = resolve_ref(ref, page)
+    except LimitError:
+        if not whole:
+            raise
+    else:
+        if not (got.truncated and whole):
+            return got.value, got.truncated
+    got = resolve_ref(ref, full)
+    return got.value, got.truncated or bool(full.get("truncated"))
+
+
 def _resolved_args(
-    step: Step, payloads: dict[str, dict[str, Any]], tainted: dict[str, bool]
+    step: Step, runs: dict[str, tuple[dict[str, Any], dict[str, Any]]], tainted: dict[str, bool]
 ) -> tuple[Any, bool]:
     """The step's args with every ref replaced by its value, and whether any read was incomplete."""
     args: Any = copy.deepcopy(step.args)
     incomplete = False
+    whole = get_operator(step.op).traits.full_input
     for r in sorted(step.refs, key=lambda r: [str(p) for p in r.loc]):
-        got = resolve_ref(r.ref, payloads[r.ref.step])
-        incomplete = incomplete or got.truncated or tainted[r.ref.step]
+        value, cut = _read(r.ref, runs, whole)
+        incomplete = incomplete or cut or tainted[r.ref.step]
         if r.loc:
-            set_at(args, r.loc, got.value)
+            set_at(args, r.loc, value)
         else:
-            args = got.value
+            args = value
     return args, incomplete
 
 
-def _run_step(step: Step, args: Any, ostore: OracleStore) -> dict[str, Any]:
-    """The step's canonical payload as the fast path would return it: the oracle's, paged from offset 0."""
+def _run_step(step: Step, args: Any, ostore: OracleStore) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The step's canonical payload as the fast path would return it (the oracle's, paged from offset 0),
+    and the oracle's whole canonical payload."""
     if not isinstance(args, dict):
         raise UpstreamError(f"step {step.id}: its args resolved to a {type(args).__name__}, not an object")
-    full = ORACLES[step.op](ostore, copy.deepcopy(args))
+    full = canonicalize(ORACLES[step.op](ostore, copy.deepcopy(args)))
     if step.op in UNPAGED:
-        return canonicalize(full)
+        return full, full
     limit = DEFAULT_LIMIT if args.get("limit") is None else args["limit"]
-    return canonicalize(oracle_page(full, limit, 0))
+    return oracle_page(full, limit, 0), full
 
 
 def _run_plan(plan: Plan, ostore: OracleStore) -> dict[str, dict[str, Any]]:
     """Every step's canonical paged oracle payload; the first failing step raises its ``TGMSError``."""
-    payloads: dict[str, dict[str, Any]] = {}
+    runs: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     tainted: dict[str, bool] = {}
     for step in plan.order():
         if step.op not in ORACLES:
             raise UpstreamError(f"step {step.id}: no oracle for operator {step.op!r}", op=step.op)
-        args, incomplete = _resolved_args(step, payloads, tainted)
+        args, incomplete = _resolved_args(step, runs, tainted)
         # calls whose result is wrong on part of a list, as the operator declares (plan semantics, shared
         # with the executor: Traits.reduces, e.g. compute's list fns)
         traits = get_operator(step.op).traits
@@ -125,9 +148,9 @@ def _run_plan(plan: Plan, ostore: OracleStore) -> dict[str, dict[str, Any]]:
                 "wrong number",
                 reason="truncated_input",
             )
-        payloads[step.id] = _run_step(step, args, ostore)
+        runs[step.id] = _run_step(step, args, ostore)
         tainted[step.id] = incomplete
-    return payloads
+    return {sid: page for sid, (page, _) in runs.items()}
 
 
 def _error(kind: Any, code: str, message: str) -> dict[str, Any]:

@@ -43,14 +43,16 @@ NO_TAINT = VerifyConfig(taint=False)
 
 def cut_plan() -> Any:
     """s1 cut by its limit; s2 a snapshot seeded by the page (tainted through [*]); s3 a count over the
-    page (refused while taint is on); s4 a non-reducing compute over s2's total (runs, tainted); s5 an
-    untainted step."""
+    page (it reads s1's whole list while taint is on; the page's count in the ablation); s4 a
+    non-reducing compute over s2's total (runs, tainted); s5 an untainted step; s6 a count over s2's
+    nodes (refused: s2 rests on a cut page, so its whole result is incomplete too)."""
     return plan(
         step("s1", "temporal_reachability", reach(limit=PAGE)),
         step("s2", "snapshot_subgraph", {"seeds": ref("s1.rows[*].uid"), "t_valid": S}, "s1"),
         step("s3", "compute", {"fn": "count", "input": ref("s1.rows")}, "s1"),
         step("s4", "compute", {"fn": "diff", "a": ref("s2.nodes_total"), "b": 0}, "s2"),
         step("s5", "count_temporal_motifs", dict(MOTIF)),
+        step("s6", "compute", {"fn": "count", "input": ref("s2.nodes")}, "s2"),
     )
 
 
@@ -69,9 +71,10 @@ def test_cut_trace_outcomes(cut: Trace, cut_untainted: Trace) -> None:
     s1 = cut.record("s1")
     assert s1 is not None and (s1.rows, s1.rows_total, s1.truncated) == (PAGE, N_REACHED, True)
     assert {r.id: (r.status, r.upstream_truncated) for r in cut.steps} == {
-        "s1": ("ok", False), "s2": ("ok", True), "s3": ("refused", True), "s4": ("ok", True),
-        "s5": ("ok", False),
+        "s1": ("ok", False), "s2": ("ok", True), "s3": ("ok", False), "s4": ("ok", True),
+        "s5": ("ok", False), "s6": ("refused", True),
     }  # fmt: skip
+    assert cut.payload("s3")["value"] == N_REACHED  # read past the page
     assert [(n["uid"], n["hop"]) for n in cut.payload("s2")["nodes"]] == SNAP_NODES
     assert cut.payload("s4")["value"] == len(SNAP_NODES)
     assert all(r.status == "ok" for r in cut_untainted.steps)
@@ -108,6 +111,7 @@ def test_claims_over_a_cut_page_are_weakly_supported(cut: Trace, ctx: OpContext,
         claim("value", "s1", src="s1.truncated", value=True),
         claim("temporal_pattern", "s5", assertion={"op": "count_temporal_motifs", "args": dict(MOTIF),
                                                    "field": "count", "value": 1}),
+        claim("count", "s3", src="s3.value", value=N_REACHED),  # a count that read past the page
     ],
 )  # fmt: skip
 def test_exact_reads_of_a_cut_page_are_supported(cut: Trace, ctx: OpContext, c: dict[str, Any]) -> None:
@@ -121,9 +125,9 @@ def test_a_pattern_citing_a_tainted_step_is_weakly_supported(cut: Trace, ctx: Op
 
 
 def test_the_refused_count_is_unverifiable(cut: Trace, ctx: OpContext) -> None:
-    rec = cut.record("s3")
+    rec = cut.record("s6")
     assert rec is not None and rec.error is not None and rec.error["details"]["reason"] == "truncated_input"
-    v = verdict_of(claim("count", "s3", src="s3.value", value=PAGE), cut, ctx)
+    v = verdict_of(claim("count", "s6", src="s6.value", value=len(SNAP_NODES)), cut, ctx)
     assert v.verdict == "unverifiable"
     assert "refused" in v.reason
 
@@ -206,34 +210,55 @@ def test_the_pinned_trace_is_not_moved_by_the_correction(ctx: OpContext) -> None
 
 @pytest.fixture(scope="module")
 def per_row(store: Store) -> Trace:
-    """Per-row computes over the cut page of s1: they run (filter, derive) and carry the cut forward."""
+    """Per-row computes over the cut page of s1 read its whole list (s2 filter, s3 derive: exact); over a
+    producer resting on a cut page (s4, seeded by the page) they run and carry the cut forward (s5)."""
     keep = {"fn": "filter", "input": ref("s1.rows"), "field": "earliest_arrival", "cmp": ">=", "value": 0}
     twice = {"fn": "derive", "input": ref("s1.rows"), "expr": {"op": "mul", "left": "earliest_arrival",
              "right": 2}, "as": "x"}  # fmt: skip
+    hops = {"fn": "filter", "input": ref("s4.nodes"), "field": "hop", "cmp": ">=", "value": 0}
     return run(
         OpContext(store),
         plan(
             step("s1", "temporal_reachability", reach(limit=PAGE)),
             step("s2", "compute", keep, "s1"),
             step("s3", "compute", twice, "s1"),
+            step("s4", "snapshot_subgraph", {"seeds": ref("s1.rows[*].uid"), "t_valid": S}, "s1"),
+            step("s5", "compute", hops, "s4"),
         ),
     )
+
+
+PER_ROW_OUTCOMES = {
+    "s1": ("ok", False), "s2": ("ok", False), "s3": ("ok", False), "s4": ("ok", True), "s5": ("ok", True),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(
     "c",
     [
-        claim("count", "s2", src="s2.value", value=PAGE),  # a page's count, not the result's
-        claim("count", "s3", src="s3.rows_total", value=PAGE),
-        claim("entity", "s2", src="s2.rows[*].uid", uids=["n2", "n7"]),
-        claim("entity", "s3", src="s3.rows[0].uid", uids=["n2"]),  # an index into a tainted step
+        claim("count", "s2", src="s2.value", value=N_REACHED),  # the whole list's count
+        claim("count", "s3", src="s3.rows_total", value=N_REACHED),
+        claim("entity", "s3", src="s3.rows[0].uid", uids=["n2"]),
     ],
 )
-def test_claims_over_a_per_row_compute_of_a_cut_page_are_weakly_supported(
+def test_claims_over_a_per_row_compute_of_a_cut_page_are_supported(
     per_row: Trace, ctx: OpContext, c: dict[str, Any]
 ) -> None:
-    assert {r.id: (r.status, r.upstream_truncated) for r in per_row.steps} == {
-        "s1": ("ok", False), "s2": ("ok", True), "s3": ("ok", True),
-    }  # fmt: skip
+    assert {r.id: (r.status, r.upstream_truncated) for r in per_row.steps} == PER_ROW_OUTCOMES
+    v = verdict_of(c, per_row, ctx)
+    assert (v.verdict, v.tainted) == ("supported", False), v.reason
+
+
+@pytest.mark.parametrize(
+    "c",
+    [
+        claim("count", "s5", src="s5.value", value=len(SNAP_NODES)),  # counted from a page's snapshot
+        claim("entity", "s5", src="s5.rows[*].uid", uids=[u for u, _ in SNAP_NODES]),
+        claim("entity", "s5", src="s5.rows[0].uid", uids=["n2"]),  # an index into a tainted step
+    ],
+)
+def test_claims_over_a_per_row_compute_of_a_tainted_producer_are_weakly_supported(
+    per_row: Trace, ctx: OpContext, c: dict[str, Any]
+) -> None:
     v = verdict_of(c, per_row, ctx)
     assert (v.verdict, v.tainted) == ("weakly_supported", True), v.reason

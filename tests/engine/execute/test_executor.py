@@ -40,17 +40,19 @@ from ._support import (
 
 
 def mixed_plan() -> Plan:
-    """Every kind of step outcome: ok, cut page, tainted read, refused count, skipped, run-time error."""
+    """Every kind of step outcome: ok, cut page, tainted read, refused count, skipped, run-time error, and
+    a count that reads past a cut page (s8)."""
     return plan(
         step("s1", "temporal_reachability", reach(limit=2)),
         step("s2", "snapshot_subgraph", snapshot(ref("s1.rows[*].uid")), "s1"),
-        step("s3", "compute", {"fn": "count", "input": ref("s1.rows")}, "s1"),
+        step("s3", "compute", {"fn": "count", "input": ref("s2.nodes")}, "s2"),
         step(
             "s4", "compute", {"fn": "ratio", "a": ref("s1.rows_total"), "b": ref("s2.rows_total")}, "s1", "s2"
         ),
         step("s5", "entity_history", {"uid": "nobody"}),
         step("s6", "compute", {"fn": "count", "input": ref("s5.rows")}, "s5"),
         step("s7", "snapshot_subgraph", snapshot(["a", "d"], hops=2)),
+        step("s8", "compute", {"fn": "median", "input": ref("s1.rows"), "field": "earliest_arrival"}, "s1"),
         answer="s4.value",
     )
 
@@ -68,10 +70,22 @@ def test_mixed_plan_outcomes(tmp_path: Path) -> None:
         trace = _trace_of(store, mixed_plan())
     assert statuses(trace) == {
         "s1": "ok", "s2": "ok", "s3": "refused", "s4": "ok",
-        "s5": "error", "s6": "skipped", "s7": "ok",
+        "s5": "error", "s6": "skipped", "s7": "ok", "s8": "ok",
     }  # fmt: skip
     assert trace.status == "partial"
-    assert [r.upstream_truncated for r in trace.steps] == [False, True, True, True, False, False, False]
+    assert [r.upstream_truncated for r in trace.steps] == [
+        False,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
+    # s8 read all five arrivals past the page of two: their median
+    assert trace.payload("s8")["value"] == 3  # type: ignore[index]
+    assert trace.record("s8").reads[0]["full"]["items"] == N_REACHED  # type: ignore[union-attr]
 
 
 def test_same_plan_twice_gives_identical_digests(tmp_path: Path, backend: str) -> None:
@@ -198,7 +212,7 @@ def test_executor_stores_envelopes_and_resolved_args_by_digest(tmp_path: Path, c
     rs = ResultStore(tmp_path / "r")
     trace = Executor(ctx, rs).run(mixed_plan())
     ok = [r for r in trace.steps if r.ok]
-    assert {r.id for r in ok} == {"s1", "s2", "s4", "s7"}
+    assert {r.id for r in ok} == {"s1", "s2", "s4", "s7", "s8"}
     for r in ok:
         assert r.envelope_digest is not None and r.args_digest is not None
         assert (tmp_path / "r" / r.envelope_digest[:2] / f"{r.envelope_digest}.json").is_file()
@@ -213,8 +227,10 @@ def test_executor_stores_envelopes_and_resolved_args_by_digest(tmp_path: Path, c
     assert rs.get(trace.record("s2").args_digest) == snapshot(page)  # type: ignore[union-attr]
     assert trace.resolved_args("s4") == {"fn": "ratio", "a": N_REACHED, "b": trace.record("s2").rows_total}  # type: ignore[union-attr]
     # a refused step's resolved args are kept too (what it would have counted); a skipped one has none
-    page_rows = [{"uid": u, "earliest_arrival": t} for u, t in REACHED[:2]]
-    assert trace.resolved_args("s3") == {"fn": "count", "input": page_rows}
+    assert trace.resolved_args("s3") == {"fn": "count", "input": trace.payload("s2")["nodes"]}  # type: ignore[index]
+    # a full read's resolved args hold the whole list it read
+    whole = [{"uid": u, "earliest_arrival": t} for u, t in REACHED]
+    assert trace.resolved_args("s8") == {"fn": "median", "input": whole, "field": "earliest_arrival"}
     assert trace.record("s6").args_digest is None and trace.resolved_args("s6") is None  # type: ignore[union-attr]
     assert trace.envelope("s3") is None and trace.envelope("s6") is None and trace.envelope("nope") is None
 
@@ -397,9 +413,13 @@ def test_answer(ctx: OpContext) -> None:
     steps = (
         step("s1", "temporal_reachability", reach(limit=2)),
         step("s2", "compute", {"fn": "diff", "a": ref("s1.rows_total"), "b": 1}, "s1"),
-        step("s3", "compute", {"fn": "count", "input": ref("s1.rows")}, "s1"),
+        step("s3", "compute", {"fn": "count", "input": ref("s1.rows")}, "s1"),  # reads past the page
+        step("s4", "snapshot_subgraph", snapshot(ref("s1.rows[*].uid")), "s1"),  # tainted
+        step("s5", "compute", {"fn": "count", "input": ref("s4.nodes")}, "s4"),  # refused
     )
     assert run(ctx, plan(*steps)).answer() is None
+    whole = run(ctx, plan(*steps, answer="s3.value", kind="count")).answer()
+    assert whole == {"kind": "count", "from": "s3.value", "value": N_REACHED, "truncated": False}
     total = run(ctx, plan(*steps, answer="s1.rows_total", kind="count")).answer()
     assert total == {"kind": "count", "from": "s1.rows_total", "value": N_REACHED, "truncated": False}
     assert run(ctx, plan(*steps, answer="s2.value")).answer()["value"] == N_REACHED - 1  # type: ignore[index]
@@ -407,7 +427,7 @@ def test_answer(ctx: OpContext) -> None:
     assert page == {"kind": "entity_set", "from": "s1.rows[*].uid", "value": ["c", "b"], "truncated": True}
     first = run(ctx, plan(*steps, answer="s1.rows[0].uid", kind="entity")).answer()
     assert first is not None and first["value"] == "c" and first["truncated"] is False
-    refused = run(ctx, plan(*steps, answer="s3.value", kind="count")).answer()
+    refused = run(ctx, plan(*steps, answer="s5.value", kind="count")).answer()
     assert refused is not None and "error" in refused and "value" not in refused
     beyond = run(ctx, plan(*steps, answer="s1.rows[4].uid", kind="entity")).answer()
     assert beyond is not None and "error" in beyond

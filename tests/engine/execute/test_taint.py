@@ -1,14 +1,17 @@
 """Truncation taint: which reads of a cut page mark a step ``upstream_truncated``, how taint travels down a
-chain, ref lists cut at an argument's ``maxItems`` / ``max_ref_items``, the refusal of a reducing compute
-over incomplete input, and the ``taint=False`` ablation (which gets the wrong number on purpose).
+chain, ref lists cut at an argument's ``maxItems`` / ``max_ref_items``, compute's full reads past a cut
+page (``Traits.full_input``), the refusal of a reducing compute over incomplete input (a tainted
+producer), and the ``taint=False`` ablation (which gets the wrong number on purpose).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from engine.canonical import digest
 from engine.execute.executor import Trace
 from engine.operators.context import OpContext
 from engine.operators.registry import get_operator
@@ -57,14 +60,22 @@ def test_projecting_a_cut_page_taints_the_consumer(ctx: OpContext, producer: str
     assert c.ref_cuts == []
 
 
-def test_reading_the_whole_cut_list_taints(ctx: OpContext) -> None:
+def test_a_compute_reads_the_whole_cut_list(ctx: OpContext) -> None:
+    """compute reads whole lists: a ref to a cut page resolves against the producer's full result, and
+    the read is recorded with the length and digest of what it read."""
     select = {"fn": "filter", "input": ref("s1.rows"), "field": "earliest_arrival", "cmp": ">=", "value": 0}
+    whole = run(ctx, plan(step("s1", "temporal_reachability", reach()), step("s2", "compute", select, "s1")))
     trace = run(
         ctx, plan(step("s1", "temporal_reachability", reach(PAGE)), step("s2", "compute", select, "s1"))
     )
     s2 = _rec(trace, "s2")
-    assert s2.upstream_truncated
-    assert s2.reads == [{"ref": "s1.rows", "at": "args.input", "truncated": True}]
+    assert _rec(trace, "s1").truncated and s2.ok and not s2.upstream_truncated
+    rows = whole.payload("s1")["rows"]  # type: ignore[index]
+    assert len(rows) == N_REACHED
+    full = {"items": N_REACHED, "digest": digest(rows)}
+    assert s2.reads == [{"ref": "s1.rows", "at": "args.input", "truncated": False, "full": full}]
+    assert trace.payload("s2") == whole.payload("s2")
+    assert trace.resolved_args("s2") == whole.resolved_args("s2")
 
 
 def test_reading_only_the_total_of_a_cut_page_is_not_tainted(ctx: OpContext) -> None:
@@ -156,17 +167,22 @@ def test_a_ref_list_longer_than_the_arguments_max_items_is_cut(ctx: OpContext) -
     assert trace.resolved_args("s2")["seeds"] == ["a"] * 10_000  # type: ignore[index]
 
 
-def test_a_count_over_a_cut_ref_list_is_refused(ctx: OpContext) -> None:
-    trace = run(
-        ctx,
-        plan(
-            step("s1", "temporal_reachability", reach()),
-            step("s2", "compute", {"fn": "count", "input": ref("s1.rows")}, "s1"),
-        ),
-        max_ref_items=3,
+def test_a_compute_list_is_bounded_by_max_full_items_not_max_ref_items(ctx: OpContext) -> None:
+    """A compute step's lists are never cut (a cut list would give a page's count): ``max_ref_items``
+    does not apply to them, and past ``max_full_items`` the step is refused with ``E_COST``."""
+    p = plan(
+        step("s1", "temporal_reachability", reach(PAGE)),
+        step("s2", "compute", {"fn": "count", "input": ref("s1.rows")}, "s1"),
     )
+    ok = run(ctx, p, max_ref_items=3)
+    assert statuses(ok) == {"s1": "ok", "s2": "ok"} and ok.payload("s2")["value"] == N_REACHED  # type: ignore[index]
+    assert _rec(ok, "s2").ref_cuts == []
+    trace = run(ctx, p, max_full_items=3)
     assert statuses(trace) == {"s1": "ok", "s2": "refused"}
-    assert _rec(trace, "s2").error["details"]["reason"] == "truncated_input"
+    err = _rec(trace, "s2").error
+    assert err["error"] == "E_COST" and err["details"]["stage"] == "input"
+    assert (err["details"]["items"], err["details"]["max_items"]) == (N_REACHED, 3)
+    assert run(ctx, p, max_full_items=N_REACHED).record("s2").ok  # type: ignore[union-attr]
 
 
 # -- reducing computes over incomplete input ---------------------------------------------------------------
@@ -191,19 +207,43 @@ def _count_plan(limit: int, fn: str = "count", field: str | None = None) -> Plan
     )
 
 
-def test_a_count_over_a_truncated_page_is_refused(ctx: OpContext) -> None:
+def test_a_count_over_a_truncated_page_counts_the_whole_list(ctx: OpContext) -> None:
     trace = run(ctx, _count_plan(PAGE))
-    assert statuses(trace) == {"s1": "ok", "s2": "refused", "s3": "skipped", "s4": "ok"}
-    err = _rec(trace, "s2").error
+    assert statuses(trace) == {"s1": "ok", "s2": "ok", "s3": "ok", "s4": "ok"}
+    assert _rec(trace, "s1").truncated and not any(r.upstream_truncated for r in trace.steps)
+    assert trace.payload("s2")["value"] == N_REACHED  # type: ignore[index]
+    assert trace.answer() == {"kind": "count", "from": "s2.value", "value": N_REACHED, "truncated": False}
+    # the same answer, and the same result digests, as over a complete page
+    whole = run(ctx, _count_plan(100))
+    assert [r.result_digest for r in trace.steps][1:] == [r.result_digest for r in whole.steps][1:]
+
+
+def _tainted_count_plan(fn: str, field: str | None) -> Plan:
+    """A reducer over a producer that itself rests on a cut page (snapshot seeds projected from one): its
+    whole result is incomplete too, so no full read can help."""
+    args: dict[str, Any] = {"fn": fn, "input": ref("s2.nodes")}
+    if field is not None:
+        args["field"] = field
+    if fn == "quantile":
+        args["q"] = 0.9
+    if fn == "group":
+        args.pop("field")
+        args.update(by=field, aggregates=[{"fn": "count"}])
+    return plan(
+        step("s1", "temporal_reachability", reach(PAGE)),
+        step("s2", "snapshot_subgraph", {**snapshot(ref("s1.rows[*].uid"), hops=2), "limit": 1}, "s1"),
+        step("s3", "compute", args, "s2"),
+    )
+
+
+def test_a_count_over_a_tainted_producer_is_refused(ctx: OpContext) -> None:
+    trace = run(ctx, _tainted_count_plan("count", None))
+    assert statuses(trace) == {"s1": "ok", "s2": "ok", "s3": "refused"}
+    assert _rec(trace, "s2").upstream_truncated and _rec(trace, "s2").truncated
+    err = _rec(trace, "s3").error
     assert err["error"] == "E_UPSTREAM"
-    assert err["details"]["reason"] == "truncated_input" and err["details"]["reads"] == ["s1.rows"]
-    assert _rec(trace, "s2").envelope_digest is None and _rec(trace, "s2").result_digest is None
-    s3 = _rec(trace, "s3")
-    assert s3.error["error"] == "E_UPSTREAM" and s3.error["details"]["failed"] == ["s2"]
-    assert trace.payload("s4")["value"] == N_REACHED  # type: ignore[index]  # the exact total is fine
-    assert trace.status == "partial"
-    answer = trace.answer()
-    assert answer is not None and "value" not in answer and "error" in answer
+    assert err["details"]["reason"] == "truncated_input" and err["details"]["reads"] == ["s2.nodes"]
+    assert _rec(trace, "s3").envelope_digest is None and _rec(trace, "s3").result_digest is None
 
 
 def test_a_count_over_a_complete_page_is_the_right_count(ctx: OpContext) -> None:
@@ -230,31 +270,38 @@ def test_with_taint_off_the_count_is_the_count_of_the_page(ctx: OpContext) -> No
      ("median", "earliest_arrival"), ("min", "earliest_arrival"), ("topk", "earliest_arrival"),
      ("quantile", "earliest_arrival"), ("distinct", "earliest_arrival"), ("group", "earliest_arrival")],
 )  # fmt: skip
-def test_every_reducer_over_a_truncated_page_is_refused(ctx: OpContext, fn: str, field: str) -> None:
+def test_every_reducer_over_a_truncated_page_reads_the_whole_list(
+    ctx: OpContext, fn: str, field: str
+) -> None:
     assert get_operator("compute").traits.reduces_list({"fn": fn})
-    trace = run(ctx, _count_plan(PAGE, fn, field))
-    assert _rec(trace, "s2").status == "refused"
-    assert _rec(trace, "s2").error["details"]["reason"] == "truncated_input"
-    assert run(ctx, _count_plan(100, fn, field)).record("s2").ok  # type: ignore[union-attr]
+    trace, whole = run(ctx, _count_plan(PAGE, fn, field)), run(ctx, _count_plan(100, fn, field))
+    assert _rec(trace, "s2").ok and not _rec(trace, "s2").upstream_truncated
+    assert _rec(trace, "s2").reads[0]["full"]["items"] == N_REACHED
+    assert trace.payload("s2") == whole.payload("s2")
+    # over a tainted producer the same reducer is refused
+    tainted_trace = run(ctx, _tainted_count_plan(fn, "hop"))
+    assert _rec(tainted_trace, "s3").status == "refused"
+    assert _rec(tainted_trace, "s3").error["details"]["reason"] == "truncated_input"
 
 
-def test_a_count_of_a_filter_of_a_cut_page_is_not_a_number(ctx: OpContext) -> None:
-    """Counting what a filter selected from a page would count a page's selection: s3 is refused (or,
-    should the filter itself be refused, skipped); it never returns a number."""
-    trace = run(
-        ctx,
-        plan(
-            step("s1", "temporal_reachability", reach(PAGE)),
+def test_a_count_of_a_filter_of_a_cut_page_counts_the_whole_selection(ctx: OpContext) -> None:
+    """A filter over a cut page selects from the whole list; its own page is cut (limit 1) and a count
+    over it reads its whole selection in turn."""
+
+    def p(limit: int) -> Plan:
+        return plan(
+            step("s1", "temporal_reachability", reach(limit)),
             step("s2", "compute", {"fn": "filter", "input": ref("s1.rows"), "field": "earliest_arrival",
-                                   "cmp": ">", "value": 0}, "s1"),
+                                   "cmp": ">", "value": 0, "limit": 1}, "s1"),
             step("s3", "compute", {"fn": "count", "input": ref("s2.rows")}, "s2"),
-        ),
-    )  # fmt: skip
+        )  # fmt: skip
+
+    trace = run(ctx, p(PAGE))
     s2, s3 = _rec(trace, "s2"), _rec(trace, "s3")
-    assert s2.upstream_truncated
-    assert s3.status in ("refused", "skipped") and s3.envelope_digest is None
-    if s2.ok:
-        assert s3.status == "refused" and s3.error["details"]["reads"] == ["s2.rows"]
+    assert s2.ok and s2.truncated and not s2.upstream_truncated
+    assert s3.ok and not s3.upstream_truncated and s3.reads[0]["full"]["items"] == N_REACHED - 1
+    assert trace.payload("s3")["value"] == N_REACHED - 1  # type: ignore[index]  # every arrival but c's
+    assert trace.payload("s3") == run(ctx, p(100)).payload("s3")
 
 
 @pytest.mark.parametrize(
@@ -265,15 +312,15 @@ def test_a_count_of_a_filter_of_a_cut_page_is_not_a_number(ctx: OpContext) -> No
     ],
     ids=["union", "join"],
 )
-def test_a_row_count_over_a_truncated_page_is_refused(ctx: OpContext, args: dict[str, Any]) -> None:
+def test_a_row_count_over_a_truncated_page_is_the_whole_count(ctx: OpContext, args: dict[str, Any]) -> None:
     p = plan(step("s1", "temporal_reachability", reach(PAGE)), step("s2", "compute", args, "s1"))
     complete = run(ctx, plan(step("s1", "temporal_reachability", reach()), step("s2", "compute", args, "s1")))
     assert complete.payload("s2")["value"] == N_REACHED  # type: ignore[index]  # value is the count
     trace = run(ctx, p)
     s2 = _rec(trace, "s2")
-    # got: status "ok", value == 2 (the page's count) instead of 5
-    assert s2.status == "refused", (s2.status, trace.payload("s2"))
-    assert s2.error["details"]["reason"] == "truncated_input"
+    # before full reads: refused (a page's count, 2, instead of 5)
+    assert s2.ok and not s2.upstream_truncated, (s2.status, s2.error)
+    assert trace.payload("s2") == complete.payload("s2")
 
 
 @pytest.mark.parametrize(
@@ -285,12 +332,12 @@ def test_a_row_count_over_a_truncated_page_is_refused(ctx: OpContext, args: dict
     ],
     ids=["filter", "derive"],
 )  # fmt: skip
-def test_a_per_row_fn_over_a_truncated_page_runs_and_stays_tainted(
+def test_a_per_row_fn_over_a_truncated_page_gives_the_whole_lists_rows(
     ctx: OpContext, args: dict[str, Any]
 ) -> None:
-    """filter and derive look at one row at a time: over a cut page they give exactly the page's rows
-    (declared through ``Traits.reduces``, which leaves them out), and the truncation is carried forward:
-    the step is tainted, an answer from it is marked truncated, and a count over its rows is refused."""
+    """filter and derive over a cut page run over the producer's whole list: their rows are those of
+    the complete page, untainted; over a tainted producer they still run, tainted, and a count over
+    their rows is refused."""
     traits = get_operator("compute").traits
     assert not traits.reduces_list(args) and traits.reduces_list({**args, "fn": "topk"})
     whole = run(ctx, plan(step("s1", "temporal_reachability", reach()), step("s2", "compute", args, "s1")))
@@ -299,17 +346,31 @@ def test_a_per_row_fn_over_a_truncated_page_runs_and_stays_tainted(
         plan(
             step("s1", "temporal_reachability", reach(PAGE)),
             step("s2", "compute", args, "s1"),
-            step("s3", "compute", {"fn": "count", "input": ref("s2.rows")}, "s2"),
             answer="s2.rows",
             kind="rows",
         ),
     )
     s2 = _rec(trace, "s2")
-    assert s2.ok and s2.upstream_truncated and s2.tainted
-    got = trace.payload("s2")["rows"]  # type: ignore[index]
-    assert len(got) == PAGE < N_REACHED and got == whole.payload("s2")["rows"][:PAGE]  # type: ignore[index]
-    assert _rec(trace, "s3").status == "refused"
-    assert _rec(trace, "s3").error["details"]["reads"] == ["s2.rows"]
+    assert s2.ok and not s2.tainted
+    assert trace.payload("s2") == whole.payload("s2")
+    assert trace.answer()["truncated"] is False  # type: ignore[index]
+    # snapshot nodes hold hop where reachability rows hold earliest_arrival
+    on_tainted = json.loads(json.dumps(args).replace("earliest_arrival", "hop"))
+    trace = run(
+        ctx,
+        plan(
+            step("s1", "temporal_reachability", reach(PAGE)),
+            step("s2", "snapshot_subgraph", {**snapshot(ref("s1.rows[*].uid")), "limit": 1}, "s1"),
+            step("s3", "compute", {**on_tainted, "input": ref("s2.nodes")}, "s2"),
+            step("s4", "compute", {"fn": "count", "input": ref("s3.rows")}, "s3"),
+            answer="s3.rows",
+            kind="rows",
+        ),
+    )
+    assert statuses(trace) == {"s1": "ok", "s2": "ok", "s3": "ok", "s4": "refused"}
+    assert _rec(trace, "s2").upstream_truncated and _rec(trace, "s3").upstream_truncated
+    assert _rec(trace, "s3").reads[0]["truncated"] is True
+    assert _rec(trace, "s4").error["details"]["reads"] == ["s3.rows"]
     assert trace.answer()["truncated"] is True  # type: ignore[index]
 
 

@@ -6,6 +6,7 @@ equal the typed value of the fast path's answer, and an error must carry the fas
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -212,8 +213,14 @@ def test_cut_page_reads_match_the_fast_path(stores: tuple[OpContext, OracleStore
 
 
 def test_cut_page_errors_match_the_fast_path(stores: tuple[OpContext, OracleStore]) -> None:
+    # a count over a cut page reads the whole list on both paths (compute's full_input)
     count = step("s2", "compute", {"fn": "count", "input": ref("s1.rows")}, "s1")
-    assert same(plan("value", "s2.value", REACH5, count), *stores)["error"]["code"] == "E_UPSTREAM"
+    total = same(plan("count", "s1.rows_total", REACH5), *stores)["value"]
+    assert same(plan("count", "s2.value", REACH5, count), *stores)["value"] == total > 5
+    # over a producer that rests on a cut page itself it is refused on both
+    seeds = step("s2", "snapshot_subgraph", {"seeds": ref("s1.rows[*].uid"), "t_valid": T0 + 3 * DAY}, "s1")
+    count = step("s3", "compute", {"fn": "count", "input": ref("s2.nodes")}, "s2")
+    assert same(plan("value", "s3.value", REACH5, seeds, count), *stores)["error"]["code"] == "E_UPSTREAM"
     past = step("s2", "entity_history", {"uid": ref("s1.rows[5].uid")}, "s1")
     assert same(plan("count", "s2.rows_total", REACH5, past), *stores)["error"]["code"] == "E_LIMIT"
 
@@ -221,8 +228,9 @@ def test_cut_page_errors_match_the_fast_path(stores: tuple[OpContext, OracleStor
 def test_a_declared_list_reducer_is_refused_over_a_cut_page(
     stores: tuple[OpContext, OracleStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The oracle path reads the operator's declared ``Traits.reduces``, not its name: compute declared
-    again under another name is refused over a cut page on both paths, and runs over a whole one."""
+    """The oracle path reads the operator's declared ``Traits.reduces`` and ``full_input``, not its name:
+    compute declared again under another name without full reads is refused over a cut page on both
+    paths, and runs over a whole one."""
     spec = get_operator("compute")
     monkeypatch.setitem(ORACLES, "toy_compute", ORACLES["compute"])
     with registered():
@@ -235,7 +243,7 @@ def test_a_declared_list_reducer_is_refused_over_a_cut_page(
             manual=spec.manual,
             example=spec.example,
             edge_arrays=False,
-            traits=spec.traits,
+            traits=dataclasses.replace(spec.traits, full_input=False),
         )(spec.impl)
         count = step("s2", "toy_compute", {"fn": "count", "input": ref("s1.rows")}, "s1")
         got = same(plan("count", "s2.value", REACH5, count), *stores)

@@ -6,11 +6,11 @@ The plan (a DAG with a branch and a join)::
 
     s1 temporal_reachability(src, week, limit 3)  -> page cut (truncated)
     s2 graph_metric_timeseries(edge_event_count, week, 1 day)
-    s3 compute filter(s1.rows, earliest_arrival >= t_a)  <- s1: tainted (read a cut page)
+    s3 snapshot_subgraph(seeds s1.rows[*].uid, t_a)   <- s1: tainted (read a cut page)
     s4 compute sum(s2.rows.value)                         <- s2
     s5 compute ratio(s4.value, s1.rows_total)             <- s1, s4 (rows_total is exact: not tainted)
 
-Claims: c1 ``s1.rows_total`` (right: supported), c2 a uid of s3's rows (right, but s3 is tainted:
+Claims: c1 ``s1.rows_total`` (right: supported), c2 a uid of s3's nodes (right, but s3 is tainted:
 weakly_supported), c3 ``s4.value`` + 1 (wrong: unsupported), c4 a count ``from`` s2 citing only s1
 (unverifiable).
 """
@@ -56,15 +56,10 @@ def _plan(src: str, t_a: int) -> dict[str, Any]:
                 "args": {"metric": "edge_event_count", "window": week, "stride": DAY_US},
             },
             {
+                # not a compute: compute reads past a cut page (issue 27), a uid list argument does not
                 "id": "s3",
-                "op": "compute",
-                "args": {
-                    "fn": "filter",
-                    "input": {"$ref": "s1.rows"},
-                    "field": "earliest_arrival",
-                    "cmp": ">=",
-                    "value": t_a,
-                },
+                "op": "snapshot_subgraph",
+                "args": {"seeds": {"$ref": "s1.rows[*].uid"}, "t_valid": t_a},
                 "depends_on": ["s1"],
             },
             {
@@ -130,7 +125,7 @@ def _answer(output: dict[str, Any], store: Path) -> dict[str, Any]:
 
     trace = trace_from_dict(output["trace"], ResultStore(store / "results"))
     total = trace.payload("s1")["rows_total"]
-    uid = trace.payload("s3")["rows"][0]["uid"]
+    uid = trace.payload("s3")["nodes"][0]["uid"]
     busy = trace.payload("s4")["value"]
     return {
         "text": f"{total} nodes are reachable, among them {uid}; the week had {busy + 1} message events.",
