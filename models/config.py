@@ -22,6 +22,10 @@ from engine.api import InvalidArgError
 
 #: how a server accepts a JSON schema for structured output (they differ: ../shared/NOTES-ENV.md)
 Flavour = Literal["vllm", "llamacpp", "openai"]
+#: seconds per request before it is retried, and requests in flight per replica: one default each for the
+#: campaign's :class:`ServingConfig` and a client configured directly (:class:`EndpointConfig`)
+TIMEOUT_S = 300.0
+CONCURRENCY = 8
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ class EndpointConfig:
     max_tokens: int = 512
     temperature: float = 0.0
     seed: int = 0
-    timeout_s: float = 120.0
+    timeout_s: float = TIMEOUT_S
     max_retries: int = 4  # attempts after the first
     #: re-send a request whose reply timed out. False for a one-request-at-a-time local server: it is still
     #: working on the request (a slow prefill), so a re-send would queue the same work behind it twice
@@ -74,7 +78,7 @@ class EndpointConfig:
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 20.0
     retry_after_cap_s: float = 60.0  # a server's Retry-After is honoured up to this
-    concurrency: int = 8  # requests in flight per replica
+    concurrency: int = CONCURRENCY  # requests in flight per replica
     health_cooldown_s: float = 30.0  # a replica marked down is health-checked again after this
     flavour: Flavour = "vllm"
     cache_dir: Path | None = None
@@ -180,9 +184,9 @@ class ServingConfig(_Strict):
     auto: llama-server when its binary is found, else llama-cpp-python (the run's tags say which served)."""
     api_key_env: str | None = None
     """An environment variable holding the API key, if the endpoint needs one."""
-    concurrency: int = Field(8, ge=1, le=1024)
+    concurrency: int = Field(CONCURRENCY, ge=1, le=1024)
     """Requests in flight per replica at most."""
-    timeout_s: float = Field(300.0, gt=0)
+    timeout_s: float = Field(TIMEOUT_S, gt=0)
     """Seconds per request before it is retried."""
     ready_timeout_s: float = Field(120.0, gt=0)
     """kind endpoint: seconds to wait for every replica to be ready before anything is made (a vLLM replica

@@ -286,5 +286,7 @@ def _path(loc: tuple[int | str, ...]) -> str:
 
 
 def config_schema() -> dict[str, Any]:
-    """The JSON schema of the campaign config, every field with its description."""
+    """The JSON schema of the campaign config, every field with its description. ``model`` appears in its
+    validated form (``generation``, ``serving``, ``params_b``); the YAML and overrides write the two parts'
+    keys flat (``model.temperature``, ``model.api_base``; ``name`` for ``generation.model``)."""
     return CampaignConfig.model_json_schema()

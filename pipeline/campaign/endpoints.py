@@ -274,8 +274,9 @@ def open_model(
         from models.local import start_local
 
         with start_local(serving.local_engine, **local_options(model)) as server:
-            served = gen.model_copy(update={"served_name": server.spec.model, "flavour": server.spec.flavour})
-            base = server.endpoint()  # the server's own client knobs (a serial server: no re-sent reads)
+            # the server's own model id and client knobs (a serial server: no re-sent reads), its flavour
+            base = server.endpoint()
+            served = gen.model_copy(update={"served_name": base.model, "flavour": server.spec.flavour})
             yield (
                 endpoint_config(served, serving, base.base_urls, cache_dir=cache,
                                 retry_read_timeouts=base.retry_read_timeouts),
