@@ -4,31 +4,29 @@
 contract (``pyproject.toml``, checked by ``tests/test_layering.py``) fails the build when they reach
 past it. Inside ``engine/`` modules import each other directly.
 
-The surface, by task:
+The surface, by task: only what ``models/``, ``pipeline/`` and ``reports/`` use (tests reach the
+rest in its own module), and ``__all__`` is exactly this table (``tests/engine/test_api_surface.py``):
 
 ==================  ========================================================================================
 task                names
 ==================  ========================================================================================
 build a store       :func:`build_store` (a dataset load: SNAP file, packaged copy or synthetic),
-                    :data:`DATASETS`, :func:`load_dataset`, :func:`source_path`, :func:`source_sha256`,
-                    :func:`generate_synthetic`, :func:`load_data`, the canonical clock
-                    (:data:`CANONICAL_BASE`, :data:`CANONICAL_STEP`, :data:`CLOCK_KINDS`),
+                    :data:`DATASETS`, :func:`source_path`, :func:`source_sha256`, :func:`load_data`,
                     :func:`ingest_data` (the two halves of a build, timed apart by the store benchmark)
-open, write, read   :class:`Store` (``create``/``open``/``write``/``digest``/``stats``), :class:`BatchResult`,
-                    :class:`ScanFilter`, :func:`parse_batch`, :data:`BACKENDS`, :func:`backend_class`
-                    (a backend by name), :data:`OPEN_END` (an open valid-time end), :func:`us_to_iso`
-log and replay      :func:`replay`, :func:`check_store` (``tgms check``) and its :class:`StoreCheck`,
-                    :func:`committed_batches` and :class:`CommittedBatch`, :func:`read_log`,
-                    :class:`LoggedBatch`, :data:`LOG_NAME`, :class:`StoreWarning`
-call an operator    :func:`call` (envelope dict), :func:`run_call` (with timings) and its
-                    :class:`CallResult`, :class:`OpContext`, :func:`parse_args` (an operator's arguments,
-                    validated), :func:`get_operator`, :func:`all_operators`, :func:`load_all`,
-                    :data:`REGISTRY` of :class:`OperatorSpec`, :data:`OPERATOR_ORDER` (the manual's order)
+open, write, read   :class:`Store` (``create``/``open``/``write``/``digest``/``stats``), :class:`ScanFilter`,
+                    :func:`parse_batch`, :data:`BACKENDS`, :func:`backend_class` (a backend by name),
+                    :data:`OPEN_END` (an open valid-time end), :func:`us_to_iso`
+log and replay      :func:`replay`, :func:`check_store` (``tgms check``), :func:`committed_batches`,
+                    :data:`LOG_NAME`, :class:`StoreWarning`
+call an operator    :func:`call` (envelope dict), :func:`run_call` (with timings), :class:`OpContext`,
+                    :func:`parse_args` (an operator's arguments, validated), :func:`get_operator`,
+                    :func:`all_operators`, :func:`load_all`, :data:`REGISTRY` of :class:`OperatorSpec`,
+                    :data:`OPERATOR_ORDER` (the manual's order)
 generated docs      :func:`operator_schemas`, :func:`tool_definitions`, :func:`planner_manual`,
                     :func:`schema_json`, :func:`units_legend` (the units' naming conventions),
                     :class:`Unit` and :data:`ARG_UNITS` (what an argument or output measures)
 vocabulary          :data:`METRICS`, :data:`MOTIF_NAMES`, :data:`ALLEN_RELATIONS`, :func:`allen_relation`
-                    (of two intervals), :data:`LIST_FNS`, :data:`DEFAULT_LIMIT`, :data:`ANSWER_KINDS`
+                    (of two intervals), :data:`DEFAULT_LIMIT`, :data:`ANSWER_KINDS`
 oracles             :data:`ORACLES`, :class:`OracleStore`, :func:`oracle_page` (the brute-force paths)
 cost model          :func:`profile`, :data:`COST_COEFFICIENTS` (the shipped ones; ``TGMS_COST_MODEL`` names
                     a calibrated file over them), :data:`COST_MODEL_PATH` (the shipped JSON file, what
@@ -36,25 +34,25 @@ cost model          :func:`profile`, :data:`COST_COEFFICIENTS` (the shipped ones
                     :func:`motif_exact_estimate` (the motif operators' event selection and exact work terms,
                     timed by the benchmarks)
 plans               :func:`build_plan`, :class:`Plan`, :class:`Step`, :class:`Ref` (a bad one:
-                    :class:`RefSyntaxError`), :func:`resolve_ref`, :func:`set_at`, :func:`verify_plan`, its
-                    :class:`Report`, :class:`VerifierConfig`, :data:`CHECKS`, :func:`execute`,
-                    :class:`ExecConfig`, :class:`Trace`, :func:`trace_from_dict`, :class:`ResultStore`,
-                    :class:`MemoryResults` (one in memory)
-claims              :func:`parse_answer` (an :class:`Answer` of :class:`Claim`), :func:`verify_claims`
-                    (a :class:`Verdict` each), :class:`VerifyConfig`, :func:`gate`,
-                    :class:`GateConfig`, :func:`coverage`, :func:`check_answer`, :func:`require_trace_store`,
+                    :class:`RefSyntaxError`), :func:`resolve_ref`, :func:`set_at`, :func:`verify_plan`,
+                    :class:`VerifierConfig`, :data:`CHECKS`, :func:`execute`, :class:`ExecConfig`,
+                    :class:`Trace`, :func:`trace_from_dict`, :class:`ResultStore`, :class:`MemoryResults`
+                    (one in memory)
+claims              :func:`parse_answer`, :func:`verify_claims`, :class:`VerifyConfig`, :func:`gate`,
+                    :class:`GateConfig`, :func:`check_answer`, :func:`require_trace_store`,
                     :func:`mechanical_answer`, :func:`typed_value`,
                     :func:`trace_object` and :func:`answer_object` (an outside trace or answer, checked);
                     the evidence helpers :func:`as_interval`, :func:`uid_of`, :func:`uids_in`,
                     :func:`is_number`, :func:`same_number`
-MCP tool layer      :class:`ToolServer` (tool list + thread-safe ``call``), :class:`ToolResult`,
-                    :func:`mcp_tool_list` (the SDK binding is ``pipeline/serve``)
-errors              :class:`TGMSError` and its subclasses (one tree: see :mod:`engine.errors`):
-                    :class:`SchemaError`, :class:`InvalidArgError`, :class:`NotFoundError`,
-                    :class:`GroundingError`, :class:`CostError`, :class:`LimitError`, :class:`ConflictError`,
+MCP tool layer      :class:`ToolServer` (tool list + thread-safe ``call``), :class:`ToolResult` (the SDK
+                    binding is ``pipeline/serve``)
+errors              :class:`TGMSError` and the subclasses outside code catches (the whole tree:
+                    :mod:`engine.errors`): :class:`SchemaError`, :class:`InvalidArgError`,
+                    :class:`NotFoundError`, :class:`LimitError`, :class:`ConflictError`,
                     :class:`CorruptError`, :class:`BackendError`, :class:`UpstreamError`;
                     :func:`error_from_dict` (one back from its JSON shape)
-files               :func:`write_atomic` (a file's content replaced all at once or not at all)
+files               :func:`write_atomic` (a file's content replaced all at once or not at all, streamed or
+                    checked before the rename), :func:`atomic_dir` (a directory built aside, renamed whole)
 canonical form      :func:`canonical_json`, :func:`canonical_json_of_canonical` (of a value already
                     canonical), :func:`canonicalize`, :func:`canon_float`, :func:`digest`, :func:`sha256_hex`,
                     :func:`check_depth` and :data:`MAX_JSON_DEPTH` (the nesting bound of every JSON input)
@@ -66,18 +64,16 @@ from __future__ import annotations
 from engine.canonical import MAX_JSON_DEPTH, canon_float, canonicalize, check_depth, digest, sha256_hex
 from engine.canonical import dumps as canonical_json
 from engine.canonical import dumps_canonical as canonical_json_of_canonical
-from engine.claims.answer import Answer, Claim, parse_answer
+from engine.claims.answer import parse_answer
 from engine.claims.check import check_answer, require_trace_store
 from engine.claims.evidence import as_interval, is_number, same_number, uid_of, uids_in
-from engine.claims.gate import GateConfig, coverage, gate
+from engine.claims.gate import GateConfig, gate
 from engine.claims.reporter import mechanical_answer, typed_value
-from engine.claims.verifier import Verdict, VerifyConfig, verify_claims
+from engine.claims.verifier import VerifyConfig, verify_claims
 from engine.errors import (
     BackendError,
     ConflictError,
     CorruptError,
-    CostError,
-    GroundingError,
     InvalidArgError,
     LimitError,
     NotFoundError,
@@ -90,19 +86,17 @@ from engine.errors import (
 from engine.execute.executor import ExecConfig, Trace, execute, trace_from_dict
 from engine.execute.results import MemoryResults, ResultStore
 from engine.execute.trace_check import answer_object, trace_object
-from engine.fileio import write_atomic
+from engine.fileio import atomic_dir, write_atomic
 from engine.ingest.build import DATASETS, build_store, ingest_data, load_data
-from engine.ingest.snap import load_dataset, source_path, source_sha256
-from engine.ingest.synthetic import generate as generate_synthetic
+from engine.ingest.snap import source_path, source_sha256
 from engine.mcp import ToolResult, ToolServer
-from engine.mcp import tool_list as mcp_tool_list
 from engine.operators import cost as _cost
 from engine.operators.base import parse_args
-from engine.operators.compute import LIST_FNS, allen_relation
+from engine.operators.compute import allen_relation
 from engine.operators.context import OpContext
 from engine.operators.cost import COEFFICIENTS as COST_COEFFICIENTS
 from engine.operators.cost import profile
-from engine.operators.envelope import CallResult, call, run_call
+from engine.operators.envelope import call, run_call
 from engine.operators.evolution import ALLEN_RELATIONS
 from engine.operators.metrics import METRICS
 from engine.operators.motifs import MOTIF_NAMES
@@ -125,14 +119,13 @@ from engine.operators.units import ARG_UNITS, Unit, units_legend
 from engine.plan.model import ANSWER_KINDS, Plan, Step, build_plan
 from engine.plan.refs import Ref, RefSyntaxError, set_at
 from engine.plan.refs import resolve as resolve_ref
-from engine.plan.verifier import CHECKS, Report, VerifierConfig
+from engine.plan.verifier import CHECKS, VerifierConfig
 from engine.plan.verifier import verify as verify_plan
-from engine.store import BatchResult, ScanFilter, Store, replay
+from engine.store import ScanFilter, Store, replay
 from engine.store.backends import BACKENDS, backend_class
-from engine.store.batches import CommittedBatch, committed_batches
-from engine.store.check import StoreCheck, check_store
-from engine.store.clock import CANONICAL_BASE, CANONICAL_STEP, CLOCK_KINDS
-from engine.store.eventlog import LOG_NAME, LoggedBatch, read_log
+from engine.store.batches import committed_batches
+from engine.store.check import check_store
+from engine.store.eventlog import LOG_NAME
 from engine.store.ops import parse_batch
 from engine.timeutil import OPEN_END, us_to_iso
 
@@ -144,15 +137,11 @@ __all__ = [
     "ANSWER_KINDS",
     "ARG_UNITS",
     "BACKENDS",
-    "CANONICAL_BASE",
-    "CANONICAL_STEP",
     "CHECKS",
-    "CLOCK_KINDS",
     "COST_COEFFICIENTS",
     "COST_MODEL_PATH",
     "DATASETS",
     "DEFAULT_LIMIT",
-    "LIST_FNS",
     "LOG_NAME",
     "MAX_JSON_DEPTH",
     "METRICS",
@@ -161,21 +150,13 @@ __all__ = [
     "OPERATOR_ORDER",
     "ORACLES",
     "REGISTRY",
-    "Answer",
     "BackendError",
-    "BatchResult",
-    "CallResult",
-    "Claim",
-    "CommittedBatch",
     "ConflictError",
     "CorruptError",
-    "CostError",
     "ExecConfig",
     "GateConfig",
-    "GroundingError",
     "InvalidArgError",
     "LimitError",
-    "LoggedBatch",
     "MemoryResults",
     "NotFoundError",
     "OpContext",
@@ -184,13 +165,11 @@ __all__ = [
     "Plan",
     "Ref",
     "RefSyntaxError",
-    "Report",
     "ResultStore",
     "ScanFilter",
     "SchemaError",
     "Step",
     "Store",
-    "StoreCheck",
     "StoreWarning",
     "TGMSError",
     "ToolResult",
@@ -198,13 +177,13 @@ __all__ = [
     "Trace",
     "Unit",
     "UpstreamError",
-    "Verdict",
     "VerifierConfig",
     "VerifyConfig",
     "all_operators",
     "allen_relation",
     "answer_object",
     "as_interval",
+    "atomic_dir",
     "backend_class",
     "build_plan",
     "build_store",
@@ -217,19 +196,15 @@ __all__ = [
     "check_depth",
     "check_store",
     "committed_batches",
-    "coverage",
     "digest",
     "error_from_dict",
     "execute",
     "gate",
-    "generate_synthetic",
     "get_operator",
     "ingest_data",
     "is_number",
     "load_all",
     "load_data",
-    "load_dataset",
-    "mcp_tool_list",
     "mechanical_answer",
     "motif_exact_estimate",
     "motif_selection",
@@ -240,7 +215,6 @@ __all__ = [
     "parse_batch",
     "planner_manual",
     "profile",
-    "read_log",
     "replay",
     "require_trace_store",
     "resolve_ref",

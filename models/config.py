@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engine.api import InvalidArgError
 
-#: how a server accepts a JSON schema for structured output (they differ: ../shared/NOTES-ENV.md)
+#: how a server accepts a JSON schema for structured output (they differ: :mod:`models.structured`)
 Flavour = Literal["vllm", "llamacpp", "openai"]
 #: seconds per request before it is retried, and requests in flight per replica: one default each for the
 #: campaign's :class:`ServingConfig` and a client configured directly (:class:`EndpointConfig`)

@@ -1,6 +1,6 @@
 """The JSON-schema response format in the form each server accepts.
 
-They differ (../shared/NOTES-ENV.md): vLLM and OpenAI take ``{"type": "json_schema", "json_schema":
+They differ: vLLM and OpenAI take ``{"type": "json_schema", "json_schema":
 {"name", "schema", "strict"}}``; llama.cpp's server enforces ``{"type": "json_object", "schema": ...}`` and
 answers HTTP 500 to the ``json_schema`` form; vLLM ignores a schema given in the ``json_object`` form.
 """

@@ -33,7 +33,9 @@ from engine.store import Store
 from engine.store.backends import BACKENDS, backend_class
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+#: the shared test data beside the repository; ``TGMS_SHARED_DATA=DIR`` points elsewhere (a missing
+#: directory runs the data tests as a clone without ``../shared`` does: CollegeMsg from the package)
+SHARED_DATA = Path(os.environ.get("TGMS_SHARED_DATA") or REPO_ROOT.parent / "shared" / "data").resolve()
 
 
 def signal_point(name: str, lo: int, hi: int) -> tuple[int, random.Random]:

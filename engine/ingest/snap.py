@@ -30,14 +30,12 @@ the first bad line (or to accept irregular but valid whitespace).
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import http.client
 import importlib.resources
 import math
 import os
 import shutil
-import tempfile
 import urllib.error
 import urllib.request
 import zlib
@@ -50,6 +48,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from engine.errors import InvalidArgError, NotFoundError, SchemaError, TGMSError
+from engine.fileio import write_atomic
 from engine.ingest.events import EventFrame, make_table, props_text
 from engine.timeutil import OPEN_END, US_PER_SECOND
 
@@ -156,18 +155,11 @@ def download(
         raise NotFoundError(
             f"cannot create the cache directory {dest.parent}", cache_dir=str(dest.parent), reason=str(exc)
         ) from exc
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            _fetch(url, out, timeout=timeout, dest=dest)
-            out.flush()
-            os.fsync(out.fileno())
-        _check_gzip(tmp, url)
-        os.replace(tmp, dest)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    write_atomic(
+        dest,
+        lambda out: _fetch(url, out, timeout=timeout, dest=dest),
+        check=lambda tmp: _check_gzip(tmp, url),
+    )
     return dest
 
 

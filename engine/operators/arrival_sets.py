@@ -9,7 +9,11 @@ at s), and an interval arc adds ``(A_{r-1}(v) − 1) ∩ [s, min(e, t_b) − 2]`
 The rounds are **incremental** (:func:`arrival_rounds`). The sets shrink (``A_r ⊆ A_{r-1}``: an arrival
 from which r hops are possible allows r − 1), and ``A_r(u)`` depends only on the sets of u's heads in
 ``A_{r-1}``. So a round re-checks only the arcs whose head's set changed in the round before, recomputes
-the sets of the tails those arcs touch, and keeps every other node's intervals as they were. On a busy
+the sets of the tails those arcs touch, and keeps every other node's intervals as they were. A change is
+also located in time (:func:`_changed`: a range per node holding every time that left the set): an arc
+taken at s is re-checked only if s is in its head's range, an interval arc's tail recomputed only if the
+range meets the arc's window. Most later changes are one time unit at an interval's end (a walk along
+open arcs, one unit a hop), so this skips most of the arcs at a changed node. On a busy
 window the sets settle after a few rounds (long chains circle through the same arcs), and the later
 rounds cost what changed, not the window's size: the 1-hour wait at 10^6 edge versions went from 20 full
 rounds over ~10^5 arcs to a few full ones and small corrections (docs/benchmarks.md).
@@ -17,6 +21,7 @@ rounds over ~10^5 arcs to a few full ones and small corrections (docs/benchmarks
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,11 +36,14 @@ Rows = tuple[np.ndarray, np.ndarray, np.ndarray]  # node, lo, hi
 
 
 def order(node: np.ndarray, lo: np.ndarray, pack: Pack) -> np.ndarray:
-    """The permutation sorting ``(node, lo)`` pairs: one integer sort when the times pack."""
+    """A permutation sorting ``(node, lo)`` pairs (ties in any order): one integer sort when the times
+    pack."""
     if pack is None:
         return np.lexsort((lo, node))
     base, w = pack
-    return np.argsort(node * w + (lo - base), kind="stable")
+    # an unstable sort (several times faster than a stable one on int64): rows tied on (node, lo) may
+    # come in any order, since every use merges them into one interval
+    return np.argsort(node * w + (lo - base))
 
 
 def merge_at(node: np.ndarray, lo: np.ndarray, qnode: np.ndarray, qlo: np.ndarray, pack: Pack) -> np.ndarray:
@@ -80,8 +88,8 @@ class Spans:
             self.u = np.unique(lo)
             self.r = len(self.u) + 1
             self.key = node * self.r + np.searchsorted(self.u, lo, "right")
-        else:
-            self.key = self._packed(node, lo)
+        else:  # a set's times are within the pack's range: no clip (that is for queries)
+            self.key = node * pack[1] + (lo - pack[0])
 
     def _packed(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
         assert self.pack is not None
@@ -140,13 +148,14 @@ class _Starts:
         self.idx = np.arange(len(v))  # the first hops not yet found unable (a superset of those able)
         self.witness = -1  # a position in idx of one that can, or -1: none known
 
-    def any_in(self, rest: Spans, changed: np.ndarray) -> bool:
+    def any_in(self, contains: Callable[[np.ndarray, np.ndarray], np.ndarray], changed: np.ndarray) -> bool:
+        """Whether some first hop's (head, time) is in the set ``contains`` tests."""
         w = self.witness
         if w >= 0:
             i = self.idx[w : w + 1]
-            if not changed[self.v[i[0]]] or rest.contains(self.v[i], self.t[i])[0]:
+            if not changed[self.v[i[0]]] or contains(self.v[i], self.t[i])[0]:
                 return True
-        alive = rest.contains(self.v[self.idx], self.t[self.idx])
+        alive = contains(self.v[self.idx], self.t[self.idx])
         if not alive.any():
             return False  # idx kept: the caller reads it as the hops able to make one hop fewer
         self.idx = self.idx[alive]
@@ -165,9 +174,17 @@ class Arcs:
     end: np.ndarray
 
 
-def _changed(old: Spans, new: Rows, nodes: np.ndarray, n: int) -> np.ndarray:
+#: "every time": the changed range of a node whose interval count changed
+_ALL = (np.iinfo(np.int64).min, np.iinfo(np.int64).max)
+
+
+def _changed(old: Spans, new: Rows, nodes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Of the nodes flagged in ``nodes``, those whose intervals differ between ``old`` and ``new`` (which
-    holds rows of flagged nodes only)."""
+    holds rows of flagged nodes only), and per node a time range ``[first, last]`` holding every time
+    whose membership changed. A node keeping its number of intervals changes only where its rows differ
+    (a time in one set and not the other is in row k of one and not in row k of the other); one whose
+    number changed gets every time. A round's change is mostly one time unit at an interval's end (a walk
+    along open arcs), so most arcs at a changed node cannot be affected: the range says which can."""
     in_old = nodes[old.node]
     onode, olo, ohi = old.node[in_old], old.lo[in_old], old.hi[in_old]
     nnode, nlo, nhi = new
@@ -177,8 +194,20 @@ def _changed(old: Spans, new: Rows, nodes: np.ndarray, n: int) -> np.ndarray:
     same = nodes & ~diff  # as many intervals before and after: compare them in order
     mo, mn = same[onode], same[nnode]
     rows_differ = (olo[mo] != nlo[mn]) | (ohi[mo] != nhi[mn])
-    diff[onode[mo][rows_differ]] = True
-    return diff
+    first, last = np.full(n, _ALL[1]), np.full(n, _ALL[0])
+    first[diff], last[diff] = _ALL
+    at = onode[mo][rows_differ]
+    a1, a2 = olo[mo][rows_differ], nlo[mn][rows_differ]
+    b1, b2 = ohi[mo][rows_differ], nhi[mn][rows_differ]
+    # [a1, b1] and [a2, b2] differ in (min b, max b] when a1 = a2, in [min a, max a) when b1 = b2
+    if len(at):  # the rows are in node order: one segment per node (reduceat, not the slower ufunc.at)
+        seg = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
+        lo = np.where(a1 == a2, np.minimum(b1, b2) + 1, np.minimum(a1, a2))
+        hi = np.where(b1 == b2, np.maximum(a1, a2) - 1, np.maximum(b1, b2))
+        first[at[seg]] = np.minimum.reduceat(lo, seg)
+        last[at[seg]] = np.maximum.reduceat(hi, seg)
+    diff[at] = True
+    return diff, first, last
 
 
 def arrival_rounds(
@@ -191,8 +220,11 @@ def arrival_rounds(
     at every head; sets are cut at ``top``. ``tail_order``: the arcs' indices in (tail, vt_s) order, when
     the caller has it (saves a sort)."""
     t_a, t_b = window
-    heads = np.unique(arcs.v)
+    v = arcs.v  # in head order already (the caller's order): the distinct heads without np.unique's sort
+    heads = v[np.r_[True, v[1:] != v[:-1]]] if len(v) and bool((v[1:] >= v[:-1]).all()) else np.unique(v)
     spans = [Spans(heads, np.full(len(heads), t_a), np.full(len(heads), top), pack)]  # A_0: any arrival
+    is_head = np.zeros(n, bool)
+    is_head[heads] = True
     # arcs taken at their start s from an earlier arrival (s > t_a): the arrivals [s − δ, s − 1]
     at = np.flatnonzero(arcs.s > t_a)
     hu, hv, hs = arcs.u[at], arcs.v[at], arcs.s[at]
@@ -209,12 +241,16 @@ def arrival_rounds(
     iu, iv = arcs.u[iv_at], arcs.v[iv_at]
     ix, iy = arcs.s[iv_at] + 1, np.minimum(arcs.end[iv_at], t_b) - 1
     live_h, live_i = np.ones(len(hu), bool), np.ones(len(iu), bool)
+    ptr = np.searchsorted(hu[by_tail], np.arange(n + 1))  # each tail's arcs: by_tail[ptr[u]:ptr[u + 1]]
     starts = _Starts(first_v, tau0)
     changed = np.ones(n, bool)  # the nodes whose set changed in the last round (A_0: all, in effect)
+    first, last = np.full(n, _ALL[0]), np.full(n, _ALL[1])  # where in time (a superset of the change)
     for r in range(1, max_hops + 2):
         rest = spans[-1]
         before = starts.idx
-        if not starts.any_in(rest, changed):  # no first hop can make r hops
+        # A_0 is [t_a, top] at every head: tested by comparisons, not by searches
+        member = rest.contains if r > 1 else lambda v, t: is_head[v] & (t >= t_a) & (t <= top)
+        if not starts.any_in(member, changed):  # no first hop can make r hops
             return spans, False, before
         if r > max_hops:
             return spans, True, before
@@ -222,21 +258,35 @@ def arrival_rounds(
             empty = np.zeros(0, np.int64)
             spans.append(Spans(empty, empty, empty, pack))
             changed = np.ones(n, bool)
+            first, last = np.full(n, _ALL[0]), np.full(n, _ALL[1])
             continue
-        # arcs taken at their start whose head's set changed: still usable?
-        check = np.flatnonzero(live_h & changed[hv])
-        gone = check[~rest.contains(hv[check], hs[check])]
+        # arcs taken at their start whose head's set changed around their start: still usable?
+        if r == 1:  # every arc's head has A_0 = [t_a, top], and s > t_a
+            gone = np.flatnonzero(hs > top)
+        else:
+            check = np.flatnonzero(live_h & changed[hv])
+            check = check[(hs[check] >= first[hv[check]]) & (hs[check] <= last[hv[check]])]
+            gone = check[~rest.contains(hv[check], hs[check])]
         live_h[gone] = False
-        # the tails to recompute: of arcs lost, and of interval arcs whose head's set changed
+        # the tails to recompute: of arcs lost, and of interval arcs whose head's set changed inside
+        # their window [x, y] (their rows read the set there only)
         dirty = np.ones(n, bool) if r == 1 else np.zeros(n, bool)
         dirty[hu[gone]] = True
-        dirty[iu[live_i & changed[iv]]] = True
+        hit = np.flatnonzero(live_i & changed[iv])
+        hit = hit[(ix[hit] <= last[iv[hit]]) & (iy[hit] >= first[iv[hit]])]
+        dirty[iu[hit]] = True
         if 2 * int(live_h.sum()) < len(live_h):  # half are gone for good: keep the arrays small
             renum = np.cumsum(live_h) - 1
             by_tail = renum[by_tail[live_h[by_tail]]]
             hu, hv, hs, hlo = hu[live_h], hv[live_h], hs[live_h], hlo[live_h]
             live_h = np.ones(len(hu), bool)
-        o = by_tail[live_h[by_tail] & dirty[hu[by_tail]]]
+            ptr = np.searchsorted(hu[by_tail], np.arange(n + 1))
+        if r == 1:
+            o = by_tail
+        else:  # the dirty tails' arcs, by their ranges in by_tail (not a pass over every arc)
+            tails = np.flatnonzero(dirty)
+            o = by_tail[_ranges(ptr[tails], ptr[tails + 1])[0]]
+        o = o[live_h[o]]
         rows = (hu[o], hlo[o], hs[o] - 1)
         sel = np.flatnonzero(live_i & dirty[iu])
         own, j = rest.overlapping(iv[sel], ix[sel], iy[sel])
@@ -251,7 +301,7 @@ def arrival_rounds(
             rows = _insert(rows, (inode[io], ilo[io], ihi[io]), pack)
         fresh = Spans.union(*rows, pack)
         new = (fresh.node, fresh.lo, np.minimum(fresh.hi, top))
-        changed = _changed(rest, new, dirty, n)
+        changed, first, last = _changed(rest, new, dirty, n)
         kept = ~dirty[rest.node]
         spans.append(Spans(*_insert((rest.node[kept], rest.lo[kept], rest.hi[kept]), new, pack), pack))
     raise AssertionError("unreachable: the loop returns at r = max_hops + 1")

@@ -123,7 +123,8 @@ class _Arcs:
         passing = edge_keep(ctx, a.as_of_tt, a.where)
         if passing is not None:
             idx = idx[passing[idx]]
-        by_tail = np.argsort(e.src[idx], kind="stable")
+        # a stable sort by tail, as an unstable sort of unique keys (tail, index): ~4x faster on int64
+        by_tail = np.argsort(e.src[idx].astype(np.int64) * max(len(idx), 1) + np.arange(len(idx)))
         self.e, self.pos = e, idx[by_tail]
         self.u, self.v = e.src[self.pos].astype(np.int64), e.dst[self.pos].astype(np.int64)
         self.s, self.end = e.vt_s[self.pos], e.vt_e[self.pos]

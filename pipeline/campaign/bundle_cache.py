@@ -16,12 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from engine.api import CorruptError, NotFoundError, canonical_json, sha256_hex
+from engine.api import CorruptError, NotFoundError, atomic_dir, canonical_json, sha256_hex
 from pipeline.campaign.bundle import (
     BUNDLE_FORMAT,
     BUNDLE_VERSION,
@@ -89,15 +88,10 @@ def keep(root: Path, key: str, bundle: Path) -> bool:
     try:
         root.mkdir(parents=True, exist_ok=True)
         remove_stale_scratch(root)  # what a killed keep left (its pid no longer runs)
-        scratch = Path(tempfile.mkdtemp(prefix=f".bundle-{os.getpid()}-", dir=root))
-    except OSError:
-        return False
-    try:
-        for f in FILES:
-            shutil.copyfile(bundle / f, scratch / f)
-        os.rename(scratch, root / key)  # atomic; a racing builder that got there first wins
+        # the entry appears by one rename; a racing builder that got there first wins (OSError here)
+        with atomic_dir(root / key, prefix=f".bundle-{os.getpid()}-") as scratch:
+            for f in FILES:
+                shutil.copyfile(bundle / f, scratch / f)
         return True
     except OSError:
         return (root / key).is_dir()
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)

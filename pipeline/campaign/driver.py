@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, NotFoundError, TGMSError, replay
+from engine.api import InvalidArgError, NotFoundError, TGMSError, replay, write_atomic
 from models.config import ModelConfig
 from models.local.paths import cache_root
 from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
@@ -52,6 +52,8 @@ from pipeline.campaign.cell_spec import (
 from pipeline.campaign.cells import Cell, cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, SuiteConf, validate
 from pipeline.campaign.preflight import preflight
+from pipeline.campaign.resume import CellResume, resume_cell
+from pipeline.campaign.tracking import bundle_tags, default_artifact_location, default_uri
 from pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
 from pipeline.systems.embeddings import EMBED_THREADS_ENV
 from pipeline.table import Document, Table, to_markdown
@@ -134,9 +136,9 @@ def tracking_target(config: CampaignConfig, base_dir: Path) -> tuple[str, str, s
     uri = (
         config.tracking.uri
         or os.environ.get("MLFLOW_TRACKING_URI")  # as `tgms report` and MLflow itself read it
-        or f"sqlite:///{(base_dir / 'mlflow.db').resolve()}"
+        or default_uri(base_dir)
     )
-    artifacts = config.tracking.artifact_location or (base_dir / "mlruns").resolve().as_uri()
+    artifacts = config.tracking.artifact_location or default_artifact_location(base_dir)
     return uri, config.tracking.experiment or config.experiment.name, artifacts
 
 
@@ -190,9 +192,7 @@ def write_cell_spec(run_dir: Path, cell: Cell, spec: CellSpec) -> Path:
     provenance, never the hashed fields, which the campaign id pins)."""
     path = run_dir / SPECS_DIR / f"{cell.cell_id}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(spec.to_json(), encoding="utf-8")
-    tmp.replace(path)  # a reader never sees half a spec
+    write_atomic(path, spec.to_json(), fsync=False, shared=True)  # a reader never sees half a spec
     return path
 
 
@@ -204,8 +204,6 @@ def evaluate(
     parent: str,
     plan: CellPlan,
 ) -> list[CellResult]:
-    from pipeline.campaign.records import latest_records
-
     tasks = plan.tasks
     (run_dir / "records").mkdir(parents=True, exist_ok=True)
     (run_dir / "traces").mkdir(parents=True, exist_ok=True)
@@ -214,9 +212,8 @@ def evaluate(
     def paths(cell: Cell) -> tuple[Path, Path]:
         return run_dir / "records" / f"{cell.cell_id}.jsonl", run_dir / "traces" / f"{cell.cell_id}.jsonl"
 
-    def recorded(cell: Cell) -> list[dict[str, Any]]:
-        ids = {t["id"] for t in tasks[cell.suite]}
-        return [r for r in latest_records(paths(cell)[0]) if r["task_id"] in ids]
+    def recorded(cell: Cell) -> CellResume:
+        return resume_cell(paths(cell)[0], tasks[cell.suite], plan.specs[cell].sha256())
 
     if not config.run.resume:
         for cell in cells:
@@ -264,11 +261,15 @@ def _evaluate_cells(
     from pipeline.campaign.progress import Progress
     from pipeline.campaign.ray_runtime import ray_session
 
-    prior = {cell: recorded(cell) for cell in cells}  # read once: resume skips these, progress counts them
-    done = {cell: {r["task_id"] for r in prior[cell] if r.get("status") != "infra_error"} for cell in cells}
-    todo = {cell: [t for t in tasks[cell.suite] if t["id"] not in done[cell]] for cell in cells}
+    # read once: the executor skips the same tasks (it asks resume_cell too), progress counts these
+    resumed = {cell: recorded(cell) for cell in cells}
+    prior = {cell: resumed[cell].records for cell in cells}
+    todo = {cell: resumed[cell].todo for cell in cells}
     pending = sum(len(v) for v in todo.values())
-    say(f"{len(cells)} cells, {sum(len(tasks[c.suite]) for c in cells)} (task, cell) pairs, {pending} to run")
+    stale = sum(r.stale for r in resumed.values())
+    aside = f"; {stale} record(s) of another cell spec not reused" if stale else ""
+    pairs = sum(len(tasks[c.suite]) for c in cells)
+    say(f"{len(cells)} cells, {pairs} (task, cell) pairs, {pending} to run{aside}")
     if pending:
         progress = Progress(config.run.progress_every_s)
         for cell in cells:
@@ -316,7 +317,7 @@ def _evaluate_cells(
                 )  # fmt: skip
     out = []
     for cell in cells:
-        records = recorded(cell)
+        records = recorded(cell).records
         files = [p for p in paths(cell) if p.exists()]
         metrics = tracker.log_cell(run_ids[cell], records, files)
         tracker.end_run(run_ids[cell], "FINISHED")
@@ -430,9 +431,7 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
     if commit:
         tags["mlflow.source.git.commit"] = commit
     for name, (_, manifest) in bundles.items():
-        tags[f"tgms.store_digest.{name}"] = manifest["store_digest"]
-        tags[f"tgms.suite_sha256.{name}"] = manifest["suite_sha256"]
-        tags[f"tgms.test_sha256.{name}"] = manifest["test_sha256"]
+        tags.update(bundle_tags(name, manifest))
     title = f"{config.experiment.name} · {', '.join(config.suites)} · {config.model.name}"
     # the tasks and cell specs are resolved once, here, because the parent's id is made of them
     plan = plan_cells(config, bundles, provenance(tags["tgms.git_revision"]))

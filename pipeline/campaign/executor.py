@@ -9,7 +9,8 @@ the suite, the expected and found digest and why.
 actors × actor_concurrency per suite; optionally fewer over the whole pool), the least loaded actor
 first, and hands every finished result to ``on_record`` **in the driver process**, one at a time, in
 completion order; the driver appends it with flush + fsync (:func:`write_result`), so a task is done
-exactly when its record is on disk. Tasks already done in a cell's records file are skipped (resume). A
+exactly when its record is on disk. Tasks already done in a cell's records file are skipped (resume, as
+:func:`pipeline.campaign.resume.resume_cell` decides: finished, and under the job's cell spec). A
 task whose actor died is resubmitted to another actor (after Ray's own retry on the restarted actor), at
 most ``max_resubmits`` times; after that it is recorded as ``infra_error`` (unscored, rerun on resume) —
 never lost, never scored.
@@ -36,7 +37,8 @@ from pipeline.campaign.cells import Cell
 from pipeline.campaign.config import ClusterConf
 from pipeline.campaign.endpoints import endpoint_to_dict
 from pipeline.campaign.ray_runtime import actors_per_suite, import_ray
-from pipeline.campaign.records import append_line, append_record, done_task_ids
+from pipeline.campaign.records import append_line, append_record
+from pipeline.campaign.resume import resume_cell
 from pipeline.systems.base import RunSettings
 
 #: warnings (a memory kill, fewer actors than asked) go to Hydra's console and job log (driver.log) alike
@@ -313,15 +315,14 @@ class _Scheduler:
         self.hold_until = 0.0
 
     def enqueue(self, jobs: Iterable[CellJob], resume: bool) -> None:
-        """Queue every job's tasks per suite, skipping those already recorded (resume)."""
+        """Queue every job's tasks per suite, skipping those already recorded (resume, as
+        :func:`~pipeline.campaign.resume.resume_cell` decides)."""
         for job in jobs:
-            done = done_task_ids(job.records_path) if resume else set()
-            queue = self.queues.setdefault(job.cell.suite, deque())
-            for task in job.tasks:
-                if str(task["id"]) in done:
-                    self.stats["skipped"] += 1
-                else:
-                    queue.append((job, task, 0))
+            to_run = job.tasks
+            if resume:
+                to_run = resume_cell(job.records_path, job.tasks, job.cell_spec_sha256).todo
+            self.stats["skipped"] += len(job.tasks) - len(to_run)
+            self.queues.setdefault(job.cell.suite, deque()).extend((job, task, 0) for task in to_run)
         missing = [s for s, q in self.queues.items() if q and not self.pool.live(s)]
         if missing:
             raise InfraError(f"no task actor serves suite(s) {missing}", suites=missing)

@@ -3,9 +3,8 @@
 The driver is the only writer of a cell's files (actors return results; the driver appends them), so a line
 is written whole by one process. Each append is flushed and fsynced before the next task is counted done:
 a SIGKILL loses at most the line being written, and that torn tail is cut on the next append (the reader
-skips it). A task counts as done when it has a record whose status is not ``infra_error``: an infra failure
-is kept in the file (never lost, never scored) and the task runs again on a rerun, whose record then
-supersedes it (:func:`latest_records`).
+skips it). Which records count on a rerun (and so which tasks run again) is decided in
+:mod:`pipeline.campaign.resume`.
 """
 
 from __future__ import annotations
@@ -17,28 +16,7 @@ from typing import Any
 
 from pipeline.systems.runner import _trim_torn_tail, read_records
 
-__all__ = ["append_line", "append_record", "done_task_ids", "latest_records", "read_records"]
-
-
-def done_task_ids(path: str | Path) -> set[str]:
-    """Task ids with a finished (non-``infra_error``) record in ``path``; empty when the file is absent."""
-    return {
-        str(r["task_id"])
-        for r in read_records(path)
-        if isinstance(r, dict) and "task_id" in r and r.get("status") != "infra_error"
-    }
-
-
-def latest_records(path: str | Path) -> list[dict[str, Any]]:
-    """One record per task id: the finished one if any, else the last infra failure (file order kept)."""
-    best: dict[str, dict[str, Any]] = {}
-    for r in read_records(path):
-        if not isinstance(r, dict) or "task_id" not in r:
-            continue
-        tid = str(r["task_id"])
-        if tid not in best or best[tid].get("status") == "infra_error":
-            best[tid] = r
-    return list(best.values())
+__all__ = ["append_line", "append_record", "read_records"]
 
 
 def append_line(path: str | Path, line: str) -> None:

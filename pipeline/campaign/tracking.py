@@ -70,8 +70,8 @@ def default_uri(run_dir: str | Path) -> str:
 
 
 def default_artifact_location(run_dir: str | Path) -> str:
-    """Where the runs' artifacts go: ``<run_dir>/mlruns`` (MLflow would otherwise use the cwd)."""
-    return str(Path(run_dir).resolve() / ARTIFACTS_DIR)
+    """Where the runs' artifacts go: ``file://<abs run_dir>/mlruns`` (MLflow would otherwise use the cwd)."""
+    return (Path(run_dir).resolve() / ARTIFACTS_DIR).as_uri()
 
 
 def git_revision(path: str | Path | None = None) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.api import InvalidArgError
+from engine.api import InvalidArgError, atomic_dir
 from pipeline.systems.latest import LatestState, props_of
 
 SCHEMA_VERSION = "1"
@@ -133,18 +133,14 @@ def ensure_graph(latest: LatestState, cache_dir: Path) -> tuple[Path, dict[str, 
     shutil.rmtree(root, ignore_errors=True)
     # built aside and renamed into place, so a reader never sees half a database; two builders (campaign
     # actors) build apart and the loser of the rename uses the winner's copy
-    tmp = root.with_name(root.name + f".building-{os.getpid()}-{threading.get_ident()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    root.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _build(tmp / DB_FILE, latest, tables)
-        (tmp / READY).write_text(json.dumps(meta, sort_keys=True))
-        tmp.rename(root)
+        with atomic_dir(root, prefix=f"{root.name}.building-{os.getpid()}-{threading.get_ident()}-") as tmp:
+            _build(tmp / DB_FILE, latest, tables)
+            (tmp / READY).write_text(json.dumps(meta, sort_keys=True))
     except OSError:
         if not _ready(root, meta):
             raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return root / DB_FILE, {**meta, "cached": False}
 
 

@@ -9,8 +9,10 @@ refused is no example). Correction probes have no train draws.
 
 Per template, drafts are drawn (seeded) until :data:`DRAWS` tasks are accepted or :data:`ATTEMPTS` drafts
 were tried. A draft whose gold value already occurs :func:`value_cap` times in the template is dropped as
-degenerate (so no gold covers more than a third of a template's tasks); a template left with fewer than
-three distinct gold values is dropped whole (logged). Refused (``E_COST``) draws are kept as records.
+degenerate (so no gold covers more than a third of a template's tasks); a yes/no template keeps as many
+of one answer as of the other (at most half the draws each); a template left with fewer than three
+distinct gold values (a yes/no one: without both) is dropped whole (logged). Refused (``E_COST``) draws
+are kept as records.
 
 The file is canonical JSON (sorted keys, no spaces) plus a newline: the same event log and seed give the
 same bytes. ``test_sha256`` is the SHA-256 of the canonical JSON of the test split.
@@ -42,8 +44,13 @@ DEV_SHARE = 0.2
 MIN_DISTINCT = 3
 
 
-def value_cap(draws: int) -> int:
-    return max(1, draws // 3)
+def value_cap(draws: int, kind: str = "") -> int:
+    # a yes/no question has only two answers: half of the draws each is as spread as it gets
+    return max(1, draws // 2) if kind == "boolean" else max(1, draws // 3)
+
+
+def min_distinct(kind: str) -> int:
+    return 2 if kind == "boolean" else MIN_DISTINCT
 
 
 @dataclass
@@ -100,7 +107,7 @@ def run_template(
     out = TemplateRun()
     seen: set[tuple[Any, ...]] = set()
     values: Counter[str] = Counter()
-    cap = value_cap(DRAWS)
+    cap = value_cap(DRAWS, tmpl.kind)
     for _ in range(ATTEMPTS):
         if len(out.tasks) >= DRAWS:
             break
@@ -132,7 +139,10 @@ def run_template(
             continue
         values[v] += 1
         out.tasks.append(task_record(task_id, tmpl, para, question, draft, plan, g.gold, g.answer_object))
-    if len(values) < MIN_DISTINCT and out.tasks:
+    if tmpl.kind == "boolean":
+        out.tasks = _balanced(out.tasks, out.dropped)
+        values = Counter(canonical_json(t["gold"]) for t in out.tasks)
+    if len(values) < min_distinct(tmpl.kind) and out.tasks:
         out.dropped[f"template dropped: {len(values)} distinct gold values"] += len(out.tasks)
         out.tasks = []
     if progress:
@@ -141,6 +151,19 @@ def run_template(
             f"{sum(out.dropped.values())} dropped"
         )
     return out
+
+
+def _balanced(tasks: list[dict[str, Any]], dropped: Counter[str]) -> list[dict[str, Any]]:
+    """A yes/no template's tasks with as many of one answer as of the other (the first drawn of each), so
+    answering always "yes" (or "no") scores one half, not more."""
+    by: dict[str, list[dict[str, Any]]] = {}
+    for t in tasks:
+        by.setdefault(canonical_json(t["gold"]), []).append(t)
+    n = min(len(v) for v in by.values()) if len(by) > 1 else 0
+    keep = {t["id"] for v in by.values() for t in v[:n]}
+    if len(keep) < len(tasks):
+        dropped["degenerate: yes/no answers unbalanced"] += len(tasks) - len(keep)
+    return [t for t in tasks if t["id"] in keep]
 
 
 def run_train(

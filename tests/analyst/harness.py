@@ -2,7 +2,8 @@
 twice (its SQL over the raw file; its plan through the real verifier and executor) and compare.
 
 Shared by ``test_questions.py`` and the coverage report (``python -m tests.analyst.coverage``), so the
-report measures exactly what the test checks. Outside ``engine/``: imports only ``engine.api``.
+report measures exactly what the test checks. Imports ``engine.api``, and the canonical clock
+and the synthetic generator from their own modules (tests may reach past the front door).
 
 Two sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17) and
 ``second`` (issue 27: email-Eu and the synthetic data, one file each, written question and SQL first and
@@ -42,8 +43,6 @@ from typing import Any
 import yaml
 
 from engine.api import (
-    CANONICAL_BASE,
-    CANONICAL_STEP,
     OPEN_END,
     ExecConfig,
     MemoryResults,
@@ -53,10 +52,12 @@ from engine.api import (
     build_plan,
     build_store,
     execute,
-    generate_synthetic,
     operator_schemas,
     verify_plan,
 )
+from engine.ingest.synthetic import generate as generate_synthetic
+from engine.store.clock import CANONICAL_BASE, CANONICAL_STEP
+from tests.conftest import SHARED_DATA
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS_PATH = HERE / "questions.yaml"
@@ -65,7 +66,7 @@ SETS: dict[str, tuple[str, ...]] = {
     "first": ("questions.yaml",),
     "second": ("questions_email_eu.yaml", "questions_synthetic.yaml"),
 }
-DATA_DIR = HERE.parents[1].parent / "shared" / "data"
+DATA_DIR = SHARED_DATA  # ../shared/data, or TGMS_SHARED_DATA
 ANSWER_KINDS = ("int", "float", "value", "uid", "uid_list", "ordered_list", "table", "table_set")
 CLASSES = (
     "grouped_aggregation",

@@ -8,8 +8,9 @@ an ``xfail`` entry is a strict xfail for the engine problem it states (XPASS, a 
 question with ``plan: null`` only checks that its SQL gives an answer (counted as not expressible, with the
 capability it lacks, by ``python -m tests.analyst.coverage``).
 
-The stores are built once per session from ``../shared/data`` (DuckDB; ``TGMS_ANALYST_BACKEND=kuzu`` for
-the other backend).
+The stores are built once per session from ``../shared/data`` (or ``TGMS_SHARED_DATA``; CollegeMsg from
+the package's copy when it is absent, the other data sets' questions skip) on DuckDB
+(``TGMS_ANALYST_BACKEND=kuzu`` for the other backend).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Any:
             spec = SPEC["sources"][dataset]
             src = harness.source_file(spec, spec["file"])
             if not src.is_file():
-                pytest.skip(f"shared data not found: {src}")
+                pytest.skip(
+                    f"needs {src.name} from the shared test data, not at {src} (only CollegeMsg ships)"
+                )
             root = tmp_path_factory.mktemp(f"{dataset}-{'corrected' if corrected else 'plain'}")
             made[key] = (harness.build(dataset, root, SPEC, corrected, BACKEND), root)
         return made[key]

@@ -1,10 +1,15 @@
-"""SNAP loaders and event frames: real files in shared/data, bad files, gzip, and the download path."""
+"""SNAP loaders and event frames: real files, bad files, gzip, and the download path.
+
+CollegeMsg ships in the package, so its cases run everywhere: from ``../shared/data`` when that folder is
+beside the repository, else from the packaged copy (pinned to SNAP's file by its SHA-256). bitcoin-otc and
+the email-Eu prefix exist only in ``../shared/data``: their cases skip, naming the file, without it."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
 import gzip
+import hashlib
 import http.server
 import io
 import shutil
@@ -22,19 +27,30 @@ import pytest
 from engine.errors import InvalidArgError, NotFoundError, SchemaError, TGMSError
 from engine.ingest import snap
 from engine.ingest.events import EventFrame, check_event_frame, concat_frames, make_table, props_text
-from engine.ingest.snap import cached_path, default_cache_dir, download, load_dataset, packaged_collegemsg
+from engine.ingest.snap import (
+    cached_path,
+    default_cache_dir,
+    download,
+    load_dataset,
+    packaged_collegemsg,
+    source_sha256,
+)
+from tests.conftest import SHARED_DATA
 
-REPO = Path(__file__).resolve().parents[3]
-DATA = (REPO / ".." / "shared" / "data").resolve()
+DATA = SHARED_DATA
 COLLEGE = DATA / "CollegeMsg.txt"
 BITCOIN = DATA / "soc-sign-bitcoinotc.csv"
 EMAIL = DATA / "email-Eu-core-temporal.prefix83k.txt"
+#: SHA-256 of SNAP's CollegeMsg.txt (as ``../shared/data`` holds it; the bundle tests pin the same)
+COLLEGE_SHA256 = "e00ba2415373dee52c00616065bcceaa4750e78de60d1855c76470600f10740f"
 
 
 def shared(path: Path) -> Path:
     """A file of the shared test data (``../shared/data`` beside the repository); skip if it is absent."""
     if not path.is_file():
-        pytest.skip(f"needs {path.name} from the shared test data, which is not at {DATA} (../shared/data)")
+        pytest.skip(
+            f"needs {path.name} from the shared test data, not in {DATA} (../shared/data or TGMS_SHARED_DATA)"
+        )
     return path
 
 
@@ -75,12 +91,17 @@ def test_collegemsg_keeps_file_order_and_duplicates(college: EventFrame) -> None
     assert college.num_rows - groups.num_rows == 37  # ... one of them three times: all copies are kept
 
 
-def test_packaged_collegemsg_equals_shared_file(college: EventFrame) -> None:
-    assert gzip.decompress(packaged_collegemsg().read_bytes()) == shared(COLLEGE).read_bytes()
+def test_packaged_collegemsg_is_snap_s_file(college: EventFrame) -> None:
+    assert source_sha256(packaged_collegemsg()) == COLLEGE_SHA256
+    assert hashlib.sha256(college_bytes()).hexdigest() == COLLEGE_SHA256  # what the other cases read
     packaged = load_dataset("collegemsg")
     assert packaged.source.endswith("CollegeMsg.txt.gz")
     assert packaged.digest() == college.digest()
     assert packaged.table.equals(college.table)
+
+
+def test_the_shared_collegemsg_is_the_packaged_one() -> None:
+    assert gzip.decompress(packaged_collegemsg().read_bytes()) == shared(COLLEGE).read_bytes()
 
 
 def test_collegemsg_loads_fast() -> None:
@@ -243,7 +264,8 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[st
     root = tmp_path / "www"
     root.mkdir()
     shutil.copy(packaged_collegemsg(), root / "CollegeMsg.txt.gz")
-    (root / "email-Eu-core-temporal.txt.gz").write_bytes(gzip.compress(shared(EMAIL).read_bytes()))
+    if EMAIL.is_file():  # only test_download_of_email_eu needs it
+        (root / "email-Eu-core-temporal.txt.gz").write_bytes(gzip.compress(EMAIL.read_bytes()))
     with _serve(root) as (url, requests):
         monkeypatch.setenv("TGMS_SNAP_BASE_URL", url)
         yield url, requests, root
@@ -253,19 +275,26 @@ def test_download_into_cache_dir(served: tuple[str, list[str], Path], tmp_path: 
     _, requests, _ = served
     cache = tmp_path / "cache"
     t0 = time.perf_counter()
-    frame = load_dataset("email-eu", cache_dir=cache)
+    frame = load_dataset("collegemsg", cache_dir=cache)  # a named cache dir is used for CollegeMsg too
     assert time.perf_counter() - t0 < 30
-    assert (frame.num_rows, frame.n_nodes()) == (83_083, 816)
-    dest = cached_path("email-eu", cache)
-    assert dest == cache / "email-Eu-core-temporal.txt.gz" and dest.is_file()
+    assert (frame.num_rows, frame.n_nodes()) == (59_835, 1_899)
+    dest = cached_path("collegemsg", cache)
+    assert dest == cache / "CollegeMsg.txt.gz" and dest.is_file()
     assert frame.source == str(dest)
     assert sorted(p.name for p in cache.iterdir()) == [dest.name]  # no temp files left behind
-    assert requests == ["/email-Eu-core-temporal.txt.gz"]
-    again = load_dataset("email-eu", cache_dir=cache)
-    assert again.digest() == frame.digest()
+    assert requests == ["/CollegeMsg.txt.gz"]
+    again = load_dataset("collegemsg", cache_dir=cache)
+    assert again.digest() == frame.digest() == load_dataset("collegemsg").digest()
     assert len(requests) == 1  # served from the cache the second time
-    college = load_dataset("collegemsg", cache_dir=cache)  # a named cache dir is used for CollegeMsg too
-    assert college.num_rows == 59_835 and (cache / "CollegeMsg.txt.gz").is_file()
+
+
+def test_download_of_email_eu(served: tuple[str, list[str], Path], tmp_path: Path) -> None:
+    _, requests, _ = served
+    shared(EMAIL)
+    frame = load_dataset("email-eu", cache_dir=tmp_path / "cache")
+    assert (frame.num_rows, frame.n_nodes()) == (83_083, 816)
+    assert frame.source == str(tmp_path / "cache" / "email-Eu-core-temporal.txt.gz")
+    assert requests == ["/email-Eu-core-temporal.txt.gz"]
 
 
 def test_download_uses_tgms_cache_env(
@@ -289,11 +318,11 @@ def test_download_http_404_is_not_found(served: tuple[str, list[str], Path], tmp
 
 def test_truncated_download_is_not_cached(served: tuple[str, list[str], Path], tmp_path: Path) -> None:
     _, _, root = served
-    full = gzip.compress(shared(BITCOIN).read_bytes())
-    (root / "soc-sign-bitcoinotc.csv.gz").write_bytes(full[: len(full) // 2])
+    full = packaged_collegemsg().read_bytes()
+    (root / "CollegeMsg.txt.gz").write_bytes(full[: len(full) // 2])
     cache = tmp_path / "cache"
     with pytest.raises(NotFoundError) as exc:
-        download("bitcoin-otc", cache, timeout=10)
+        download("collegemsg", cache, timeout=10)
     assert "incomplete or corrupt" in exc.value.message
     assert list(cache.iterdir()) == []
 

@@ -22,10 +22,10 @@ from engine.api import (
     all_operators,
     build_store,
     call,
-    mcp_tool_list,
     replay,
     tool_definitions,
 )
+from engine.mcp import tool_list as mcp_tool_list
 from engine.mcp.definitions import EXTRA_TOOL_NAMES
 from tests.conftest import collegemsg_head
 

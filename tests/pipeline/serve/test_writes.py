@@ -9,7 +9,8 @@ from typing import Any
 
 import anyio
 
-from engine.api import LOG_NAME, Store, read_log, replay
+from engine.api import LOG_NAME, Store, replay
+from engine.store.eventlog import read_log
 from tests.pipeline.cli._cli import store_fingerprint
 from tests.pipeline.serve._servers import envelope, http_server, reach_args
 
