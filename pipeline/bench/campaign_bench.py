@@ -209,24 +209,30 @@ def _throughput(
     reps: int,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
+    from models.config import ModelConfig
     from pipeline.campaign.cells import Cell
-    from pipeline.campaign.config import ModelConf
     from pipeline.campaign.endpoints import open_model
     from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors
     from pipeline.campaign.records import read_records
 
-    model = ModelConf(
-        name="scripted", kind="scripted", concurrency=64, timeout_s=60, reply_delay_s=reply_delay_s
+    model = ModelConfig.model_validate(
+        {
+            "name": "scripted",
+            "kind": "scripted",
+            "concurrency": 64,
+            "timeout_s": 60,
+            "reply_delay_s": reply_delay_s,
+        }
     )
     spare = tasks[-cluster.actors :]  # warm-up tasks, outside the timed set
     timed = tasks[: len(tasks) - cluster.actors]
     runs: list[dict[str, Any]] = []
-    with open_model(model, None, False) as (endpoint, window):  # no response cache: every task asks
+    with open_model(model, None, False) as (endpoint, generation):  # no response cache: every task asks
         for rep in range(reps):
             with start_actors(bundles, endpoint, cluster, work / "systems") as pool:
                 cell = Cell("collegemsg", system, model.name, rep)  # a new seed: new requests each rep
                 out = work / f"{system}-{reply_delay_s:g}-{rep}"
-                settings = run_settings(cell, model, window)
+                settings = run_settings(cell, generation)
                 # one task per actor first: each builds its system (index, graph, card) untimed
                 warm = CellJob(cell, {}, settings, spare, out / "warm.jsonl", out / "warm-t.jsonl")
                 t0 = time.perf_counter()

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import InvalidArgError
+from models.config import ModelConfig
 from pipeline import inputs
 from pipeline.bench.report import BenchResult
 from pipeline.table import Table
@@ -237,22 +238,24 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def model_facts(model: Any) -> dict[str, Any]:
+def model_facts(model: ModelConfig) -> dict[str, Any]:
     from models.local import resolve_engine
 
-    f = model.model_file
-    check = "checked before the server started" if model.kind == "local" else "configured, not checked here"
+    gen, serving = model.generation, model.serving
+    f = gen.model_file
+    local = serving.kind == "local"
+    check = "checked before the server started" if local else "configured, not checked here"
     return {
         "name": model.name,
-        "kind": model.kind,
-        "engine": resolve_engine(model.local_engine) if model.kind == "local" else None,
-        "served_name": model.served_name or model.name,
-        "api_base": list(model.api_base),
-        "quantization": model.quantization,
+        "kind": serving.kind,
+        "engine": resolve_engine(serving.local_engine) if local else None,
+        "served_name": gen.served,
+        "api_base": list(serving.api_base),
+        "quantization": gen.quantization,
         "params_b": model.params_b,
-        "temperature": model.temperature,
-        "max_tokens": model.max_tokens,
-        "max_model_len": model.max_model_len,
+        "temperature": gen.temperature,
+        "max_tokens": gen.max_tokens,
+        "max_model_len": gen.max_model_len,
         "sha256": f.sha256 if f is not None else None,
         "sha256_check": check if f is not None else None,
     }

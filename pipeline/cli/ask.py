@@ -68,9 +68,7 @@ def run(args: argparse.Namespace) -> int:
     work = cache_root() / "systems"
     work.mkdir(parents=True, exist_ok=True)
     with open_endpoint(args) as ep, ChatClient(ep.config) as client:
-        settings = RunSettings(
-            model=ep.config.model, max_tokens=args.max_tokens, context_window=ep.context_window
-        )
+        settings = RunSettings(generation=ep.generation)
         env = SystemEnv(args.store, client, settings, work)
         try:
             draft = run_draft(build_system("tgms", env, config), task)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.api import InvalidArgError
-from models.config import EndpointConfig
+from models.config import EndpointConfig, GenerationConfig, ServingConfig, endpoint_config, with_generation
 from models.local.paths import cache_root
 from pipeline.console import progress
 from pipeline.inputs import add_seconds, add_whole, fspath
@@ -55,7 +55,9 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
 @dataclass(frozen=True)
 class Endpoint:
     config: EndpointConfig
-    context_window: int
+    #: what the client asks with (``config`` carries the same settings); a command's seed or token limit
+    #: is ``generation.model_copy(update=...)``
+    generation: GenerationConfig
 
 
 def _urls(values: list[str]) -> tuple[str, ...]:
@@ -66,7 +68,6 @@ def _urls(values: list[str]) -> tuple[str, ...]:
 def open_endpoint(args: argparse.Namespace) -> Iterator[Endpoint]:
     """The endpoint the options name; a local server started here is stopped on leaving (errors, Ctrl-C)."""
     cache = None if args.no_cache else Path(args.cache_dir or cache_root() / "responses")
-    common = {"max_tokens": args.max_tokens, "timeout_s": args.timeout, "cache_dir": cache}
     if args.model == "local":
         if args.api_base:
             raise InvalidArgError("--api-base names a remote server: give --model NAME with it, not local")
@@ -74,9 +75,13 @@ def open_endpoint(args: argparse.Namespace) -> Iterator[Endpoint]:
 
         progress(f"starting the local {args.local_engine} server (stopped when this command ends) ...")
         with start_local(args.local_engine) as server:
-            cfg = replace(server.endpoint(), **common)
+            base = server.endpoint()  # the server's model id, flavour and concurrency
+            window = args.context_window or LOCAL_WINDOWS[args.local_engine]
+            gen = GenerationConfig(model=base.model, max_tokens=args.max_tokens, flavour=base.flavour,
+                                   max_model_len=window)  # fmt: skip
+            cfg = with_generation(replace(base, timeout_s=args.timeout, cache_dir=cache), gen)
             progress(f"local model {cfg.model} ready at {cfg.base_urls[0]}")
-            yield Endpoint(cfg, args.context_window or LOCAL_WINDOWS[args.local_engine])
+            yield Endpoint(cfg, gen)
         return
     urls = _urls(args.api_base)
     if not urls:
@@ -84,5 +89,7 @@ def open_endpoint(args: argparse.Namespace) -> Iterator[Endpoint]:
     key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and key is None:
         raise InvalidArgError(f"the environment variable {args.api_key_env} is not set")
-    cfg = EndpointConfig(base_urls=urls, model=args.model, api_key=key, flavour=args.flavour, **common)
-    yield Endpoint(cfg, args.context_window or 8192)
+    gen = GenerationConfig(model=args.model, max_tokens=args.max_tokens, flavour=args.flavour,
+                           max_model_len=args.context_window or 8192)  # fmt: skip
+    cfg = endpoint_config(gen, ServingConfig(timeout_s=args.timeout), urls, api_key=key, cache_dir=cache)
+    yield Endpoint(cfg, gen)

@@ -81,11 +81,7 @@ def _run(args: argparse.Namespace) -> int:
     work.mkdir(parents=True, exist_ok=True)
     with open_endpoint(args) as ep, ChatClient(ep.config) as client:
         settings = RunSettings(
-            model=ep.config.model,
-            seed=args.seed,
-            max_tokens=args.max_tokens,
-            repair_budget=args.repair_budget,
-            context_window=ep.context_window,
+            generation=ep.generation.model_copy(update={"seed": args.seed}), repair_budget=args.repair_budget
         )
         train = (suite.get("splits") or {}).get("train") or []  # worked plans; never dev or test
         env = SystemEnv(args.store, client, settings, work, dataset=suite.get("dataset"), train=train)

@@ -31,14 +31,14 @@ def answer_from_context(
     context: dict[str, Any],
 ) -> None:
     """Record ``context`` plus the prompt's size, then refuse, abstain or answer (see the module doc)."""
-    s = env.settings
+    s = env.settings.generation
     size = prompt_size(
         answer_messages(system=system, user=user, kind=kind, with_claims=WITH_CLAIMS), tokenizer
     )
     rec.record.context = {**context, **size.as_dict()}
-    if over_window(size, s.context_window, s.max_tokens):
+    if over_window(size, s.max_model_len, s.max_tokens):
         rec.record.status = "refused"
-        rec.record.errors.append(refusal(size, s.context_window, s.max_tokens))
+        rec.record.errors.append(refusal(size, s.max_model_len, s.max_tokens))
         return
     result = ask_answer(
         rec.calls.complete, role="answerer", system=system, user=user, kind=kind, with_claims=WITH_CLAIMS

@@ -14,8 +14,8 @@ time, before any task runs) and calls the factory; :func:`run_task` runs one tas
 finalizes its :class:`~pipeline.systems.record.TaskRecord`: it times the task, sums the tokens of its model
 calls, labels an :class:`~models.errors.InfraError` ``infra_error`` (not scored), a model failure
 ``model_error``, and scores the emitted typed answer by the suite's rule. Every system gets the same
-:class:`RunSettings` (model, temperature, seed, repair budget, token limits), so they differ only in how
-they use them.
+:class:`RunSettings` (the model's :class:`~models.config.GenerationConfig`: model, temperature, seed, token
+limits, context window; plus the repair budget and ablation), so they differ only in how they use them.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.api import InvalidArgError, Store, TGMSError
 from models.client import ChatClient, Completion
-from models.config import Sampling
+from models.config import GenerationConfig, Sampling
 from models.errors import ContextLengthError, InfraError
 from pipeline.scoring.typed import score
 from pipeline.systems.record import LLMCall, TaskRecord, sha256_json, sha256_text
@@ -44,17 +44,19 @@ class SystemConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-@dataclass(frozen=True)
-class RunSettings:
-    """What every system gets alike (DESIGN §4): model, temperature, seed, repair budget, token limits."""
+class RunSettings(BaseModel):
+    """What every system gets alike (DESIGN §4): the model's generation settings (the cell's seed in
+    them) and what is not about the model. Crosses to Ray actors as ``model_dump(mode="json")``."""
 
-    model: str
-    seed: int = 0
-    temperature: float = 0.0
-    max_tokens: int = 512  # per completion
-    repair_budget: int = 3  # repairs after the first attempt (planner, Cypher)
-    context_window: int = 8192  # the endpoint's window in tokens (a larger prompt is refused honestly)
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    generation: GenerationConfig
+    """Model, served name, temperature, seed, token limit per completion, context window (a larger
+    prompt is refused honestly), ..."""
+    repair_budget: int = 3
+    """Repairs after the first attempt (planner, Cypher)."""
     ablation: str = "none"
+    """The tgms ablation this cell runs (recorded; its switches are in the system's config)."""
 
 
 class SystemEnv:
@@ -95,17 +97,13 @@ class SystemEnv:
         return st
 
     def serving(self) -> dict[str, Any]:
-        """The serving configuration recorded with every result."""
+        """The serving configuration recorded with every result: the generation settings the answer
+        depends on, and which replicas served it at what concurrency."""
         cfg = self.client.config
         return {
-            "model": cfg.model,
-            "flavour": cfg.flavour,
+            **self.settings.generation.model_dump(mode="json"),
             "replicas": list(cfg.base_urls),
             "concurrency": cfg.concurrency,
-            "temperature": cfg.temperature,
-            "seed": cfg.seed,
-            "max_tokens": self.settings.max_tokens,
-            "context_window": self.settings.context_window,
         }
 
     def close(self) -> None:
@@ -234,8 +232,8 @@ def new_record(system: BuiltSystem, task: dict[str, Any]) -> TaskRecord:
         template=task.get("template"),
         family=task.get("family"),
         system=system.name,
-        model=s.model,
-        seed=s.seed,
+        model=s.generation.model,
+        seed=s.generation.seed,
         ablation=s.ablation,
         serving=system.env.serving(),
         answer_kind=task.get("answer_kind"),
@@ -261,7 +259,7 @@ def run_draft(system: BuiltSystem, task: dict[str, Any]) -> RecordDraft:
     """:func:`run_task`, returning the draft with its artifacts too. A task without ``gold`` (a user's
     question) is not scored (``correct`` stays None)."""
     rec = new_record(system, task)
-    draft = RecordDraft(rec, CallLog(system.env.client, system.env.settings.max_tokens))
+    draft = RecordDraft(rec, CallLog(system.env.client, system.env.settings.generation.max_tokens))
     with _timed(rec):
         try:
             system.runner(task, draft)

@@ -26,8 +26,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def memory_dir(env: SystemEnv, store_digest: str) -> Path:
     """Where ``env``'s notes live: ``<work>/memory/<digest16>/<model>-s<seed>``."""
-    model = _UNSAFE.sub("-", env.settings.model).strip("-") or "model"
-    return Path(env.work_dir) / "memory" / store_digest[:16] / f"{model}-s{env.settings.seed}"
+    model = _UNSAFE.sub("-", env.settings.generation.model).strip("-") or "model"
+    return Path(env.work_dir) / "memory" / store_digest[:16] / f"{model}-s{env.settings.generation.seed}"
 
 
 class TaskMemory:
@@ -39,8 +39,8 @@ class TaskMemory:
         ctx = OpContext(env.store())
         extent = env.store().stats().get("extent") or {}
         self.extent = (extent["vt_min"], extent["vt_max"]) if extent.get("vt_min") is not None else None
-        calls = CallLog(env.client, env.settings.max_tokens)
-        report = self.memory.build(calls.complete, ctx, env.settings.model)
+        calls = CallLog(env.client, env.settings.generation.max_tokens)
+        report = self.memory.build(calls.complete, ctx, env.settings.generation.model)
         self.build = {
             **report.to_dict(),
             "requests": sum(1 for c in calls.calls if not c.cached),

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from engine.api import OpContext, Store, build_store, call, replay
+from models.config import GenerationConfig
 from models.errors import ModelOutputError
 from models.memory import SUMMARY_PREFIX, Memory, current_tt, notes_block, summary_messages
 from models.memory_facts import week_facts, week_of, weeks_between
@@ -234,7 +235,13 @@ def test_retrieval_follows_the_question_window_not_the_oracle_plan(
     store_dir = tmp_path / "ro-store"
     replay(head_log, store_dir).close()  # the system opens it read-only
     server, client = scripted_client()
-    env = SystemEnv(store_dir, client, RunSettings(model="scripted"), tmp_path / "work", dataset="collegemsg")
+    env = SystemEnv(
+        store_dir,
+        client,
+        RunSettings(generation=GenerationConfig(model="scripted")),
+        tmp_path / "work",
+        dataset="collegemsg",
+    )
     try:
         system = build_system("tgms", env, {"memory": True, "memory_k": 2})
         assert server.log.chat_count == 3  # the notes were built with the system

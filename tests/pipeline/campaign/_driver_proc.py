@@ -13,9 +13,10 @@ import json
 import sys
 from pathlib import Path
 
+from models.config import ModelConfig
 from pipeline.campaign.bundle import SUITE, read_manifest
 from pipeline.campaign.cells import Cell
-from pipeline.campaign.config import ClusterConf, ModelConf
+from pipeline.campaign.config import ClusterConf
 from pipeline.campaign.endpoints import open_model
 from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors
 from pipeline.campaign.ray_runtime import ray_session
@@ -31,16 +32,18 @@ def main(argv: list[str] | None = None) -> int:
     bundle, out = Path(args.bundle), Path(args.out)
     suite = json.loads((bundle / SUITE).read_text(encoding="utf-8"))
     tasks = [*suite["splits"]["dev"], *suite["splits"]["test"]][: args.tasks]
-    model = ModelConf(name="scripted", kind="endpoint", api_base=[args.url], concurrency=16, timeout_s=10.0)
+    model = ModelConfig.model_validate(
+        {"name": "scripted", "kind": "endpoint", "api_base": [args.url], "concurrency": 16, "timeout_s": 10.0}
+    )
     cluster = ClusterConf(kind="ray", address=args.address, actors=2, actor_concurrency=2, actor_cpus=0.1)
-    with ray_session(cluster), open_model(model, None, False) as (endpoint, window):
+    with ray_session(cluster), open_model(model, None, False) as (endpoint, generation):
         jobs = []
         for system in args.systems.split(","):
             cell = Cell("collegemsg", system, model.name, 0)
             records = out / "records" / f"{cell.cell_id}.jsonl"
             traces = out / "traces" / f"{cell.cell_id}.jsonl"
             knobs = dict(TEST_KNOBS.get(system, {}))
-            jobs.append(CellJob(cell, knobs, run_settings(cell, model, window), tasks, records, traces))
+            jobs.append(CellJob(cell, knobs, run_settings(cell, generation), tasks, records, traces))
         with start_actors(
             {"collegemsg": (bundle, read_manifest(bundle))}, endpoint, cluster, out / "work"
         ) as pool:

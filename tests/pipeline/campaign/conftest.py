@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+from models.config import ModelConfig
 from pipeline.campaign.bundle import SUITE, build_bundle
 from pipeline.campaign.cells import Cell
-from pipeline.campaign.config import ClusterConf, ModelConf
+from pipeline.campaign.config import ClusterConf
 from pipeline.campaign.executor import CellJob, run_settings
 from tests.conftest import collegemsg_head
 
@@ -71,12 +72,14 @@ def small_bundle(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
     return Bundle(out_dir, manifest, json.loads((out_dir / SUITE).read_text(encoding="utf-8")))
 
 
-def scripted_model(**over: Any) -> ModelConf:
-    return ModelConf(**{"name": "scripted", "kind": "scripted", "concurrency": 16, "timeout_s": 10.0, **over})
+def scripted_model(**over: Any) -> ModelConfig:
+    return ModelConfig.model_validate(
+        {"name": "scripted", "kind": "scripted", "concurrency": 16, "timeout_s": 10.0, **over}
+    )
 
 
 def jobs_for(
-    bundle: Bundle, systems: list[str], n_tasks: int, out: Path, model: ModelConf, seed: int = 0
+    bundle: Bundle, systems: list[str], n_tasks: int, out: Path, model: ModelConfig, seed: int = 0
 ) -> list[CellJob]:
     """One job per system over the first ``n_tasks`` tasks, records under ``out``."""
     jobs = []
@@ -86,7 +89,7 @@ def jobs_for(
             CellJob(
                 cell,
                 dict(TEST_KNOBS.get(system, {})),
-                run_settings(cell, model, model.max_model_len),
+                run_settings(cell, model.generation),
                 bundle.tasks[:n_tasks],
                 out / "records" / f"{cell.cell_id}.jsonl",
                 out / "traces" / f"{cell.cell_id}.jsonl",

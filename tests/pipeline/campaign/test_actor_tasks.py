@@ -11,16 +11,22 @@ from pathlib import Path
 
 import pytest
 
-from models.config import EndpointConfig
+from models.config import EndpointConfig, GenerationConfig
 from models.testing.scripted_server import ScriptedServer
 from models.testing.smoke_rule import smoke_reply
 from pipeline.campaign.actors import TaskActor, node_build_lock
 from pipeline.campaign.bundle import EVENTLOG
 from pipeline.campaign.endpoints import endpoint_to_dict
+from pipeline.systems.base import RunSettings
 from tests.pipeline.campaign.conftest import SUITE_NAME, Bundle
 
-SETTINGS = {"model": "scripted", "seed": 7, "temperature": 0.0, "max_tokens": 256, "repair_budget": 1,
-            "context_window": 8192, "ablation": "none"}  # fmt: skip
+SETTINGS = RunSettings(
+    generation=GenerationConfig(
+        model="scripted", seed=7, temperature=0.0, max_tokens=256, max_model_len=8192
+    ),
+    repair_budget=1,
+    ablation="none",
+).model_dump(mode="json")  # as a job carries it (executor.run_settings)
 
 
 @pytest.fixture(scope="module")

@@ -186,7 +186,10 @@ def test_the_spec_holds_the_resolved_cell(bundles: Bundles) -> None:
     assert spec.system.knobs["examples_embedder"] == "hashing"  # the smoke experiment's catalog knob
     g = spec.generation
     assert (g.model, g.served_model, g.temperature, g.seed) == ("scripted", "scripted", 0.25, 1)
-    assert (g.max_tokens, g.context_window) == (config.model.max_tokens, config.model.max_model_len)
+    assert (g.max_tokens, g.context_window) == (
+        config.model.generation.max_tokens,
+        config.model.generation.max_model_len,
+    )
     assert spec.selection.limit == 5 and len(spec.selection.task_ids) == 5
     assert spec.selection.task_ids == sorted(spec.selection.task_ids)
     assert (spec.suite.store_digest, spec.suite.generator_version) == ("0" * 64, "2")

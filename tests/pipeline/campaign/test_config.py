@@ -62,12 +62,12 @@ def test_every_experiment_validates(experiment: str) -> None:
 @pytest.mark.parametrize("model", MODELS)
 def test_every_model_validates(model: str) -> None:
     config = load(f"model={model}")
-    assert config.model.max_model_len >= 256 and config.model.max_tokens >= 1
+    assert config.model.generation.max_model_len >= 256 and config.model.generation.max_tokens >= 1
 
 
 def test_defaults_are_the_main_job() -> None:
     config = load()
-    assert config.experiment.name == "main" and config.model.kind == "local"
+    assert config.experiment.name == "main" and config.model.serving.kind == "local"
     assert config.suites == ["collegemsg"] and config.seeds == [0]
     assert sorted(config.systems) == ["static_graph_rag", "text_to_cypher", "tgms", "vector_rag"]
     assert config.experiment.mutations.enabled and config.tracking.uri is None

@@ -12,15 +12,19 @@ import httpx
 import pytest
 
 from engine.api import NotFoundError
-from models.config import EndpointConfig
+from models.config import EndpointConfig, ModelConfig
 from models.errors import InfraError
 from models.testing.scripted_server import ScriptedServer
 from models.testing.smoke_rule import smoke_reply
-from pipeline.campaign.config import ModelConf
 from pipeline.campaign.endpoints import open_model, scripted_replicas
 from pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
 from pipeline.campaign.records import read_records
 from tests.pipeline.campaign.conftest import Bundle, cluster_conf, jobs_for, scripted_model
+
+
+def flat(**keys: Any) -> ModelConfig:
+    """A model config from the flat keys of conf/model/*.yaml."""
+    return ModelConfig.model_validate(keys)
 
 
 def stats(url: str) -> dict[str, Any]:
@@ -73,9 +77,7 @@ def test_response_cache_makes_a_full_rerun_send_no_request(
     ray_info: dict, small_bundle: Bundle, tmp_path: Path
 ) -> None:
     with ScriptedServer(smoke_reply) as server:
-        model = ModelConf(
-            name="scripted", kind="endpoint", api_base=[server.url], concurrency=16, timeout_s=10
-        )
+        model = flat(name="scripted", kind="endpoint", api_base=[server.url], concurrency=16, timeout_s=10)
         with open_model(model, tmp_path / "cache", True) as (endpoint, _):
             assert endpoint.cache_dir == tmp_path / "cache" / "responses"
             runs = []
@@ -105,9 +107,9 @@ def test_response_cache_makes_a_full_rerun_send_no_request(
 
 def test_scripted_kind_starts_replicas_and_stops_them_on_error(tmp_path: Path) -> None:
     model = scripted_model(replicas=2)
-    with pytest.raises(RuntimeError, match="boom"), open_model(model, tmp_path, False) as (endpoint, window):
+    with pytest.raises(RuntimeError, match="boom"), open_model(model, tmp_path, False) as (endpoint, gen):
         urls = list(endpoint.base_urls)
-        assert len(urls) == 2 and window == model.max_model_len and endpoint.cache_dir is None
+        assert len(urls) == 2 and gen == model.generation and endpoint.cache_dir is None
         assert all(httpx.get(u + "/health", timeout=5).status_code == 200 for u in urls)
         raise RuntimeError("boom")
     assert all(refuses(u) for u in urls)
@@ -120,7 +122,7 @@ def test_endpoint_readiness_names_each_unready_replica(tmp_path: Path) -> None:
     with ScriptedServer(model="qwen") as good:
         listed = tmp_path / "endpoints.txt"
         listed.write_text(f"# written by vllm_replicas.sbatch\n{dead_url}\n\n", encoding="utf-8")
-        model = ModelConf(name="qwen", kind="endpoint", api_base=[good.url], endpoints_file=str(listed))
+        model = flat(name="qwen", kind="endpoint", api_base=[good.url], endpoints_file=str(listed))
         t0 = time.monotonic()
         with pytest.raises(InfraError) as err, open_model(model, None, False, ready_timeout_s=1.0):
             pass
@@ -129,7 +131,7 @@ def test_endpoint_readiness_names_each_unready_replica(tmp_path: Path) -> None:
         assert list(d["unready"]) == [dead_url] and d["ready"] == [good.url]
         assert dead_url in err.value.message and "unreachable" in d["unready"][dead_url]
 
-        wrong = ModelConf(name="llama", kind="endpoint", api_base=[good.url])
+        wrong = flat(name="llama", kind="endpoint", api_base=[good.url])
         t0 = time.monotonic()
         with (
             pytest.raises(InfraError, match="not 'llama'"),
@@ -138,9 +140,11 @@ def test_endpoint_readiness_names_each_unready_replica(tmp_path: Path) -> None:
             pass
         assert time.monotonic() - t0 < 5, "a replica serving another model fails at once"
 
-        ok = ModelConf(name="qwen", kind="endpoint", api_base=[good.url], max_model_len=4096)
-        with open_model(ok, tmp_path, True) as (endpoint, window):
-            assert endpoint.base_urls == (good.url,) and endpoint.model == "qwen" and window == 4096
+        ok = flat(name="qwen", kind="endpoint", api_base=[good.url], max_model_len=4096)
+        with open_model(ok, tmp_path, True) as (endpoint, gen):
+            assert (
+                endpoint.base_urls == (good.url,) and endpoint.model == "qwen" and gen.max_model_len == 4096
+            )
 
 
 def test_the_driver_waits_for_an_endpoints_file_that_appears_late(tmp_path: Path) -> None:
@@ -153,7 +157,7 @@ def test_the_driver_waits_for_an_endpoints_file_that_appears_late(tmp_path: Path
     later = threading.Timer(0.5, lambda: path.write_text("http://gpu01:8000\n# a comment\n\n"))
     later.start()
     try:
-        model = ModelConf(name="qwen", kind="endpoint", endpoints_file=str(path), endpoints_wait_s=30)
+        model = flat(name="qwen", kind="endpoint", endpoints_file=str(path), endpoints_wait_s=30)
         assert replica_urls(model) == ["http://gpu01:8000"]
     finally:
         later.cancel()

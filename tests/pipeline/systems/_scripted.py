@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from models.client import ChatClient
-from models.config import EndpointConfig
+from models.config import EndpointConfig, GenerationConfig
 from models.prompting import fence
 from models.testing.scripted_server import last_user_message
 from pipeline.systems.base import RunSettings, SystemEnv
@@ -21,7 +21,15 @@ from pipeline.systems.base import RunSettings, SystemEnv
 Body = dict[str, Any]
 
 
-def make_env(store_dir: Path, url: str, work_dir: Path, **settings: Any) -> SystemEnv:
+def make_env(
+    store_dir: Path,
+    url: str,
+    work_dir: Path,
+    *,
+    repair_budget: int = 3,
+    context_window: int = 8192,
+    **generation: Any,
+) -> SystemEnv:
     config = EndpointConfig(
         base_urls=(url,),
         model="scripted",
@@ -30,7 +38,10 @@ def make_env(store_dir: Path, url: str, work_dir: Path, **settings: Any) -> Syst
         backoff_base_s=0.01,
         backoff_cap_s=0.05,
     )
-    return SystemEnv(store_dir, ChatClient(config), RunSettings(model="scripted", **settings), work_dir)
+    gen = GenerationConfig(model="scripted", max_model_len=context_window, **generation)
+    return SystemEnv(
+        store_dir, ChatClient(config), RunSettings(generation=gen, repair_budget=repair_budget), work_dir
+    )
 
 
 def system_text(body: Body) -> str:

@@ -17,6 +17,7 @@ import pytest
 
 from engine.api import build_store
 from models.client import ChatClient
+from models.config import GenerationConfig
 from models.testing.scripted_server import ScriptedServer
 from pipeline.systems.base import RunSettings, SystemEnv, build_system
 from pipeline.tasks.build import build_suite
@@ -67,7 +68,7 @@ def make_system(cm_small: SmallSuite, tmp_path: Path) -> Iterator[Callable[..., 
         env = SystemEnv(
             cm_small.store_dir,
             client,
-            RunSettings(model="scripted"),
+            RunSettings(generation=GenerationConfig(model="scripted")),
             tmp_path / f"work{len(opened)}",
             dataset="collegemsg",
             train=train,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from models.client import ChatClient
+from models.config import GenerationConfig
 from models.errors import EndpointTimeoutError
 from models.local.server import LocalServer, group_alive
 from models.testing.scripted_server import ScriptedServer
@@ -116,7 +117,12 @@ def test_a_server_that_dies_mid_task_is_infra_error_with_its_attempts_and_no_orp
             return original(*args, **kwargs)
 
         client.complete = complete  # type: ignore[method-assign]
-        env = SystemEnv(cm_small.store_dir, client, RunSettings(model="scripted"), tmp_path / "work")
+        env = SystemEnv(
+            cm_small.store_dir,
+            client,
+            RunSettings(generation=GenerationConfig(model="scripted")),
+            tmp_path / "work",
+        )
         try:
             rec = run_task(build_system("tgms", env), dev[0])
         finally:

@@ -13,6 +13,7 @@ import pytest
 from engine.api import InvalidArgError
 from models.answerer import ask_answer
 from models.client import ChatClient
+from models.config import GenerationConfig
 from models.testing.scripted_server import ScriptedServer, last_user_message
 from pipeline.systems.base import (
     SYSTEMS,
@@ -73,7 +74,12 @@ def server() -> Iterator[ScriptedServer]:
 
 
 def built(name: str, client: ChatClient, tmp_path: Path, **cfg: Any) -> BuiltSystem:
-    env = SystemEnv(tmp_path / "no-store", client, RunSettings(model="scripted"), tmp_path / "work")
+    env = SystemEnv(
+        tmp_path / "no-store",
+        client,
+        RunSettings(generation=GenerationConfig(model="scripted")),
+        tmp_path / "work",
+    )
     return build_system(name, env, cfg)
 
 
