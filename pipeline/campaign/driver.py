@@ -36,7 +36,7 @@ from typing import Any
 
 from engine.api import InvalidArgError, NotFoundError, TGMSError, replay
 from models.local.paths import cache_root
-from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
+from pipeline.campaign.bundle import EVENTLOG, MANIFEST, build_bundle, read_suite, verify_bundle
 from pipeline.campaign.bundle_cache import bundle_key, fetch, keep
 from pipeline.campaign.cell_spec import (
     CELL_SPEC_TAG,
@@ -51,6 +51,7 @@ from pipeline.campaign.cell_spec import (
 from pipeline.campaign.cells import Cell, cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, ModelConf, SuiteConf, validate
 from pipeline.campaign.preflight import preflight
+from pipeline.scoring.suite import Task
 from pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
 from pipeline.systems.embeddings import EMBED_THREADS_ENV
 from pipeline.table import Document, Table, to_markdown
@@ -144,7 +145,7 @@ def tracking_target(config: CampaignConfig, base_dir: Path) -> tuple[str, str, s
 class CellPlan:
     """What the cells run, resolved before the parent run starts (its id is made of the cell specs)."""
 
-    tasks: dict[str, list[dict[str, Any]]]  # suite -> the tasks every cell of that suite runs
+    tasks: dict[str, list[Task]]  # suite -> the tasks every cell of that suite runs
     specs: dict[Cell, CellSpec]
 
 
@@ -166,7 +167,7 @@ def plan_cells(
         listed, digest = read_task_list(content.decode("utf-8")), task_list_sha256(content)
     tasks = {
         name: select_tasks(
-            json.loads((path / SUITE).read_text(encoding="utf-8")),
+            read_suite(path),
             config.experiment.split,
             config.experiment.per_family,
             config.experiment.limit,
@@ -214,7 +215,7 @@ def evaluate(
         return run_dir / "records" / f"{cell.cell_id}.jsonl", run_dir / "traces" / f"{cell.cell_id}.jsonl"
 
     def recorded(cell: Cell) -> list[dict[str, Any]]:
-        ids = {t["id"] for t in tasks[cell.suite]}
+        ids = {t.id for t in tasks[cell.suite]}
         return [r for r in latest_records(paths(cell)[0]) if r["task_id"] in ids]
 
     if not config.run.resume:
@@ -253,7 +254,7 @@ def _evaluate_cells(
     tracker: Any,
     cells: list[Cell],
     run_ids: dict[Cell, str],
-    tasks: dict[str, list[dict[str, Any]]],
+    tasks: dict[str, list[Task]],
     specs: dict[Cell, CellSpec],
     paths: Any,
     recorded: Any,
@@ -265,7 +266,7 @@ def _evaluate_cells(
 
     prior = {cell: recorded(cell) for cell in cells}  # read once: resume skips these, progress counts them
     done = {cell: {r["task_id"] for r in prior[cell] if r.get("status") != "infra_error"} for cell in cells}
-    todo = {cell: [t for t in tasks[cell.suite] if t["id"] not in done[cell]] for cell in cells}
+    todo = {cell: [t for t in tasks[cell.suite] if t.id not in done[cell]] for cell in cells}
     pending = sum(len(v) for v in todo.values())
     say(f"{len(cells)} cells, {sum(len(tasks[c.suite]) for c in cells)} (task, cell) pairs, {pending} to run")
     if pending:
@@ -387,7 +388,7 @@ def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Pa
     with tempfile.TemporaryDirectory(prefix="tgms-mutations-") as scratch:
         store_dir = Path(scratch) / "store"
         replay(path / EVENTLOG, store_dir, "duckdb").close()
-        suite = json.loads((path / SUITE).read_text(encoding="utf-8"))
+        suite = read_suite(path)
         m = config.experiment.mutations
         result = run_experiment(store_dir, suite, per_class=m.per_class, seed=m.seed)
     out = run_dir / "mutations"
@@ -449,7 +450,7 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
     try:
         for name, (path, manifest) in bundles.items():
             tracker.log_bundle(parent, name, path, manifest)
-        suites = {n: json.loads((p / SUITE).read_text(encoding="utf-8")) for n, (p, _) in bundles.items()}
+        suites = {n: read_suite(p) for n, (p, _) in bundles.items()}
         tracker.log_suite_tables(parent, suites)  # Table 2 of `tgms report` (tables/table2.md, .tex, .json)
         cells: list[CellResult] = []
         comparisons: list[dict[str, Any]] = []

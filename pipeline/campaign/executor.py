@@ -37,6 +37,7 @@ from pipeline.campaign.config import ClusterConf, ModelConf
 from pipeline.campaign.endpoints import endpoint_to_dict
 from pipeline.campaign.ray_runtime import actors_per_suite, import_ray
 from pipeline.campaign.records import append_line, append_record, done_task_ids
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import RunSettings
 
 #: warnings (a memory kill, fewer actors than asked) go to Hydra's console and job log (driver.log) alike
@@ -66,7 +67,7 @@ class CellJob:
     cell: Cell
     system_config: dict[str, Any]
     settings: dict[str, Any]  # RunSettings as a dict (see run_settings)
-    tasks: list[dict[str, Any]]
+    tasks: list[Task]
     records_path: Path
     traces_path: Path
     #: the cell spec's hash, stamped on each record as it is written (None: records are written as made)
@@ -274,7 +275,7 @@ def _json(value: Any) -> str:
 @dataclass
 class _Flight:
     job: CellJob
-    task: dict[str, Any]
+    task: Task
     actor: _Actor
     resubmits: int
 
@@ -305,13 +306,13 @@ def run_jobs(
     a model server on the actors' own cores: there a build beside it slowed both (see :data:`Prepare`)."""
     ray = import_ray()
     on_record = on_record or write_result
-    queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]] = {}
+    queues: dict[str, deque[tuple[CellJob, Task, int]]] = {}
     stats = {"submitted": 0, "finished": 0, "skipped": 0, "resubmitted": 0, "infra_errors": 0}
     for job in jobs:
         done = done_task_ids(job.records_path) if resume else set()
         queue = queues.setdefault(job.cell.suite, deque())
         for task in job.tasks:
-            if str(task["id"]) in done:
+            if task.id in done:
                 stats["skipped"] += 1
             else:
                 queue.append((job, task, 0))
@@ -342,18 +343,18 @@ def run_jobs(
     last: list[str] = [""]  # the cell of the task submitted last
 
     def next_task(
-        queue: deque[tuple[CellJob, dict[str, Any], int]],
-    ) -> tuple[CellJob, dict[str, Any], int] | None:
+        queue: deque[tuple[CellJob, Task, int]],
+    ) -> tuple[CellJob, Task, int] | None:
         """The next task of the cell submitted last while it is ready, else the first task of a ready cell;
         None while no queued cell is ready and some are still being prepared (a task of a cell being built
         would only hold a slot waiting for its build: with two slots, two vector_rag tasks held both for
         the whole embedding while the model server sat idle); else the first task. Cells run one after
         another."""
 
-        def ready(item: tuple[CellJob, dict[str, Any], int]) -> bool:
+        def ready(item: tuple[CellJob, Task, int]) -> bool:
             return not preparing.get(item[0].cell.cell_id)
 
-        def take(i: int) -> tuple[CellJob, dict[str, Any], int]:
+        def take(i: int) -> tuple[CellJob, Task, int]:
             item = queue[i]
             del queue[i]
             last[0] = item[0].cell.cell_id
@@ -480,7 +481,7 @@ def _on_actor_error(
     ray: Any,
     err: BaseException,
     flight: _Flight,
-    queues: dict[str, deque[tuple[CellJob, dict[str, Any], int]]],
+    queues: dict[str, deque[tuple[CellJob, Task, int]]],
     stats: dict[str, int],
     max_resubmits: int,
     finish: Callable[[_Flight, dict[str, Any]], None],
