@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from pipeline.campaign.bundle import SUITE, read_manifest
+from pipeline.campaign.bundle import read_manifest, read_suite
 from pipeline.campaign.cells import Cell
 from pipeline.campaign.config import ClusterConf, ModelConf
 from pipeline.campaign.endpoints import open_model
@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tasks", type=int, required=True)
     args = p.parse_args(argv)
     bundle, out = Path(args.bundle), Path(args.out)
-    suite = json.loads((bundle / SUITE).read_text(encoding="utf-8"))
-    tasks = [*suite["splits"]["dev"], *suite["splits"]["test"]][: args.tasks]
+    suite = read_suite(bundle)
+    tasks = [*suite.splits.dev, *suite.splits.test][: args.tasks]
     model = ModelConf(name="scripted", kind="endpoint", api_base=[args.url], concurrency=16, timeout_s=10.0)
     cluster = ClusterConf(kind="ray", address=args.address, actors=2, actor_concurrency=2, actor_cpus=0.1)
     with ray_session(cluster), open_model(model, None, False) as (endpoint, window):

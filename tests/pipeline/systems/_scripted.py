@@ -57,7 +57,7 @@ def wrong_value(kind: str, gold: Any) -> Any:
 def task_of(body: Body, tasks: list[dict[str, Any]]) -> dict[str, Any]:
     """The task whose (escaped) question the last user message fences."""
     text = last_user_message(body)
-    hits = [t for t in tasks if fence(t["question"], "question") in text]
+    hits = [t for t in tasks if fence(t.question, "question") in text]
     assert len(hits) >= 1, text[-400:]
     return hits[0]
 
@@ -71,8 +71,8 @@ def answer_rule(
         if other is not None and not system_text(body).startswith("You answer"):
             return other(body)
         task = task_of(body, tasks)
-        kind, gold = task["answer_kind"], task["gold"]
-        value = gold if task["id"] in correct else wrong_value(kind, gold)
+        kind, gold = task.answer_kind, task.gold
+        value = gold if task.id in correct else wrong_value(kind, gold)
         return json.dumps({"text": "scripted", "answer": {"kind": kind, "value": value}})
 
     return rule
@@ -82,5 +82,5 @@ def unique_question_ids(tasks: list[dict[str, Any]]) -> list[str]:
     """Ids of the tasks whose question no other task asks (a question-keyed rule can tell them apart)."""
     counts: dict[str, int] = {}
     for t in tasks:
-        counts[t["question"]] = counts.get(t["question"], 0) + 1
-    return [t["id"] for t in tasks if counts[t["question"]] == 1]
+        counts[t.question] = counts.get(t.question, 0) + 1
+    return [t.id for t in tasks if counts[t.question] == 1]

@@ -18,6 +18,7 @@ import pytest
 from engine.api import build_store
 from models.client import ChatClient
 from models.testing.scripted_server import ScriptedServer
+from pipeline.scoring.suite import Suite, Task
 from pipeline.systems.base import RunSettings, SystemEnv, build_system
 from pipeline.tasks.build import build_suite
 from tests.conftest import collegemsg_head
@@ -31,11 +32,11 @@ EVENTS = 12_000
 @dataclass(frozen=True)
 class SmallSuite:
     store_dir: Path
-    suite: dict[str, Any]
+    suite: Suite
 
     @property
-    def dev(self) -> list[dict[str, Any]]:
-        return self.suite["splits"]["dev"]
+    def dev(self) -> list[Task]:
+        return list(self.suite.splits.dev)
 
     def __iter__(self) -> Iterator[Any]:  # ``store_dir, suite = cm_small``
         return iter((self.store_dir, self.suite))
@@ -52,8 +53,8 @@ def cm_small(tmp_path_factory: pytest.TempPathFactory) -> SmallSuite:
 
 
 @pytest.fixture(scope="module")
-def dev(cm_small: SmallSuite) -> list[dict[str, Any]]:
-    return cm_small.suite["splits"]["dev"]
+def dev(cm_small: SmallSuite) -> list[Task]:
+    return list(cm_small.suite.splits.dev)
 
 
 @pytest.fixture

@@ -50,7 +50,7 @@ class AskConfig(SystemConfig):
 def ask_factory(cfg: AskConfig, env: SystemEnv) -> Any:
     def run(task: dict[str, Any], rec: RecordDraft) -> None:
         res = ask_answer(
-            rec.calls.complete, role="answerer", system=cfg.prefix, user=task["question"], kind="count",
+            rec.calls.complete, role="answerer", system=cfg.prefix, user=task.question, kind="count",
             with_claims=False,
         )  # fmt: skip
         rec.record.answer = res.answer
