@@ -43,7 +43,7 @@ def test_ask_prints_answer_verdicts_and_gate(
     argv = ask(task.question, cm_small.store_dir, server, "--html", str(page), "--save", str(saved))
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert f"typed:  count = {task['gold']!r}" in out
+    assert f"typed:  count = {task.gold!r}" in out
     assert "-> supported" in out and "gate: emitted" in out
     html = page.read_text("utf-8")
     assert (

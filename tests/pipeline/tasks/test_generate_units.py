@@ -38,7 +38,7 @@ def test_refused_draws_are_kept_as_records(ctx: OpContext) -> None:
         assert rec.refused["error"] in ("E_COST", "E_LIMIT")
         assert rec.gold is None and rec.oracle_plan["steps"]
     assert suite_stats(suite)["refused"] == len(suite.refused)
-    assert f"refused (E_COST) records: {len(suite['refused'])}" in table2_markdown(suite)
+    assert f"refused (E_COST) records: {len(suite.refused)}" in table2_markdown(suite)
 
 
 def test_a_small_suite_keeps_gold_non_degenerate(ctx: OpContext) -> None:
