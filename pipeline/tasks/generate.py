@@ -198,8 +198,8 @@ def split(tasks: list[Task], seed: int) -> tuple[list[Task], list[Task]]:
     go to dev. Both splits are ordered by task id."""
     dev: list[Task] = []
     test: list[Task] = []
-    for fam in sorted({str(t.family) for t in tasks}):
-        members = sorted((t for t in tasks if t.family == fam), key=lambda t: _rank(seed, t.id))
+    for fam in sorted({t.family or "" for t in tasks}):
+        members = sorted((t for t in tasks if (t.family or "") == fam), key=lambda t: _rank(seed, t.id))
         n_dev = round(DEV_SHARE * len(members))
         dev += members[:n_dev]
         test += members[n_dev:]
