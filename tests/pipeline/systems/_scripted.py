@@ -16,6 +16,7 @@ from models.client import ChatClient
 from models.config import EndpointConfig
 from models.prompting import fence
 from models.testing.scripted_server import last_user_message
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import RunSettings, SystemEnv
 
 Body = dict[str, Any]
@@ -54,7 +55,7 @@ def wrong_value(kind: str, gold: Any) -> Any:
     raise AssertionError(f"no wrong value for {kind}")
 
 
-def task_of(body: Body, tasks: list[dict[str, Any]]) -> dict[str, Any]:
+def task_of(body: Body, tasks: list[Task]) -> Task:
     """The task whose (escaped) question the last user message fences."""
     text = last_user_message(body)
     hits = [t for t in tasks if fence(t.question, "question") in text]
@@ -63,7 +64,7 @@ def task_of(body: Body, tasks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def answer_rule(
-    tasks: list[dict[str, Any]], correct: set[str], other: Callable[[Body], str] | None = None
+    tasks: list[Task], correct: set[str], other: Callable[[Body], str] | None = None
 ) -> Callable[[Body], str]:
     """Answer requests get gold (tasks in ``correct``) or a wrong value; other requests go to ``other``."""
 
@@ -78,7 +79,7 @@ def answer_rule(
     return rule
 
 
-def unique_question_ids(tasks: list[dict[str, Any]]) -> list[str]:
+def unique_question_ids(tasks: list[Task]) -> list[str]:
     """Ids of the tasks whose question no other task asks (a question-keyed rule can tell them apart)."""
     counts: dict[str, int] = {}
     for t in tasks:

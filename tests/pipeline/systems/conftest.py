@@ -62,7 +62,7 @@ def make_system(cm_small: SmallSuite, tmp_path: Path) -> Iterator[Callable[..., 
     """``make(rule, **tgms_config) -> (system, server)``: the tgms system over a scripted server."""
     opened: list[tuple[ScriptedServer, ChatClient, SystemEnv]] = []
 
-    def make(rule: Rule, train: list[dict[str, Any]] | None = None, **cfg: Any) -> tuple[Any, ScriptedServer]:
+    def make(rule: Rule, train: list[Task] | None = None, **cfg: Any) -> tuple[Any, ScriptedServer]:
         server = ScriptedServer(rule).start()
         client = ChatClient(config(server.url))
         env = SystemEnv(

@@ -23,6 +23,7 @@ from models.planner import FIXED_LAYOUT, static_prefix
 from models.prompting import escape
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.testing.scripted_server import ScriptedServer
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import run_task
 from pipeline.systems.record import TaskRecord
 from pipeline.systems.tgms import TgmsConfig
@@ -34,20 +35,20 @@ def fenced_question(question: str) -> str:
     return f'<data name="question">\n{escape(question)}\n</data>'
 
 
-def task_of(body: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]:
+def task_of(body: dict[str, Any], tasks: list[Task]) -> Task:
     user = body["messages"][1]["content"]
     found = [t for t in tasks if fenced_question(t.question) in user]
     assert len(found) == 1, "the request names exactly one task's question"
     return found[0]
 
 
-def oracle_reply(task: dict[str, Any]) -> str:
+def oracle_reply(task: Task) -> str:
     plan = task.oracle_plan
     return json.dumps({"steps": plan["steps"], "answer_spec": plan["answer_spec"]})
 
 
 def scripted_rule(
-    tasks: list[dict[str, Any]],
+    tasks: list[Task],
     planner: Callable[[dict[str, Any]], str] = oracle_reply,
     reporter: Callable[[dict[str, Any]], str] = lambda t: json.dumps(t.gold_answer_object),
 ) -> Rule:
@@ -64,7 +65,7 @@ def scripted_rule(
     return rule
 
 
-def oracle_digest(store_dir: Path, task: dict[str, Any]) -> str:
+def oracle_digest(store_dir: Path, task: Task) -> str:
     with Store.open(store_dir, read_only=True) as store:
         trace = execute(
             build_plan(task.oracle_plan),
@@ -75,7 +76,7 @@ def oracle_digest(store_dir: Path, task: dict[str, Any]) -> str:
         return trace.digest
 
 
-def count_task(dev: list[dict[str, Any]]) -> dict[str, Any]:
+def count_task(dev: list[Task]) -> Task:
     return next(t for t in dev if t.answer_kind == "count" and t.template == "T1.reach_count")
 
 
