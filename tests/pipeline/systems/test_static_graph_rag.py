@@ -13,6 +13,7 @@ import pytest
 
 from engine.api import ScanFilter, Store
 from models.testing.scripted_server import ScriptedServer, last_user_message
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import build_system, run_task
 from pipeline.systems.record import TaskRecord
 from tests.pipeline.systems._scripted import make_env, system_text
@@ -36,7 +37,7 @@ def brute_two_hop(store_dir: Path, seeds: list[str]) -> set[str]:
     return {f"{s} → {d} {r} ×{n}" for (s, d, r), n in counts.items()}
 
 
-def _run(cm: SmallSuite, work: Path, task: dict[str, Any], **cfg: Any) -> tuple[TaskRecord, dict[str, Any]]:
+def _run(cm: SmallSuite, work: Path, task: Task, **cfg: Any) -> tuple[TaskRecord, dict[str, Any]]:
     reply = json.dumps({"text": "x", "answer": {"kind": task.answer_kind, "value": task.gold}})
     with ScriptedServer(lambda body: reply) as server:
         env = make_env(cm.store_dir, server.url, work, context_window=1_000_000)  # the content is tested here
@@ -86,8 +87,8 @@ def test_a_hub_neighbourhood_is_capped_and_says_so(cm_small: SmallSuite, tmp_pat
 
 def test_without_input_uids_the_question_names_the_seeds(cm_small: SmallSuite, tmp_path: Path) -> None:
     base = next(t for t in cm_small.dev if len(t.input_uids) == 1)
-    seed = base["input_uids"][0]
-    task = {**base, "input_uids": [], "question": f"How many neighbours does {seed} have?"}
+    seed = base.input_uids[0]
+    task = base.model_copy(update={"input_uids": (), "question": f"How many neighbours does {seed} have?"})
     rec, body = _run(cm_small, tmp_path, task, max_edges=100_000)
     assert rec.context is not None and rec.context["seeds"] == [seed]
     assert _shown(body) == brute_two_hop(cm_small.store_dir, [seed])

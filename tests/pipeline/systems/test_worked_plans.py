@@ -77,18 +77,18 @@ def test_no_dev_or_test_plan_reaches_a_prompt(make_system, splits) -> None:
         prompt = "\n".join(m["content"] for m in body["messages"])
         own = next(t for t in dev if fenced_question(t.question) in prompt)
         for other in held_out:
-            if other["id"] == own["id"]:
+            if other.id == own.id:
                 continue
-            assert escape(other["question"]) not in prompt, (own["id"], other["id"])
+            assert escape(other.question) not in prompt, (own.id, other.id)
         shown = _FENCE.findall(prompt)
         assert shown, "the retrieved worked plans are in the task's message"
         for block in shown:
             question = block.split("\n", 1)[0].split("Question: ", 1)[1]
-            if belief_time(own["question"]) is not None and question not in train_questions:
+            if belief_time(own.question) is not None and question not in train_questions:
                 # a pinned question's worked plans are shown pinned to its own belief time
                 asked, clause = question.split(", as recorded at ", 1)
                 assert any(q.rstrip("?.") == asked for q in train_questions), question
-                assert str(belief_time(own["question"])) in clause
+                assert str(belief_time(own.question)) in clause
             else:
                 assert question in train_questions
             held_plans = [json.dumps(t.oracle_plan["steps"], separators=(",", ":")) for t in held_out]
