@@ -57,14 +57,8 @@ class Script:
 
 @pytest.fixture
 def run(cm_small: SmallSuite, work: Path) -> Iterator[Any]:
-    def go(script: Script, task: dict[str, Any] | None = None, **cfg: Any) -> TaskRecord:
-        task = task or {
-            "id": "t/1",
-            "question": "How many?",
-            "answer_kind": "count",
-            "gold": 1,
-            "input_uids": [],
-        }
+    def go(script: Script, task: Task | None = None, **cfg: Any) -> TaskRecord:
+        task = task or Task(id="t/1", question="How many?", answer_kind="count", gold=1, input_uids=())
         with ScriptedServer(script) as server:
             env = make_env(cm_small.store_dir, server.url, work, repair_budget=cfg.pop("repair_budget", 3))
             try:

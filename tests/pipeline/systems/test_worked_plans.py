@@ -111,7 +111,7 @@ def test_named_times_run_to_the_oracles_trace(make_system, splits, cm_small) -> 
 def test_the_nearest_worked_plan_is_of_the_questions_template(splits) -> None:
     index = WorkedPlanIndex(splits.train)
     templates = {t.id: t.template for t in splits.train}
-    dev = [t for t in splits.dev if "probe_pair" not in t and t.template in set(templates.values())]
+    dev = [t for t in splits.dev if t.probe_pair is None and t.template in set(templates.values())]
     hits = sum(templates[index.nearest(t.question, 1)[0].source] == t.template for t in dev)
     assert hits / len(dev) >= 0.8, f"{hits}/{len(dev)}"
     # and so when plans that agree on naming uids come first (as the tgms system asks)
@@ -121,7 +121,7 @@ def test_the_nearest_worked_plan_is_of_the_questions_template(splits) -> None:
     )
     assert hits / len(dev) >= 0.8, f"{hits}/{len(dev)}"
     # the same question gets the same plans (ties go to the smaller id)
-    q = dev[0]["question"]
+    q = dev[0].question
     assert [p.source for p in index.nearest(q, 3)] == [p.source for p in index.nearest(q, 3)]
 
 
@@ -129,12 +129,12 @@ def test_hashing_retrieval_loads_no_model_and_is_deterministic(splits) -> None:
     # smoke's setting (conf/experiment/smoke.yaml): no model in the actor, the same plans every time
     index = WorkedPlanIndex(splits.train, embedder="hashing")
     assert index.vectors.shape == (len(index), 384)
-    q = splits.dev[0]["question"]
+    q = splits.dev[0].question
     shown = [p.source for p in index.nearest(q, 2)]
     assert len(shown) == 2 and shown == [p.source for p in index.nearest(q, 2)]
     # word overlap still finds the question's own template for most questions (what smoke needs: plans)
     templates = {t.id: t.template for t in splits.train}
-    dev = [t for t in splits.dev if "probe_pair" not in t and t.template in set(templates.values())]
+    dev = [t for t in splits.dev if t.probe_pair is None and t.template in set(templates.values())]
     hits = sum(templates[index.nearest(t.question, 1)[0].source] == t.template for t in dev)
     assert hits / len(dev) >= 0.5, f"{hits}/{len(dev)}"
     with pytest.raises(InvalidArgError):
