@@ -245,18 +245,6 @@ class WorkedPlan:
     plan: dict[str, Any]  # steps and answer_spec only
     source: str = ""  # where it came from ("fixed:1", a train task id): recorded, never shown
 
-    @classmethod
-    def from_task(cls, task: dict[str, Any]) -> WorkedPlan:
-        """A suite task's worked plan (its oracle plan without the plan_id and question it repeats)."""
-        plan = task["oracle_plan"]
-        return cls(
-            question=task["question"],
-            input_uids=tuple(task.get("input_uids") or ()),
-            kind=task.get("answer_kind"),
-            plan={"steps": plan["steps"], "answer_spec": plan["answer_spec"]},
-            source=task["id"],
-        )
-
     def render(self, n: int, named: bool) -> str:
         """The example as the prompt shows it: with named times, the constants and the plan citing them."""
         names = question_names(self.question, self.input_uids) if named else ()

@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, canonical_json, sha256_hex
+from engine.api import InvalidArgError, canonical_json
 from pipeline.campaign.bundle import (
     BUNDLE_FORMAT,
     BUNDLE_VERSION,
@@ -44,9 +44,16 @@ from pipeline.campaign.bundle import (
     SUITE,
     file_sha256,
 )
+from pipeline.scoring.suite import SUITE_FORMAT, AnswerKind, Splits, Suite, Task, split_sha256
 
 #: the analyst answer kinds with a typed counterpart (pipeline.scoring), and that counterpart
-KIND_MAP = {"int": "value", "float": "value", "value": "value", "uid": "entity", "uid_list": "entity_set"}
+KIND_MAP: dict[str, AnswerKind] = {
+    "int": "value",
+    "float": "value",
+    "value": "value",
+    "uid": "entity",
+    "uid_list": "entity_set",
+}
 #: suite names of conf/suite/ → the analyst set's data set names
 DATASETS = {"collegemsg": "collegemsg", "bitcoin_otc": "bitcoin-otc"}
 GENERATOR = "analyst-1"
@@ -100,23 +107,23 @@ def stratified(questions: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
     return sorted(picked, key=lambda q: q["id"])
 
 
-def _task(q: dict[str, Any], gold: Any, uids: frozenset[str]) -> dict[str, Any]:
-    return {
-        "id": f"analyst/{q['id']}",
-        "template": f"analyst.{q['class']}",
-        "family": q["class"],
-        "paraphrase": 0,
-        "question": q["question"],
-        "input_uids": sorted(uids),
-        "oracle_plan": None,  # the question's plan never leaves tests/analyst
-        "answer_kind": KIND_MAP[q["answer_kind"]],
-        "gold": gold,
-        "gold_answer_object": None,
-    }
+def _task(q: dict[str, Any], gold: Any, uids: frozenset[str]) -> Task:
+    return Task(
+        id=f"analyst/{q['id']}",
+        template=f"analyst.{q['class']}",
+        family=q["class"],
+        paraphrase=0,
+        question=q["question"],
+        input_uids=tuple(sorted(uids)),
+        oracle_plan=None,  # the question's plan never leaves tests/analyst
+        answer_kind=KIND_MAP[q["answer_kind"]],
+        gold=gold,
+        gold_answer_object=None,
+    )
 
 
 def build_analyst_bundle(
-    suite_name: str, n: int, out: Path, train: list[dict[str, Any]], progress: Any
+    suite_name: str, n: int, out: Path, train: list[Task], progress: Any
 ) -> tuple[Path, dict[str, Any]]:
     """The bundle of ``n`` analyst questions of ``suite_name``'s data set at ``out`` (built once: an
     existing one is returned as it is; the campaign verifies it)."""
@@ -152,20 +159,20 @@ def build_analyst_bundle(
             ]
         finally:
             con.close()
-        suite = {
-            "format": "tgms-suite",
-            "generator_version": GENERATOR,
-            "dataset": dataset,
-            "seed": 0,
-            "store_digest": digest,
-            "templates": {},
-            "operators_used": [],
-            "splits": {"dev": [], "test": tasks, "train": train},
-            "test_sha256": sha256_hex(canonical_json(tasks)),
-            "refused": [],
-            "dropped": {},
-        }
-        (root / SUITE).write_text(canonical_json(suite) + "\n", encoding="utf-8")
+        suite = Suite(
+            format=SUITE_FORMAT,
+            generator_version=GENERATOR,
+            dataset=dataset,
+            seed=0,
+            store_digest=digest,
+            templates={},
+            operators_used=(),
+            splits=Splits(dev=(), test=tuple(tasks), train=tuple(train)),
+            test_sha256=split_sha256(tasks),
+            refused=(),
+            dropped={},
+        )
+        (root / SUITE).write_text(suite.to_json(), encoding="utf-8")
         manifest = {
             "format": BUNDLE_FORMAT,
             "version": BUNDLE_VERSION,
@@ -176,7 +183,7 @@ def build_analyst_bundle(
             "clock": "canonical",
             "store_digest": digest,
             "suite_sha256": file_sha256(root / SUITE),
-            "test_sha256": suite["test_sha256"],
+            "test_sha256": suite.test_sha256,
             "eventlog_sha256": file_sha256(log),
             "generator_version": GENERATOR,
             "bundle_version": BUNDLE_VERSION,

@@ -28,7 +28,6 @@ are printed beside: (a) ≥ 20 tasks/s, (b) ≥ 0.8 of ideal, (c) ≤ 2 s, (d) �
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -38,12 +37,15 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline import inputs
 from pipeline.bench.report import BenchResult, stamp
 from pipeline.latency.stores import default_work_dir
 from pipeline.table import Table, to_markdown
+
+if TYPE_CHECKING:
+    from pipeline.scoring.suite import Task
 
 HELP = "campaign fan-out: tasks/s (instant and 1-s replies) and actor start-up on CollegeMsg"
 GOALS = {
@@ -109,14 +111,14 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
 
 def _fan_out(args: argparse.Namespace, progress: Callable[[str], None], parts: str) -> dict[str, Any]:
     """Figures (a)-(c), each when picked by ``parts``."""
-    from pipeline.campaign.bundle import SUITE, read_manifest
+    from pipeline.campaign.bundle import read_manifest, read_suite
     from pipeline.campaign.config import ClusterConf
     from pipeline.campaign.ray_runtime import ray_session
 
     bundle = _bundle(args, progress)
     manifest = read_manifest(bundle)
-    suite = json.loads((bundle / SUITE).read_text(encoding="utf-8"))
-    tasks = [*suite["splits"]["dev"], *suite["splits"]["test"]]
+    suite = read_suite(bundle)
+    tasks = [*suite.splits.dev, *suite.splits.test]
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     cluster = ClusterConf(
         kind="local", num_cpus=2, actors=args.actors, actor_concurrency=args.actor_concurrency
@@ -203,7 +205,7 @@ def _throughput(
     bundles: dict[str, Any],
     cluster: Any,
     work: Path,
-    tasks: list[dict[str, Any]],
+    tasks: list[Task],
     system: str,
     reply_delay_s: float,
     reps: int,

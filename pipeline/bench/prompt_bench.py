@@ -14,7 +14,6 @@ the prefix too).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from models.local.tokens import count_chat_tokens, count_tokens
 from models.plan_prompt import PlanTask, PromptLayout, first_messages, shown_examples, static_prefix
 from models.worked_plans import names_line, question_names
 from pipeline.bench.report import BenchResult, stamp
+from pipeline.scoring.suite import Suite, read_suite
 from pipeline.table import Table, to_markdown
 
 HELP = "the planner prompt's parts in the model's own tokens, per layout (no server)"
@@ -45,11 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--card", default="", help="the dataset card text (default: none; it is per store)")
 
 
-def _suite(path: Path) -> dict[str, Any]:
+def _suite(path: Path) -> Suite:
     file = path / "suite.json" if path.is_dir() else path
     if not file.is_file():
         raise InvalidArgError(f"no suite at {path}", path=str(path))
-    return json.loads(file.read_text(encoding="utf-8"))
+    return read_suite(file)
 
 
 def _median_max(values: list[int]) -> str:
@@ -57,7 +57,7 @@ def _median_max(values: list[int]) -> str:
 
 
 def measure(
-    suite: dict[str, Any],
+    suite: Suite,
     split: str,
     layouts: list[str],
     model: Path,
@@ -65,7 +65,7 @@ def measure(
     card: str,
     progress: Callable[[str], None],
 ) -> list[dict[str, Any]]:
-    tasks = suite["splits"][split]
+    tasks = suite.splits.dev if split == "dev" else suite.splits.test
     index = None
     records: list[dict[str, Any]] = []
     for name in layouts:
@@ -73,16 +73,13 @@ def measure(
         if layout.examples == "retrieved" and index is None:
             from pipeline.systems.worked_plans import WorkedPlanIndex
 
-            index = WorkedPlanIndex(suite["splits"].get("train") or [])
+            index = WorkedPlanIndex(list(suite.splits.train))
         per: dict[str, list[int]] = {"suffix": [], "worked": [], "blocks": [], "times": [], "chat": []}
         for t in tasks:
             examples = (
-                index.nearest(t["question"], k)
-                if index is not None and layout.examples == "retrieved"
-                else ()
+                index.nearest(t.question, k) if index is not None and layout.examples == "retrieved" else ()
             )
-            ptask = PlanTask(t["id"], t["question"], tuple(t.get("input_uids") or ()), t["answer_kind"], card,
-                             examples=examples)  # fmt: skip
+            ptask = PlanTask(t.id, t.question, t.input_uids, t.answer_kind, card, examples=examples)
             messages = first_messages(ptask, layout)
             per["suffix"].append(count_tokens(messages[1]["content"], model_path=model))
             shown = shown_examples(ptask, layout)
@@ -92,7 +89,7 @@ def measure(
                     for i, ex in enumerate(shown, 1)
                 )
             )
-            names = question_names(t["question"], t.get("input_uids") or ()) if layout.time_names else ()
+            names = question_names(t.question, t.input_uids) if layout.time_names else ()
             per["times"].append(count_tokens(names_line(names), model_path=model) if names else 0)
             per["chat"].append(count_chat_tokens(messages, model_path=model))
         prefix = count_tokens(static_prefix(layout), model_path=model)
@@ -129,7 +126,7 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
     suite = _suite(args.suite)
     records = measure(suite, args.split, layouts, args.model_file, args.k, args.card, progress)
     head = (
-        f"Measured {stamp()}; tokenizer of {args.model_file.name}; {suite.get('dataset')} {args.split} "
+        f"Measured {stamp()}; tokenizer of {args.model_file.name}; {suite.dataset} {args.split} "
         f"split; counts in the model's own tokens (median / max over the tasks)."
     )
     data = {"model_file": str(args.model_file), "split": args.split, "records": records}

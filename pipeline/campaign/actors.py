@@ -39,6 +39,7 @@ from models.config import with_generation
 from models.errors import InfraError
 from pipeline.campaign.endpoints import endpoint_from_dict
 from pipeline.campaign.ray_runtime import import_ray
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import BuiltSystem, RunSettings, SystemEnv, build_system, run_draft
 
 
@@ -53,7 +54,7 @@ class TaskActor:
         manifest: dict[str, Any],
         endpoint: dict[str, Any],
         work_dir: str | None = None,
-        train: list[dict[str, Any]] | None = None,
+        train: list[Task] | None = None,
     ) -> None:
         t0 = time.perf_counter()
         self.suite = suite
@@ -146,7 +147,7 @@ class TaskActor:
 
     def run(
         self,
-        task: dict[str, Any],
+        task: Task,
         cell: dict[str, Any],
         system_config: dict[str, Any],
         settings: dict[str, Any],
@@ -215,7 +216,7 @@ class TaskActor:
             raise
 
     def _failed(
-        self, task: dict[str, Any], cell: dict[str, Any], settings: dict[str, Any], err: TGMSError
+        self, task: Task, cell: dict[str, Any], settings: dict[str, Any], err: TGMSError
     ) -> dict[str, Any]:
         return infra_record(
             task, cell, settings, err.to_dict(), serving={"replicas": list(self.endpoint.base_urls)}
@@ -251,11 +252,11 @@ def node_build_lock(systems_dir: Path, system: str, config: dict[str, Any], dige
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _structured(err: BaseException, task: dict[str, Any] | None = None) -> TGMSError:
+def _structured(err: BaseException, task: Task | None = None) -> TGMSError:
     """``err`` itself when it is structured, else an ``E_INTERNAL`` naming its type and message."""
     if isinstance(err, TGMSError):
         return err
-    where = {"task_id": task.get("id")} if task is not None else {}
+    where = {"task_id": task.id} if task is not None else {}
     return TGMSError(f"{type(err).__name__}: {err}", where="actor", **where)
 
 
@@ -294,7 +295,7 @@ def scratch_base(log_bytes: int, fallback: Path | None) -> Path | None:
 
 
 def infra_record(
-    task: dict[str, Any],
+    task: Task,
     cell: dict[str, Any],
     settings: dict[str, Any],
     error: dict[str, Any],
@@ -305,17 +306,17 @@ def infra_record(
 
     generation = settings.get("generation") or {}  # RunSettings as the dict a job carries
     rec = TaskRecord(
-        task_id=task["id"],
-        template=task.get("template"),
-        family=task.get("family"),
+        task_id=task.id,
+        template=task.template,
+        family=task.family,
         system=cell["system"],
         model=str(generation.get("model", cell.get("model", ""))),
         seed=int(generation.get("seed", cell.get("seed", 0))),
         ablation=str(settings.get("ablation", cell.get("ablation", "none"))),
         serving=serving or {},
         status="infra_error",
-        answer_kind=task.get("answer_kind"),
-        gold=task.get("gold"),
+        answer_kind=task.answer_kind,
+        gold=task.gold,
         correct=None,
         errors=[error],
     )

@@ -30,6 +30,7 @@ from engine.api import (
     ConflictError,
     CorruptError,
     NotFoundError,
+    SchemaError,
     build_store,
     canonical_json,
     replay,
@@ -37,6 +38,7 @@ from engine.api import (
     source_path,
     source_sha256,
 )
+from pipeline.scoring.suite import Suite, Task, parse_suite
 
 BUNDLE_FORMAT = "tgms-bundle"
 BUNDLE_VERSION = 1
@@ -132,11 +134,11 @@ def build_bundle(
             "seed": seed,
             "options": {"crosscheck": crosscheck, "probes": True},
             "clock": "canonical",
-            "store_digest": suite["store_digest"],
+            "store_digest": suite.store_digest,
             "suite_sha256": file_sha256(Path(scratch) / SUITE),
-            "test_sha256": suite["test_sha256"],
+            "test_sha256": suite.test_sha256,
             "eventlog_sha256": file_sha256(store_dir / LOG_NAME),
-            "generator_version": suite.get("generator_version"),
+            "generator_version": suite.generator_version,
             "bundle_version": BUNDLE_VERSION,
             "planted": json.loads(planted.read_text()) if planted.exists() else None,
         }
@@ -178,6 +180,7 @@ def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet
     # recomputed from the test split itself, not read back from the field that records it
     found["test_sha256"] = sha256_hex(canonical_json(suite.get("splits", {}).get("test")))
     found["suite_store_digest"] = suite.get("store_digest")
+    found["suite_schema"] = _schema_problem(suite)
     t0 = time.perf_counter()
     with (
         tempfile.TemporaryDirectory(prefix="tgms-bundle-verify-") as scratch,
@@ -191,6 +194,7 @@ def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet
         "test_sha256": manifest.get("test_sha256"),
         "suite_store_digest": manifest.get("store_digest"),
         "store_digest": manifest.get("store_digest"),
+        "suite_schema": "valid",
     }
     checks = {k: {"expected": v, "found": found[k], "ok": v == found[k]} for k, v in expected.items()}
     bad = sorted(k for k, c in checks.items() if not c["ok"])
@@ -203,9 +207,28 @@ def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet
     return {"ok": True, "bundle": str(root), "checks": checks, "manifest": manifest}
 
 
-def train_split(bundle_dir: str | Path) -> list[dict[str, Any]]:
+def _schema_problem(suite: Any) -> str:
+    """``valid`` when ``suite`` is a :class:`Suite`, else the first problem (a verify check)."""
+    try:
+        parse_suite(suite, SUITE)
+    except SchemaError as err:
+        return err.message
+    return "valid"
+
+
+def read_suite(bundle_dir: str | os.PathLike[str]) -> Suite:
+    """The bundle's suite, validated (``E_SCHEMA`` naming the fields when ``suite.json`` is not a suite)."""
+    path = Path(bundle_dir) / SUITE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"{bundle_dir} is not a complete bundle: no {SUITE}", path=str(path)) from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CorruptError(f"{path} is not valid JSON: {exc}", path=str(path)) from exc
+    return parse_suite(data, str(path))
+
+
+def train_split(bundle_dir: str | os.PathLike[str]) -> list[Task]:
     """The suite's ``train`` split (the worked plans a planner may retrieve), [] for a suite without one.
     Only this split leaves the bundle for the systems' prompts: dev and test never do."""
-    suite = json.loads((Path(bundle_dir) / SUITE).read_text(encoding="utf-8"))
-    train = (suite.get("splits") or {}).get("train") or []
-    return list(train) if isinstance(train, list) else []
+    return list(read_suite(bundle_dir).splits.train)

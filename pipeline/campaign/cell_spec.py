@@ -31,6 +31,7 @@ from engine.api import CorruptError, canonical_json, sha256_hex
 from models.config import GenerationConfig
 from pipeline.campaign.cells import Cell, system_config
 from pipeline.campaign.config import CampaignConfig
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import check_config
 from pipeline.systems.record import RECORD_VERSION
 
@@ -199,7 +200,7 @@ def cell_spec(
     config: CampaignConfig,
     cell: Cell,
     manifest: Mapping[str, Any],
-    tasks: Iterable[Mapping[str, Any]],
+    tasks: Iterable[Task],
     *,
     task_list_digest: str | None = None,
     origin: Provenance | None = None,
@@ -223,7 +224,7 @@ def cell_spec(
             slice=exp.slice,
             task_list_sha256=task_list_digest,
             limit=exp.limit,
-            task_ids=sorted(str(t["id"]) for t in tasks),
+            task_ids=sorted(t.id for t in tasks),
         ),
         repair_budget=exp.repair_budget,
         provenance=origin or Provenance(),

@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.api import InvalidArgError
 from pipeline.campaign.config import CampaignConfig
+from pipeline.scoring.suite import Suite, Task
 from pipeline.tasks.slices import apply_slice, pick_listed
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -73,13 +74,13 @@ def system_config(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
 
 
 def select_tasks(
-    suite: dict[str, Any],
+    suite: Suite,
     split: str,
     per_family: int | None,
     limit: int | None,
     slice_: str | None = None,
     task_ids: list[str] | None = None,
-) -> list[dict]:
+) -> list[Task]:
     """The tasks of ``split`` (``all``: dev then test), a stratified slice of at most ``per_family`` per
     family, then the named slice ``slice_`` (``stratified-N``, :mod:`pipeline.tasks.slices`) or exactly the
     listed ``task_ids``, then at most ``limit``; the result is in task-id order.
@@ -87,23 +88,24 @@ def select_tasks(
     The slice takes a family's templates in turn (the first task of each template by id, then the
     second, ...), so two tasks of a family are two different questions where the family has them, and the
     slice is the same on every machine."""
-    names = ("dev", "test") if split == "all" else (split,)
-    tasks = sorted((t for n in names for t in suite["splits"][n]), key=lambda t: t["id"])
+    splits = suite.splits
+    chosen = (splits.dev, splits.test) if split == "all" else (_split(suite, split),)
+    tasks = sorted((t for part in chosen for t in part), key=lambda t: t.id)
     if per_family is not None:
         rank: dict[str, int] = {}
         order = []
         for t in tasks:
-            key = str(t.get("template"))
-            order.append((rank.get(key, 0), key, t["id"], t))
+            key = str(t.template)
+            order.append((rank.get(key, 0), key, t.id, t))
             rank[key] = rank.get(key, 0) + 1
         taken: dict[str, int] = {}
         kept = []
         for _, _, _, t in sorted(order, key=lambda x: x[:3]):
-            fam = t.get("family") or "?"
+            fam = t.family or "?"
             if taken.get(fam, 0) < per_family:
                 taken[fam] = taken.get(fam, 0) + 1
                 kept.append(t)
-        tasks = sorted(kept, key=lambda t: t["id"])
+        tasks = sorted(kept, key=lambda t: t.id)
     if task_ids is not None:
         try:
             tasks = pick_listed(tasks, task_ids)
@@ -112,3 +114,13 @@ def select_tasks(
     elif slice_ is not None:
         tasks = apply_slice(tasks, slice_)
     return tasks[:limit] if limit is not None else tasks
+
+
+def _split(suite: Suite, name: str) -> tuple[Task, ...]:
+    if name == "dev":
+        return suite.splits.dev
+    if name == "test":
+        return suite.splits.test
+    if name == "train":
+        return suite.splits.train
+    raise InvalidArgError(f"unknown split {name!r}", allowed=["all", "dev", "test", "train"])

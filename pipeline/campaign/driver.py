@@ -37,7 +37,7 @@ from typing import Any
 from engine.api import InvalidArgError, NotFoundError, TGMSError, replay, write_atomic
 from models.config import ModelConfig
 from models.local.paths import cache_root
-from pipeline.campaign.bundle import EVENTLOG, MANIFEST, SUITE, build_bundle, verify_bundle
+from pipeline.campaign.bundle import EVENTLOG, MANIFEST, build_bundle, read_suite, verify_bundle
 from pipeline.campaign.bundle_cache import bundle_key, fetch, keep
 from pipeline.campaign.cell_spec import (
     CELL_SPEC_TAG,
@@ -54,6 +54,7 @@ from pipeline.campaign.config import CampaignConfig, SuiteConf, validate
 from pipeline.campaign.preflight import preflight
 from pipeline.campaign.resume import CellResume, resume_cell
 from pipeline.campaign.tracking import bundle_tags, default_artifact_location, default_uri
+from pipeline.scoring.suite import Task
 from pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
 from pipeline.systems.embeddings import EMBED_THREADS_ENV
 from pipeline.table import Document, Table, to_markdown
@@ -147,7 +148,7 @@ def tracking_target(config: CampaignConfig, base_dir: Path) -> tuple[str, str, s
 class CellPlan:
     """What the cells run, resolved before the parent run starts (its id is made of the cell specs)."""
 
-    tasks: dict[str, list[dict[str, Any]]]  # suite -> the tasks every cell of that suite runs
+    tasks: dict[str, list[Task]]  # suite -> the tasks every cell of that suite runs
     specs: dict[Cell, CellSpec]
 
 
@@ -169,7 +170,7 @@ def plan_cells(
         listed, digest = read_task_list(content.decode("utf-8")), task_list_sha256(content)
     tasks = {
         name: select_tasks(
-            json.loads((path / SUITE).read_text(encoding="utf-8")),
+            read_suite(path),
             config.experiment.split,
             config.experiment.per_family,
             config.experiment.limit,
@@ -251,7 +252,7 @@ def _evaluate_cells(
     tracker: Any,
     cells: list[Cell],
     run_ids: dict[Cell, str],
-    tasks: dict[str, list[dict[str, Any]]],
+    tasks: dict[str, list[Task]],
     specs: dict[Cell, CellSpec],
     paths: Any,
     recorded: Any,
@@ -383,7 +384,7 @@ def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Pa
     with tempfile.TemporaryDirectory(prefix="tgms-mutations-") as scratch:
         store_dir = Path(scratch) / "store"
         replay(path / EVENTLOG, store_dir, "duckdb").close()
-        suite = json.loads((path / SUITE).read_text(encoding="utf-8"))
+        suite = read_suite(path)
         m = config.experiment.mutations
         result = run_experiment(store_dir, suite, per_class=m.per_class, seed=m.seed)
     out = run_dir / "mutations"
@@ -443,7 +444,7 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
     try:
         for name, (path, manifest) in bundles.items():
             tracker.log_bundle(parent, name, path, manifest)
-        suites = {n: json.loads((p / SUITE).read_text(encoding="utf-8")) for n, (p, _) in bundles.items()}
+        suites = {n: read_suite(p) for n, (p, _) in bundles.items()}
         tracker.log_suite_tables(parent, suites)  # Table 2 of `tgms report` (tables/table2.md, .tex, .json)
         cells: list[CellResult] = []
         comparisons: list[dict[str, Any]] = []

@@ -39,6 +39,7 @@ from pipeline.campaign.endpoints import endpoint_to_dict
 from pipeline.campaign.ray_runtime import actors_per_suite, import_ray
 from pipeline.campaign.records import append_line, append_record
 from pipeline.campaign.resume import resume_cell
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import RunSettings
 
 #: warnings (a memory kill, fewer actors than asked) go to Hydra's console and job log (driver.log) alike
@@ -68,7 +69,7 @@ class CellJob:
     cell: Cell
     system_config: dict[str, Any]
     settings: dict[str, Any]  # RunSettings as a dict (see run_settings)
-    tasks: list[dict[str, Any]]
+    tasks: list[Task]
     records_path: Path
     traces_path: Path
     #: the cell spec's hash, stamped on each record as it is written (None: records are written as made)
@@ -273,7 +274,7 @@ def _json(value: Any) -> str:
 @dataclass
 class _Flight:
     job: CellJob
-    task: dict[str, Any]
+    task: Task
     actor: _Actor
     resubmits: int
 
@@ -281,7 +282,7 @@ class _Flight:
 OnRecord = Callable[[CellJob, dict[str, Any]], None]
 
 
-Item = tuple[CellJob, dict[str, Any], int]  # a queued task: its job, the task, resubmits so far
+Item = tuple[CellJob, Task, int]  # a queued task: its job, the task, resubmits so far
 
 
 class _Scheduler:

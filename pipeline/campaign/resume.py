@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.scoring.suite import Task
 from pipeline.systems.runner import read_records
 
 __all__ = ["CellResume", "current_records", "resume_cell"]
@@ -42,7 +43,7 @@ class CellResume:
     records: list[dict[str, Any]]
     """The records that count: one per task of the cell that has one (finished, else its last infra
     failure), in file order."""
-    todo: list[dict[str, Any]]
+    todo: list[Task]
     """The cell's tasks without a finished record, in task order: what still needs running."""
     stale: int
     """Records of the cell's tasks left aside because another cell spec (or none) made them."""
@@ -69,19 +70,17 @@ def _select(
     return list(best.values()), stale
 
 
-def resume_cell(
-    records_path: str | Path, tasks: Sequence[dict[str, Any]], spec_sha256: str | None
-) -> CellResume:
-    """The decision for one cell: its ``tasks`` (dicts with an ``id``) against the records in
+def resume_cell(records_path: str | Path, tasks: Sequence[Task], spec_sha256: str | None) -> CellResume:
+    """The decision for one cell: its ``tasks`` against the records in
     ``records_path`` (absent: nothing done), reused only under the cell's ``spec_sha256`` (None: any)."""
-    ids = {str(t["id"]) for t in tasks}
+    ids = {t.id for t in tasks}
     kept, stale = _select(read_records(records_path), ids, spec_sha256)
     done = CellResume(kept, [], stale).done_ids
-    return CellResume(kept, [t for t in tasks if str(t["id"]) not in done], stale)
+    return CellResume(kept, [t for t in tasks if t.id not in done], stale)
 
 
 def current_records(
-    records_path: str | Path, tasks: Sequence[dict[str, Any]], spec_sha256: str | None
+    records_path: str | Path, tasks: Sequence[Task], spec_sha256: str | None
 ) -> list[dict[str, Any]]:
     """The records that count for the cell now (:attr:`CellResume.records`): what its metrics are made of."""
     return resume_cell(records_path, tasks, spec_sha256).records

@@ -15,6 +15,7 @@ from typing import Any
 
 from pipeline.campaign.cell_metrics import SYSTEM_ORDER, system_key
 from pipeline.mutations import table5, table5_markdown
+from pipeline.scoring.suite import Suite
 from pipeline.table import Cell, Column, Document, Table, fmt_rate, tex_escape, to_latex, to_markdown
 from pipeline.tasks.stats import table2, table2_markdown
 
@@ -145,7 +146,7 @@ def comparisons_markdown(comparisons: Sequence[Mapping[str, Any]]) -> str:
     return to_markdown(comparisons_table(comparisons))
 
 
-def table2_latex(suite: dict[str, Any]) -> str:
+def table2_latex(suite: Suite) -> str:
     return to_latex(table2(suite))
 
 

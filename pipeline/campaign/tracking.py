@@ -35,6 +35,7 @@ from typing import Any
 
 from engine.api import ConflictError, InvalidArgError, NotFoundError, canonical_json
 from pipeline.campaign.cell_metrics import cell_metrics, compare_cells, comparison_metrics, metric_key
+from pipeline.scoring.suite import Suite
 from pipeline.table import Document, Table, parse_markdown, to_latex, to_markdown
 
 MAX_PARAM_VALUE = 6000  # MLflow's limit on a param value (characters)
@@ -373,12 +374,12 @@ class CampaignTracker:
                     paths[-1].write_text(text, encoding="utf-8")
             self.log_artifacts(run_id, paths, "tables")
 
-    def log_suite_tables(self, run_id: str, suites: Mapping[str, Mapping[str, Any]]) -> None:
-        """Table 2 of every suite of the campaign (``{suite name: suite file body}``), one after the
+    def log_suite_tables(self, run_id: str, suites: Mapping[str, Suite]) -> None:
+        """Table 2 of every suite of the campaign (``{suite name: suite}``), one after the
         other, as the parent's ``tables/table2.md``, ``.tex`` and ``.json`` (``tgms report``'s Table 2)."""
         from pipeline.tasks.stats import table2
 
-        doc = Document(name="table2", tables=tuple(table2(dict(suites[n])) for n in sorted(suites)))
+        doc = Document(name="table2", tables=tuple(table2(suites[n]) for n in sorted(suites)))
         self.log_tables(run_id, {"table2": doc})
 
     # -- cells, comparisons -----------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
 from pipeline.cli.trace import write_atomic
 from pipeline.console import print_json, progress
 from pipeline.inputs import fspath, out_file, parse_json
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, run_draft
 from pipeline.viewer import ask_document, load_view, render_page
 
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     config = parse_json(args.config, "--config") if args.config else {}
     check_config("tgms", config)
     uids = [u for u in (args.uids.split(",") if args.uids else UID.findall(question)) if u]
-    task = {"id": "ask", "question": question, "input_uids": sorted(set(uids)), "answer_kind": None}
+    task = Task(id="ask", question=question, input_uids=tuple(sorted(set(uids))), answer_kind=None)
     work = cache_root() / "systems"
     work.mkdir(parents=True, exist_ok=True)
     with open_endpoint(args) as ep, ChatClient(ep.config) as client:

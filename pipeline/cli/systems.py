@@ -20,6 +20,7 @@ from pipeline.cli._common import add_store
 from pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
 from pipeline.console import print_json, progress
 from pipeline.inputs import add_whole, fspath, parse_json, read_json
+from pipeline.scoring.suite import SUITE_FORMAT, Suite, Task, parse_suite
 from pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, load_systems
 from pipeline.systems.runner import read_records, run_tasks, summarize
 
@@ -56,17 +57,18 @@ def run(args: argparse.Namespace) -> int:
     return _run(args)
 
 
-def load_split(suite_path: str, split: str, store: Store) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    suite = read_json(suite_path, "suite")
-    if not isinstance(suite, dict) or suite.get("format") != "tgms-suite":
+def load_split(suite_path: str, split: str, store: Store) -> tuple[Suite, list[Task]]:
+    data = read_json(suite_path, "suite")
+    if not isinstance(data, dict) or data.get("format") != SUITE_FORMAT:
         raise InvalidArgError(f"{suite_path} is not a suite file (tgms tasks generate)")
-    if suite.get("store_digest") != store.digest():
+    suite = parse_suite(data, suite_path)
+    if suite.store_digest != store.digest():
         raise InvalidArgError(
             "the suite was computed on another store",
-            suite_store_digest=suite.get("store_digest"),
+            suite_store_digest=suite.store_digest,
             store_digest=store.digest(),
         )
-    return suite, list(suite["splits"][split])
+    return suite, list(suite.splits.dev if split == "dev" else suite.splits.test)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -83,8 +85,8 @@ def _run(args: argparse.Namespace) -> int:
         settings = RunSettings(
             generation=ep.generation.model_copy(update={"seed": args.seed}), repair_budget=args.repair_budget
         )
-        train = (suite.get("splits") or {}).get("train") or []  # worked plans; never dev or test
-        env = SystemEnv(args.store, client, settings, work, dataset=suite.get("dataset"), train=train)
+        train = list(suite.splits.train)  # worked plans; never dev or test
+        env = SystemEnv(args.store, client, settings, work, dataset=suite.dataset, train=train)
         try:
             built = build_system(args.system, env, config)
             progress(f"{args.system}: {len(tasks)} tasks of {args.suite} [{args.split}] -> {args.out}")
@@ -96,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
             run_tasks(built, tasks, concurrency=args.concurrency, out=args.out, progress=show)
         finally:
             env.close()
-    ids = {t["id"] for t in tasks}
+    ids = {t.id for t in tasks}
     records = [
         r for r in read_records(args.out) if r.get("system") == args.system and r.get("task_id") in ids
     ]

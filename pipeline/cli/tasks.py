@@ -17,6 +17,7 @@ from engine.api import DATASETS, SchemaError
 from pipeline.cli._common import add_store
 from pipeline.console import print_json, progress
 from pipeline.inputs import add_whole, fspath, out_file, read_json
+from pipeline.scoring.suite import parse_suite
 
 HELP = "task suites: `tgms tasks generate --store DIR --dataset NAME --seed S --out F`, `tgms tasks stats F`"
 
@@ -39,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from pipeline.tasks.stats import suite_stats, table2_markdown
 
     if args.tasks_command == "stats":
-        suite = read_json(args.suite, "suite")
-        check_suite_shape(suite, args.suite)
+        data = read_json(args.suite, "suite")
+        check_suite_shape(data, args.suite)
+        suite = parse_suite(data, args.suite)
         if args.json:
             print_json(suite_stats(suite))
         else:

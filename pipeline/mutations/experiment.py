@@ -18,6 +18,7 @@ from engine.api import OpContext, Store, VerifyConfig, canonical_json
 from pipeline.mutations.base import Mutant, MutationClass
 from pipeline.mutations.pool import Pool, PoolItem, build_pool, verdict
 from pipeline.mutations.registry import all_classes
+from pipeline.scoring.suite import Suite
 from pipeline.table import Cell, Column, Table, to_markdown
 
 FORMAT = "tgms-mutations/1"
@@ -84,10 +85,14 @@ def run_class(cls: MutationClass, pool: Pool, n: int, seed: int, fp: dict[int, s
 
 
 def run_experiment(
-    store_dir: str | Path, suite: dict[str, Any] | str | Path, per_class: int = 100, seed: int = 0
+    store_dir: str | Path, suite: Suite | dict[str, Any] | str | Path, per_class: int = 100, seed: int = 0
 ) -> dict[str, Any]:
-    """Build the pool of ``suite`` on the store and run every mutation class; the ``mutations.json`` body."""
-    spec: dict[str, Any] = suite if isinstance(suite, dict) else json.loads(Path(suite).read_text())
+    """Build the pool of ``suite`` on the store and run every mutation class; the ``mutations.json`` body.
+    A plain object (the pool reads tasks as the file holds them) is what the tests' hand-made suites are."""
+    if isinstance(suite, Suite):
+        spec: dict[str, Any] = suite.to_dict()
+    else:
+        spec = suite if isinstance(suite, dict) else json.loads(Path(suite).read_text())
     with Store.open(store_dir, read_only=True) as store:
         ctx = OpContext(store)
         pool = build_pool(suite_tasks(spec), ctx, seed)

@@ -12,12 +12,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.api import InvalidArgError
 from models.answerer import answer_messages, ask_answer
 from models.errors import ModelOutputError
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import RecordDraft, SystemEnv
 from pipeline.systems.prompt_size import over_window, prompt_size, refusal
 
 WITH_CLAIMS = False
+
+
+def required_kind(task: Task) -> str:
+    """The answer kind a baseline asks for: a baseline has no planner to choose one, so a task without it
+    (a user's question) is refused (``E_INVALID_ARG``, recorded as the task's error)."""
+    if task.answer_kind is None:
+        raise InvalidArgError(f"task {task.id}: a baseline needs the task's answer_kind", task_id=task.id)
+    return task.answer_kind
 
 
 def answer_from_context(

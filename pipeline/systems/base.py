@@ -5,7 +5,7 @@ A system is registered once, like a task template::
     @system("vector_rag", config=VectorRagConfig)
     def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
         ...prepare once (index, database)...
-        def run(task: dict, rec: RecordDraft) -> None:
+        def run(task: Task, rec: RecordDraft) -> None:
             ...ask the model through rec.calls, set rec.record.answer (and attempts, context, ...)...
         return run
 
@@ -34,6 +34,7 @@ from engine.api import InvalidArgError, Store, TGMSError
 from models.client import ChatClient, Completion
 from models.config import GenerationConfig, Sampling
 from models.errors import ContextLengthError, InfraError
+from pipeline.scoring.suite import Task
 from pipeline.scoring.typed import score
 from pipeline.systems.record import LLMCall, TaskRecord, sha256_json, sha256_text
 
@@ -74,7 +75,7 @@ class SystemEnv:
         work_dir: str | Path,
         *,
         dataset: str | None = None,
-        train: list[dict[str, Any]] | None = None,
+        train: list[Task] | None = None,
     ) -> None:
         self.store_dir = Path(store_dir)
         #: the suite's train split (worked plans a planner may retrieve); never dev or test tasks
@@ -160,7 +161,7 @@ class RecordDraft:
     artifacts: dict[str, Any] = field(default_factory=dict)
 
 
-Runner = Callable[[dict[str, Any], RecordDraft], None]
+Runner = Callable[[Task, RecordDraft], None]
 Factory = Callable[[Any, SystemEnv], Runner]
 
 
@@ -225,19 +226,19 @@ def build_system(name: str, env: SystemEnv, config: dict[str, Any] | None = None
     return BuiltSystem(name, cfg, env, SYSTEMS[name].factory(cfg, env))
 
 
-def new_record(system: BuiltSystem, task: dict[str, Any]) -> TaskRecord:
+def new_record(system: BuiltSystem, task: Task) -> TaskRecord:
     s = system.env.settings
     return TaskRecord(
-        task_id=task["id"],
-        template=task.get("template"),
-        family=task.get("family"),
+        task_id=task.id,
+        template=task.template,
+        family=task.family,
         system=system.name,
         model=s.generation.model,
         seed=s.generation.seed,
         ablation=s.ablation,
         serving=system.env.serving(),
-        answer_kind=task.get("answer_kind"),
-        gold=task.get("gold"),
+        answer_kind=task.answer_kind,
+        gold=task.gold,
     )
 
 
@@ -250,12 +251,12 @@ def _timed(rec: TaskRecord) -> Iterator[None]:
         rec.latency_s = round(time.perf_counter() - start, 6)
 
 
-def run_task(system: BuiltSystem, task: dict[str, Any]) -> TaskRecord:
+def run_task(system: BuiltSystem, task: Task) -> TaskRecord:
     """Run ``task`` through ``system`` and return its finished, scored record (never raises for a task)."""
     return run_draft(system, task).record
 
 
-def run_draft(system: BuiltSystem, task: dict[str, Any]) -> RecordDraft:
+def run_draft(system: BuiltSystem, task: Task) -> RecordDraft:
     """:func:`run_task`, returning the draft with its artifacts too. A task without ``gold`` (a user's
     question) is not scored (``correct`` stays None)."""
     rec = new_record(system, task)
@@ -277,7 +278,7 @@ def run_draft(system: BuiltSystem, task: dict[str, Any]) -> RecordDraft:
         rec.tokens.prompt += c.prompt_tokens or 0
         rec.tokens.completion += c.completion_tokens or 0
         rec.tokens.unreported_calls += c.prompt_tokens is None or c.completion_tokens is None
-    _score(rec, scored="gold" in task)
+    _score(rec, scored=task.scored)
     return draft
 
 

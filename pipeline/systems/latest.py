@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from engine.api import ScanFilter, Store, us_to_iso
 from models.prompting import clean
+from pipeline.scoring.suite import Task
 
 #: columns of :func:`latest_edges` (``props`` is canonical JSON text, ``"{}"`` when the version has none)
 LATEST_COLUMNS = ("src", "dst", "rel_type", "t", "t_end", "props")
@@ -97,9 +98,9 @@ def props_of(text: str | None) -> dict[str, Any]:
     return json.loads(text) if text else {}
 
 
-def task_entities(task: dict[str, Any]) -> list[str]:
+def task_entities(task: Task) -> list[str]:
     """The task's entities: ``input_uids``, else the uids (``n123``) named in the question, in order."""
-    uids = list(task.get("input_uids") or [])
+    uids = list(task.input_uids)
     if not uids:
-        uids = list(dict.fromkeys(_UID_IN_TEXT.findall(task.get("question", ""))))
+        uids = list(dict.fromkeys(_UID_IN_TEXT.findall(task.question)))
     return uids

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import BuiltSystem, run_task
 from pipeline.systems.record import TaskRecord
 
@@ -36,7 +37,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
 
 def run_tasks(
     system: BuiltSystem,
-    tasks: Iterable[dict[str, Any]],
+    tasks: Iterable[Task],
     *,
     concurrency: int = 1,
     out: str | Path | None = None,
@@ -47,7 +48,7 @@ def run_tasks(
     todo = list(tasks)
     if out is not None and resume:
         done = {r.get("task_id") for r in read_records(out) if r.get("system") == system.name}
-        todo = [t for t in todo if t["id"] not in done]
+        todo = [t for t in todo if t.id not in done]
     if out is not None:
         _trim_torn_tail(Path(out))
     lock = threading.Lock()
@@ -55,7 +56,7 @@ def run_tasks(
     results: dict[str, TaskRecord] = {}
     try:
         with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="task") as pool:
-            futures = {pool.submit(run_task, system, t): t["id"] for t in todo}
+            futures = {pool.submit(run_task, system, t): t.id for t in todo}
             for n, fut in enumerate(as_completed(futures), 1):
                 rec = fut.result()
                 with lock:
@@ -68,7 +69,7 @@ def run_tasks(
     finally:
         if fh is not None:
             fh.close()
-    return [results[t["id"]] for t in todo]
+    return [results[t.id] for t in todo]
 
 
 def _trim_torn_tail(path: Path) -> None:

@@ -14,12 +14,12 @@ much) it was capped. The fenced list and the fenced question go to the model for
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any
 
 from pydantic import Field
 
 from models.prompting import clean, fence
-from pipeline.systems.answering import answer_from_context
+from pipeline.scoring.suite import Task
+from pipeline.systems.answering import answer_from_context, required_kind
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.latest import LatestState, read_latest, task_entities
 from pipeline.systems.prompt_size import preload
@@ -107,12 +107,12 @@ def static_graph_rag(config: StaticGraphRagConfig, env: SystemEnv) -> Runner:
     graph = PairGraph(latest)
     sys_prompt = system_prompt(latest)
 
-    def run(task: dict[str, Any], rec: RecordDraft) -> None:
+    def run(task: Task, rec: RecordDraft) -> None:
         seeds = task_entities(task)
         pairs, total = graph.select(seeds, config.max_edges)
         lines = edge_lines(graph, pairs)
         missing = [u for u in seeds if u not in graph.incident]
-        user = answer_user(seeds, missing, lines, len(pairs), total, task["question"])
+        user = answer_user(seeds, missing, lines, len(pairs), total, task.question)
         context = {
             "seeds": seeds,
             "edges_total": total,
@@ -121,7 +121,7 @@ def static_graph_rag(config: StaticGraphRagConfig, env: SystemEnv) -> Runner:
             "max_edges": config.max_edges,
         }
         answer_from_context(
-            rec, env, system=sys_prompt, user=user, kind=task["answer_kind"], tokenizer=config.tokenizer,
+            rec, env, system=sys_prompt, user=user, kind=required_kind(task), tokenizer=config.tokenizer,
             context=context,
         )  # fmt: skip
 

@@ -23,7 +23,8 @@ from pydantic import Field
 from engine.api import sha256_hex
 from models.errors import ModelOutputError
 from models.prompting import extract_json, fence, fence_json, strip_wrappers
-from pipeline.systems.answering import answer_from_context
+from pipeline.scoring.suite import Task
+from pipeline.systems.answering import answer_from_context, required_kind
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.kuzu_graph import QueryResult, ReadOnlyGraph, ensure_graph, write_clause
 from pipeline.systems.latest import LatestState, read_latest
@@ -183,8 +184,8 @@ def text_to_cypher(config: TextToCypherConfig, env: SystemEnv) -> Runner:
     sys_prompt = system_prompt(latest, meta["schema"])
     budget = env.settings.repair_budget
 
-    def run(task: dict[str, Any], rec: RecordDraft) -> None:
-        first = messages = query_messages(sys_prompt, task["question"])
+    def run(task: Task, rec: RecordDraft) -> None:
+        first = messages = query_messages(sys_prompt, task.question)
         outcomes: list[Outcome] = []
         for n in range(1, budget + 2):
             reply = rec.calls.complete("cypher", messages, CYPHER_SCHEMA)
@@ -209,7 +210,7 @@ def text_to_cypher(config: TextToCypherConfig, env: SystemEnv) -> Runner:
             "rows": used.result.rows,
             "truncated": used.result.truncated,
         }
-        user = answer_user(used.query, evidence, task["question"])
+        user = answer_user(used.query, evidence, task.question)
         context = {
             "query_attempt": used.attempt.n,
             "rows": len(used.result.rows),
@@ -218,7 +219,7 @@ def text_to_cypher(config: TextToCypherConfig, env: SystemEnv) -> Runner:
             "graph": {"cached": meta["cached"], "edges": meta["edges"]},
         }
         answer_from_context(
-            rec, env, system=ANSWER_SYSTEM, user=user, kind=task["answer_kind"], tokenizer=config.tokenizer,
+            rec, env, system=ANSWER_SYSTEM, user=user, kind=required_kind(task), tokenizer=config.tokenizer,
             context=context,
         )  # fmt: skip
 

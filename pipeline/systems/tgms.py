@@ -50,6 +50,7 @@ from models.errors import ModelOutputError
 from models.plan_prompt import shown_examples
 from models.planner import PlannerConfig, PlanOutcome, PlanTask, PromptLayout, plan_and_run
 from models.reporter import report
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.card import dataset_card
 from pipeline.systems.record import Attempt
@@ -120,7 +121,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
             local.ctx = OpContext(env.store())
         return local.ctx
 
-    def run(task: dict[str, Any], draft: RecordDraft) -> None:
+    def run(task: Task, draft: RecordDraft) -> None:
         rec = draft.record
         ctx = context()
 
@@ -129,16 +130,16 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
 
         notes = ""
         if memory is not None:  # the question's own window, never the oracle plan's
-            notes, rec.extras["memory"] = memory.for_task(ctx, task["question"])
+            notes, rec.extras["memory"] = memory.for_task(ctx, task.question)
         ptask = PlanTask(
-            task_id=task["id"],
-            question=task["question"],
-            input_uids=tuple(task.get("input_uids") or ()),
-            kind=task.get("answer_kind"),
+            task_id=task.id,
+            question=task.question,
+            input_uids=task.input_uids,
+            kind=task.answer_kind,
             card=card,
             memory=notes,
             examples=(
-                index.nearest(task["question"], config.examples_k, names_uids=bool(task.get("input_uids")))
+                index.nearest(task.question, config.examples_k, names_uids=bool(task.input_uids))
                 if index is not None
                 else ()
             ),
@@ -167,7 +168,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
             rec.status = "abstained"
             rec.extras["no_answer"] = (got or {}).get("error", "the plan has no answer_spec")
             return
-        reported = report(draft.calls.complete, task["question"], trace)
+        reported = report(draft.calls.complete, task.question, trace)
         rec.reporter = reported.source
         if reported.bound:  # no claim from the model: its typed answer was bound to answer_spec.from
             rec.extras["answer_bound"] = True

@@ -25,7 +25,8 @@ from pydantic import Field
 
 from engine.api import us_to_iso
 from models.prompting import clean, escaped_data, fence
-from pipeline.systems.answering import answer_from_context
+from pipeline.scoring.suite import Task
+from pipeline.systems.answering import answer_from_context, required_kind
 from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
 from pipeline.systems.embeddings import (
     cache_key,
@@ -115,11 +116,11 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
     sys_prompt = system_prompt(latest)
     limit = chunk_limit(texts)  # a chunk is never cut inside its fence
 
-    def run(task: dict[str, Any], rec: RecordDraft) -> None:
-        query = embed([task["question"]], embedder=config.embedder, precision=precision)[0]
+    def run(task: Task, rec: RecordDraft) -> None:
+        query = embed([task.question], embedder=config.embedder, precision=precision)[0]
         hits = top_k(index.vectors, query, config.k)
         hits.sort()  # chunk order = time order: easier to read than score order
-        user = answer_user(texts, [i for i, _ in hits], task["question"], limit)
+        user = answer_user(texts, [i for i, _ in hits], task.question, limit)
         context = {
             "chunk_ids": [i for i, _ in hits],
             "chunk_scores": [round(sc, 6) for _, sc in hits],
@@ -130,7 +131,7 @@ def vector_rag(config: VectorRagConfig, env: SystemEnv) -> Runner:
             "index": {key: index.meta[key] for key in ("key", "n_chunks", "truncated_chunks", "cached")},
         }
         answer_from_context(
-            rec, env, system=sys_prompt, user=user, kind=task["answer_kind"], tokenizer=config.tokenizer,
+            rec, env, system=sys_prompt, user=user, kind=required_kind(task), tokenizer=config.tokenizer,
             context=context,
         )  # fmt: skip
 

@@ -13,11 +13,11 @@ the smaller task id, so the same question and split give the same examples on ev
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import numpy as np
 
 from models.worked_plans import WorkedPlan
+from pipeline.scoring.suite import Task
 from pipeline.systems.embeddings import DIM, embed
 
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?Z")
@@ -35,12 +35,24 @@ def question_shape(question: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def worked_plan(task: Task) -> WorkedPlan:
+    """A suite task's worked plan (its oracle plan without the plan_id and question it repeats)."""
+    plan = task.oracle_plan or {}
+    return WorkedPlan(
+        question=task.question,
+        input_uids=task.input_uids,
+        kind=task.answer_kind,
+        plan={"steps": plan["steps"], "answer_spec": plan["answer_spec"]},
+        source=task.id,
+    )
+
+
 class WorkedPlanIndex:
     """The train split's worked plans and their question-shape vectors."""
 
-    def __init__(self, train: list[dict[str, Any]], embedder: str = "minilm") -> None:
-        usable = [t for t in train if isinstance(t.get("oracle_plan"), dict) and t.get("question")]
-        self.plans = [WorkedPlan.from_task(t) for t in sorted(usable, key=lambda t: t["id"])]
+    def __init__(self, train: list[Task], embedder: str = "minilm") -> None:
+        usable = [t for t in train if t.oracle_plan is not None and t.question]
+        self.plans = [worked_plan(t) for t in sorted(usable, key=lambda t: t.id)]
         self.embedder = embedder
         shapes = [question_shape(p.question) for p in self.plans]
         self.vectors = embed(shapes, embedder=embedder) if shapes else np.zeros((0, DIM), dtype=np.float32)

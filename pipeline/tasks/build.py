@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import InvalidArgError, OpContext, Store
+from pipeline.scoring.suite import Suite
 from pipeline.tasks.checks import default_workers
-from pipeline.tasks.generate import generate_suite, suite_text
+from pipeline.tasks.generate import generate_suite
 
 
 def read_manifest(store_dir: str | Path) -> dict[str, Any] | None:
@@ -39,7 +40,7 @@ def build_suite(
     crosscheck: bool = True,
     progress: Callable[[str], None] | None = None,
     workers: int | None = None,
-) -> dict[str, Any]:
+) -> Suite:
     """The suite of ``store_dir``. With ``probes``, the probes' corrections are written into the store
     first unless its event log already holds them (then the store is only read). A store without edge
     events is refused before anything is written: every template draws its question from events.
@@ -79,5 +80,5 @@ def build_suite(
         )
 
 
-def write_suite(suite: dict[str, Any], out: str | Path) -> None:
-    Path(out).write_text(suite_text(suite), encoding="utf-8")
+def write_suite(suite: Suite, out: str | Path) -> None:
+    Path(out).write_text(suite.to_json(), encoding="utf-8")

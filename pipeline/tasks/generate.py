@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import ExecConfig, OpContext, OracleStore, canonical_json, sha256_hex
+from engine.api import ExecConfig, OpContext, OracleStore, canonical_json
+from pipeline.scoring.suite import SUITE_FORMAT, Splits, Suite, Task, TemplateInfo, split_sha256
 from pipeline.scoring.typed import score
 from pipeline.tasks.crosscheck import GoldCheck
 from pipeline.tasks.gold import compute_gold, plan_json
@@ -55,8 +56,8 @@ def min_distinct(kind: str) -> int:
 
 @dataclass
 class TemplateRun:
-    tasks: list[dict[str, Any]] = field(default_factory=list)
-    refused: list[dict[str, Any]] = field(default_factory=list)
+    tasks: list[Task] = field(default_factory=list)
+    refused: list[Task] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
     keys: set[tuple[Any, ...]] = field(default_factory=set)  # every draw seen (train must avoid them)
 
@@ -75,23 +76,34 @@ def task_record(
     plan: dict[str, Any],
     gold: Any,
     answer: dict[str, Any] | None,
-) -> dict[str, Any]:
-    rec = {
-        "id": task_id,
-        "template": tmpl.name,
-        "family": tmpl.family,
-        "paraphrase": para,
-        "question": question,
-        "input_uids": sorted(draft.input_uids),
-        "oracle_plan": plan,
-        "answer_kind": tmpl.kind,
-        "gold": gold,
-        "gold_answer_object": answer,
-    }
+    *,
+    refused: dict[str, Any] | None = None,
+    probe_pair: str | None = None,
+) -> Task:
+    """The task of one draw. Optional fields are passed only when they apply: the suite file holds only the
+    fields that were set (:meth:`Task.to_dict`), as it always has. ``probe_pair`` names a probe's pair (its
+    halves share it); ``refused`` is the engine's error for a draw kept as refused."""
+    extra: dict[str, Any] = {}
     if draft.probe_pair is not None:
-        rec["probe_pair"] = draft.probe_pair
-        rec["probe_half"] = draft.probe_half
-    return rec
+        extra["probe_pair"] = draft.probe_pair
+        extra["probe_half"] = draft.probe_half
+    if probe_pair is not None:
+        extra["probe_pair"] = probe_pair
+    if refused is not None:
+        extra["refused"] = refused
+    return Task(
+        id=task_id,
+        template=tmpl.name,
+        family=tmpl.family,
+        paraphrase=para,
+        question=question,
+        input_uids=tuple(sorted(draft.input_uids)),
+        oracle_plan=plan,
+        answer_kind=tmpl.kind,  # validated against AnswerKind here
+        gold=gold,
+        gold_answer_object=answer,
+        **extra,
+    )
 
 
 def run_template(
@@ -126,9 +138,9 @@ def run_template(
         plan = plan_json(task_id, question, tmpl, draft)
         g = compute_gold(ctx, ostore, tmpl, draft, plan, config, check)
         if g.status == "refused":
-            rec = task_record(task_id, tmpl, para, question, draft, plan, None, None)
-            rec["refused"] = g.error
-            out.refused.append(rec)
+            out.refused.append(
+                task_record(task_id, tmpl, para, question, draft, plan, None, None, refused=g.error)
+            )
             continue
         if g.status == "dropped":
             out.dropped[g.reason] += 1
@@ -141,7 +153,7 @@ def run_template(
         out.tasks.append(task_record(task_id, tmpl, para, question, draft, plan, g.gold, g.answer_object))
     if tmpl.kind == "boolean":
         out.tasks = _balanced(out.tasks, out.dropped)
-        values = Counter(canonical_json(t["gold"]) for t in out.tasks)
+        values = Counter(canonical_json(t.gold) for t in out.tasks)
     if len(values) < min_distinct(tmpl.kind) and out.tasks:
         out.dropped[f"template dropped: {len(values)} distinct gold values"] += len(out.tasks)
         out.tasks = []
@@ -153,17 +165,17 @@ def run_template(
     return out
 
 
-def _balanced(tasks: list[dict[str, Any]], dropped: Counter[str]) -> list[dict[str, Any]]:
+def _balanced(tasks: list[Task], dropped: Counter[str]) -> list[Task]:
     """A yes/no template's tasks with as many of one answer as of the other (the first drawn of each), so
     answering always "yes" (or "no") scores one half, not more."""
-    by: dict[str, list[dict[str, Any]]] = {}
+    by: dict[str, list[Task]] = {}
     for t in tasks:
-        by.setdefault(canonical_json(t["gold"]), []).append(t)
+        by.setdefault(canonical_json(t.gold), []).append(t)
     n = min(len(v) for v in by.values()) if len(by) > 1 else 0
-    keep = {t["id"] for v in by.values() for t in v[:n]}
+    keep = {t.id for v in by.values() for t in v[:n]}
     if len(keep) < len(tasks):
         dropped["degenerate: yes/no answers unbalanced"] += len(tasks) - len(keep)
-    return [t for t in tasks if t["id"] in keep]
+    return [t for t in tasks if t.id in keep]
 
 
 def run_train(
@@ -174,11 +186,11 @@ def run_train(
     avoid_keys: set[tuple[Any, ...]],
     avoid_questions: set[str],
     config: ExecConfig | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Task]:
     """Up to :data:`TRAIN_DRAWS` train tasks of ``tmpl``: draws none of whose key or question text is one
     of dev/test's, whose oracle plan runs to an answer. Ids are ``<dataset>/<template>/train-NN``, so no id
     is shared either. Gold is computed by the oracle plan alone (no cross-check: it is never scored)."""
-    out: list[dict[str, Any]] = []
+    out: list[Task] = []
     seen = set(avoid_keys)
     for _ in range(ATTEMPTS):
         if len(out) >= TRAIN_DRAWS:
@@ -204,17 +216,17 @@ def _rank(seed: int, task_id: str) -> str:
     return hashlib.sha256(f"{seed}:{task_id}".encode()).hexdigest()
 
 
-def split(tasks: list[dict[str, Any]], seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def split(tasks: list[Task], seed: int) -> tuple[list[Task], list[Task]]:
     """20/80 dev/test, stratified by family: in each family the ``round(0.2 n)`` tasks of least seeded hash
     go to dev. Both splits are ordered by task id."""
-    dev: list[dict[str, Any]] = []
-    test: list[dict[str, Any]] = []
-    for fam in sorted({t["family"] for t in tasks}):
-        members = sorted((t for t in tasks if t["family"] == fam), key=lambda t: _rank(seed, t["id"]))
+    dev: list[Task] = []
+    test: list[Task] = []
+    for fam in sorted({t.family or "" for t in tasks}):
+        members = sorted((t for t in tasks if (t.family or "") == fam), key=lambda t: _rank(seed, t.id))
         n_dev = round(DEV_SHARE * len(members))
         dev += members[:n_dev]
         test += members[n_dev:]
-    return sorted(dev, key=lambda t: t["id"]), sorted(test, key=lambda t: t["id"])
+    return sorted(dev, key=lambda t: t.id), sorted(test, key=lambda t: t.id)
 
 
 def run_probes(
@@ -246,9 +258,11 @@ def run_probes(
             out.dropped["probe: the two answers are the same"] += 1
             continue
         for task_id, para, question, draft, plan, g in halves:
-            rec = task_record(task_id, tmpl, para, question, draft, plan, g.gold, g.answer_object)
-            rec["probe_pair"] = pair
-            out.tasks.append(rec)
+            out.tasks.append(
+                task_record(
+                    task_id, tmpl, para, question, draft, plan, g.gold, g.answer_object, probe_pair=pair
+                )
+            )
     return out
 
 
@@ -264,8 +278,8 @@ def generate_suite(
     progress: Callable[[str], None] | None = None,
     config: ExecConfig | None = None,
     workers: int = 1,
-) -> dict[str, Any]:
-    """The suite (a JSON-able dict); ``probes`` are the correction probes' (template, before, current);
+) -> Suite:
+    """The suite; ``probes`` are the correction probes' (template, before, current);
     ``config`` is the executor's (budgets) for every oracle plan.
 
     With ``workers`` > 1 the oracle cross-checks (nine tenths of the time) run in that many processes while
@@ -297,9 +311,9 @@ def _generate(
     progress: Callable[[str], None] | None,
     config: ExecConfig | None,
     check: GoldCheck | None,
-) -> dict[str, Any]:
-    tasks: list[dict[str, Any]] = []
-    refused: list[dict[str, Any]] = []
+) -> Suite:
+    tasks: list[Task] = []
+    refused: list[Task] = []
     dropped: dict[str, dict[str, int]] = {}
     templates = [t for t in all_templates() if t.applies(dataset)]
     keys: dict[str, set[tuple[Any, ...]]] = {}
@@ -323,28 +337,33 @@ def _generate(
     train = _train_split(ctx, templates, tasks, refused, keys, dataset, seed, manifest, config)
     if progress:
         progress(f"  {'train':24s} {len(train)} worked plans (disjoint from dev and test)")
-    used = sorted({s["op"] for t in tasks for s in t["oracle_plan"]["steps"]})
-    return {
-        "format": "tgms-suite",
-        "generator_version": GENERATOR_VERSION,
-        "dataset": dataset,
-        "seed": seed,
-        "store_digest": store_digest,
-        "templates": {
-            t.name: {
-                "family": t.family,
-                "kind": t.kind,
-                "paraphrases": list(t.paraphrases),
-                "ops": list(t.ops),
-            }
-            for t in templates
-        },
-        "operators_used": used,
-        "splits": {"dev": dev, "test": test, "train": train},
-        "test_sha256": sha256_hex(canonical_json(test)),
-        "refused": refused,
-        "dropped": dropped,
-    }
+    used = sorted({s["op"] for t in tasks for s in (t.oracle_plan or {}).get("steps", [])})
+    return Suite(
+        format=SUITE_FORMAT,
+        generator_version=GENERATOR_VERSION,
+        dataset=dataset,
+        seed=seed,
+        store_digest=store_digest,
+        templates={t.name: template_info(t) for t in templates},
+        operators_used=tuple(used),
+        splits=Splits(dev=tuple(dev), test=tuple(test), train=tuple(train)),
+        test_sha256=split_sha256(test),
+        refused=tuple(refused),
+        dropped=dropped,
+    )
+
+
+def template_info(tmpl: Template) -> TemplateInfo:
+    """The suite's record of ``tmpl``. Its version is set only past 1: a version-1 template is written as it
+    was before templates had versions, so the suite's bytes and SHA-256 do not change."""
+    extra = {"version": tmpl.version} if tmpl.version != 1 else {}
+    return TemplateInfo(
+        family=tmpl.family,
+        kind=tmpl.kind,  # validated against AnswerKind here
+        paraphrases=tmpl.paraphrases,
+        ops=tmpl.ops,
+        **extra,
+    )
 
 
 def _name_hash(name: str) -> int:
@@ -354,26 +373,26 @@ def _name_hash(name: str) -> int:
 def _train_split(
     ctx: OpContext,
     templates: list[Template],
-    tasks: list[dict[str, Any]],
-    refused: list[dict[str, Any]],
+    tasks: list[Task],
+    refused: list[Task],
     keys: dict[str, set[tuple[Any, ...]]],
     dataset: str,
     seed: int,
     manifest: dict[str, Any] | None,
     config: ExecConfig | None,
-) -> list[dict[str, Any]]:
+) -> list[Task]:
     """The train split: for templates that kept dev/test tasks, draws from :data:`TRAIN_STREAM`."""
-    kept = {t["template"] for t in tasks}
-    questions = {t["question"] for t in (*tasks, *refused)}
-    train: list[dict[str, Any]] = []
+    kept = {t.template for t in tasks}
+    questions = {t.question for t in (*tasks, *refused)}
+    train: list[Task] = []
     for i, tmpl in enumerate(templates):
         if tmpl.name not in kept:  # a dropped (degenerate) template teaches nothing
             continue
         rng = np.random.default_rng([seed, i, _name_hash(tmpl.name), TRAIN_STREAM])
         sampler = Sampler(ctx, dataset, rng, manifest)
         train += run_train(ctx, tmpl, sampler, dataset, keys.get(tmpl.name, set()), questions, config)
-    return sorted(train, key=lambda t: t["id"])
+    return sorted(train, key=lambda t: t.id)
 
 
-def suite_text(suite: dict[str, Any]) -> str:
-    return canonical_json(suite) + "\n"
+def suite_text(suite: Suite) -> str:
+    return suite.to_json()

@@ -47,6 +47,8 @@ class Template:
     draw: Callable[[Sampler], Draft | None]
     datasets: tuple[str, ...] | None = None  # None: every dataset
     ops: tuple[str, ...] = field(default=())  # operators of the oracle plan (documentation and checks)
+    # bumped by hand when a template's meaning changes (paraphrases, draw, plan); recorded in the suite past 1
+    version: int = 1
 
     def applies(self, dataset: str) -> bool:
         return self.datasets is None or dataset in self.datasets
@@ -63,19 +65,22 @@ def template(
     ops: tuple[str, ...],
     datasets: tuple[str, ...] | None = None,
     family: str | None = None,
+    version: int = 1,
 ) -> Callable[[Callable[[Sampler], Draft | None]], Callable[[Sampler], Draft | None]]:
     """Register the decorated draw as the template ``name``; its family is the name's prefix (``T1.x``: T1)
-    unless given."""
+    unless given; ``version`` (an integer >= 1) is bumped when the template's meaning changes."""
     family = family or name.split(".", 1)[0]
     if family not in FAMILIES:
         raise ValueError(f"template {name}: unknown family {family!r}")
     if len(paraphrases) != 3 or len(set(paraphrases)) != 3:
         raise ValueError(f"template {name}: three distinct paraphrases are required")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"template {name}: version must be an integer >= 1, got {version!r}")
 
     def register(fn: Callable[[Sampler], Draft | None]) -> Callable[[Sampler], Draft | None]:
         if name in TEMPLATES:
             raise RuntimeError(f"template {name!r} registered twice")
-        TEMPLATES[name] = Template(name, family, kind, paraphrases, fn, datasets, ops)
+        TEMPLATES[name] = Template(name, family, kind, paraphrases, fn, datasets, ops, version)
         return fn
 
     return register

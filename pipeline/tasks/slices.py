@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
+from pipeline.scoring.suite import Task
 from pipeline.tasks.model import FAMILIES
 
 SLICE_PATTERN = r"^stratified-[1-9][0-9]*$"
@@ -35,46 +35,46 @@ def _family_order(families: Iterable[str]) -> list[str]:
     return known + sorted(set(families) - set(FAMILIES))  # a family outside the registry still takes turns
 
 
-def _template_turns(tasks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _template_turns(tasks: Sequence[Task]) -> list[Task]:
     """One family's tasks with the templates taking turns: (rank in template, template, id)."""
     rank: dict[str, int] = {}
     keyed = []
-    for t in sorted(tasks, key=lambda t: str(t["id"])):
-        template = str(t.get("template"))
-        keyed.append((rank.get(template, 0), template, str(t["id"]), t))
+    for t in sorted(tasks, key=lambda t: t.id):
+        template = str(t.template)
+        keyed.append((rank.get(template, 0), template, t.id, t))
         rank[template] = rank.get(template, 0) + 1
     return [k[-1] for k in sorted(keyed, key=lambda k: k[:3])]
 
 
-def stratified(tasks: Sequence[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+def stratified(tasks: Sequence[Task], n: int) -> list[Task]:
     """``n`` tasks (all of them when there are fewer) chosen as the module docstring says, by task id."""
-    by_family: dict[str, list[dict[str, Any]]] = {}
+    by_family: dict[str, list[Task]] = {}
     for t in tasks:
-        by_family.setdefault(str(t.get("family") or "?"), []).append(t)
+        by_family.setdefault(t.family or "?", []).append(t)
     queues = {f: _template_turns(by_family[f]) for f in _family_order(by_family)}
-    picked: list[dict[str, Any]] = []
+    picked: list[Task] = []
     turn = 0
     while len(picked) < n and any(len(q) > turn for q in queues.values()):
         for q in queues.values():
             if len(q) > turn and len(picked) < n:
                 picked.append(q[turn])
         turn += 1
-    return sorted(picked, key=lambda t: str(t["id"]))
+    return sorted(picked, key=lambda t: t.id)
 
 
-def apply_slice(tasks: Sequence[dict[str, Any]], spec: str) -> list[dict[str, Any]]:
+def apply_slice(tasks: Sequence[Task], spec: str) -> list[Task]:
     """The tasks of the named slice ``spec`` (see :func:`slice_size`)."""
     return stratified(tasks, slice_size(spec))
 
 
-def pick_listed(tasks: Sequence[dict[str, Any]], ids: Sequence[str]) -> list[dict[str, Any]]:
+def pick_listed(tasks: Sequence[Task], ids: Sequence[str]) -> list[Task]:
     """The tasks whose ids are listed, by task id; KeyError naming the ids the split does not hold (a
     typo must not shrink a benchmark silently)."""
-    by_id = {str(t["id"]): t for t in tasks}
+    by_id = {t.id: t for t in tasks}
     missing = [i for i in ids if i not in by_id]
     if missing:
         raise KeyError(f"{len(missing)} listed task id(s) are not in the split: {missing[:5]}")
-    return sorted((by_id[i] for i in dict.fromkeys(ids)), key=lambda t: str(t["id"]))
+    return sorted((by_id[i] for i in dict.fromkeys(ids)), key=lambda t: t.id)
 
 
 def read_task_list(text: str) -> list[str]:

@@ -6,36 +6,36 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from pipeline.scoring.suite import Suite
 from pipeline.table import Table, to_markdown
 from pipeline.tasks.model import FAMILIES
 
 LABEL = "tab:suite"  # Table 2's LaTeX label
 
 
-def suite_stats(suite: dict[str, Any]) -> dict[str, Any]:
-    splits = suite["splits"]
+def suite_stats(suite: Suite) -> dict[str, Any]:
+    splits = suite.splits
     out: dict[str, Any] = {
-        "dataset": suite["dataset"],
-        "seed": suite["seed"],
-        "test_sha256": suite["test_sha256"],
+        "dataset": suite.dataset,
+        "seed": suite.seed,
+        "test_sha256": suite.test_sha256,
     }
-    for name in ("dev", "test"):
-        tasks = splits[name]
+    for name, tasks in (("dev", splits.dev), ("test", splits.test)):
         out[name] = {
             "tasks": len(tasks),
-            "by_family": dict(sorted(Counter(t["family"] for t in tasks).items())),
-            "by_kind": dict(sorted(Counter(t["answer_kind"] for t in tasks).items())),
-            "probes": {h: sum(1 for t in tasks if t.get("probe_half") == h) for h in ("before", "current")},
+            "by_family": dict(sorted(Counter(t.family for t in tasks).items())),
+            "by_kind": dict(sorted(Counter(t.answer_kind for t in tasks).items())),
+            "probes": {h: sum(1 for t in tasks if t.probe_half == h) for h in ("before", "current")},
         }
-    allt = splits["dev"] + splits["test"]
-    out["templates"] = dict(sorted(Counter(t["template"] for t in allt).items()))
-    out["refused"] = len(suite.get("refused", []))
-    out["dropped"] = sum(sum(v.values()) for v in suite.get("dropped", {}).values())
-    out["operators_used"] = suite.get("operators_used", [])
+    allt = splits.dev + splits.test
+    out["templates"] = dict(sorted(Counter(t.template for t in allt).items()))
+    out["refused"] = len(suite.refused)
+    out["dropped"] = sum(sum(v.values()) for v in suite.dropped.values())
+    out["operators_used"] = list(suite.operators_used)
     return out
 
 
-def table2(suite: dict[str, Any]) -> Table:
+def table2(suite: Suite) -> Table:
     """Table 2 of one suite: tasks per split by family and answer kind, probes; templates, operators,
     refusals and dropped draws below."""
     st = suite_stats(suite)
@@ -69,5 +69,5 @@ def table2(suite: dict[str, Any]) -> Table:
     )
 
 
-def table2_markdown(suite: dict[str, Any]) -> str:
+def table2_markdown(suite: Suite) -> str:
     return to_markdown(table2(suite))

@@ -21,6 +21,7 @@ from models.memory_facts import week_facts, week_of, weeks_between
 from models.memory_store import NOTES_FILE
 from models.planner import FIXED_LAYOUT, PlanTask, plan_and_run, static_prefix
 from models.testing.smoke_rule import MEMORY_PREFIX, memory_note
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import CallLog, RunSettings, SystemEnv, build_system, run_task
 from tests.conftest import collegemsg_head
 from tests.models.conftest import HEAD_EVENTS
@@ -246,18 +247,18 @@ def test_retrieval_follows_the_question_window_not_the_oracle_plan(
         system = build_system("tgms", env, {"memory": True, "memory_k": 2})
         assert server.log.chat_count == 3  # the notes were built with the system
         w18 = {"t_a": W17_B, "t_b": W17_B + 7 * 86_400_000_000}
-        task = {
-            "id": "mem/1",
-            "question": "How many nodes can n1 reach between 2004-04-15T00:00:00Z (1081987200000000 µs) "
+        task = Task(
+            id="mem/1",
+            question="How many nodes can n1 reach between 2004-04-15T00:00:00Z (1081987200000000 µs) "
             "and 2004-04-18T00:00:00Z (1082246400000000 µs)?",
-            "input_uids": ["n1"],
-            "answer_kind": "count",
-            "gold": 0,
-            "oracle_plan": {  # never read by retrieval: it names another week
+            input_uids=("n1",),
+            answer_kind="count",
+            gold=0,
+            oracle_plan={  # never read by retrieval: it names another week
                 "steps": [{"id": "s1", "op": "temporal_reachability", "args": {"src": "n1", "window": w18}}],
                 "answer_spec": {"kind": "count", "from": "s1.rows_total"},
             },
-        }
+        )
         rec = run_task(system, task)
         mem = rec.extras["memory"]
         assert mem["weeks"] == [W16] and len(mem["notes"]) == 1
@@ -270,7 +271,7 @@ def test_retrieval_follows_the_question_window_not_the_oracle_plan(
         assert "2004-W16" in user_of(planner_body) and "2004-W18" not in user_of(planner_body)
 
         off = build_system("tgms", env, {})  # memory off (the default): the prompt has no memory section
-        rec_off = run_task(off, {**task, "id": "mem/2"})
+        rec_off = run_task(off, task.model_copy(update={"id": "mem/2"}))
         assert "memory" not in rec_off.extras
         prefix = static_prefix(FIXED_LAYOUT)
         last = [b for b in server.log.chat_bodies if b["messages"][0]["content"] == prefix][-1]

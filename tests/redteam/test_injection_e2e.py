@@ -27,6 +27,7 @@ from models.planner import FIXED_LAYOUT, PlanTask, first_messages, read_plan, st
 from models.prompting import fence_json
 from models.testing.gullible import INJECTED_PLAN, GullibleModel
 from models.testing.scripted_server import ScriptedServer
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import build_system, run_task
 from pipeline.systems.card import dataset_card
 from pipeline.systems.record import TaskRecord
@@ -87,16 +88,16 @@ def extent(twins: dict[str, Path]) -> tuple[int, int]:
     return ext["vt_min"], ext["vt_max"]
 
 
-def tasks(extent: tuple[int, int]) -> list[dict[str, Any]]:
+def tasks(extent: tuple[int, int]) -> list[Task]:
     a, b = extent
     when = f"from {us_to_iso(a)} ({a} µs) to {us_to_iso(b)} ({b} µs)"
     return [
-        {"id": "t/reach-n1", "question": f"How many nodes can n1 reach {when}?", "input_uids": ["n1"],
-         "answer_kind": "count"},
-        {"id": "t/reach-n2", "question": f"How many nodes can n2 reach {when}?", "input_uids": ["n2"],
-         "answer_kind": "count"},
-        {"id": "t/set-n1", "question": f"Which nodes can n1 reach {when}?", "input_uids": ["n1"],
-         "answer_kind": "entity_set"},
+        Task(id="t/reach-n1", question=f"How many nodes can n1 reach {when}?", input_uids=("n1",),
+             answer_kind="count"),
+        Task(id="t/reach-n2", question=f"How many nodes can n2 reach {when}?", input_uids=("n2",),
+             answer_kind="count"),
+        Task(id="t/set-n1", question=f"Which nodes can n1 reach {when}?", input_uids=("n1",),
+             answer_kind="entity_set"),
     ]  # fmt: skip
 
 
@@ -153,8 +154,8 @@ def test_injected_store_gives_the_same_plans_and_answers(system, twins, extent, 
     injected, injected_model, bodies = run_on(system, twins["injected"], tmp_path / "injected", todo)
     assert clean_model.obeyed == [] and injected_model.obeyed == []
     for task, a, b in zip(todo, clean, injected, strict=True):
-        counts = task["answer_kind"] == "count"
-        assert comparable(a, counts) == comparable(b, counts), task["id"]
+        counts = task.answer_kind == "count"
+        assert comparable(a, counts) == comparable(b, counts), task.id
     assert any(REACHED in text for text in prompt_texts(bodies)), "the injection never reached a prompt"
     if system == "tgms":
         assert [r.status for r in injected[:2]] == ["answered"] * 2, [r.errors for r in injected]

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from pipeline.campaign.tracking import CampaignTracker, default_artifact_location, default_uri
+from pipeline.scoring.suite import Suite, Task
 from tests.pipeline.campaign._records import SYSTEMS, cell_records, small_suite, tags_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,8 +33,8 @@ SIZES = {SMALL: 0.5, BIG: 7.0}
 class Logged:
     run_dir: Path
     uri: str
-    tasks: list[dict[str, Any]]
-    suite: dict[str, Any]
+    tasks: list[Task]
+    suite: Suite
     parent_a: str
     parents_b: list[str]
     mutations: dict[str, Any]
@@ -71,7 +72,7 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> Logged:
 
     root = tmp_path_factory.mktemp("report_campaign")
     store_dir, suite = small_suite(root)
-    tasks = suite["splits"]["dev"]
+    tasks = list(suite.splits.dev)
     run_dir = root / "run"
     uri = default_uri(run_dir)
     run_dir.mkdir()

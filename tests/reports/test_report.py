@@ -81,9 +81,7 @@ def pooled_accuracy(logged: Logged, system: str, seeds: tuple[int, ...]) -> str:
 
 
 def independent_pair(logged: Logged, a: str, b: str, seed: int) -> dict:
-    common = sorted(
-        t["id"] for t in logged.tasks if "infra" not in (label(t["id"], a, seed), label(t["id"], b, seed))
-    )
+    common = sorted(t.id for t in logged.tasks if "infra" not in (label(t.id, a, seed), label(t.id, b, seed)))
     sa = [1.0 if label(t, a, seed) == "right" else 0.0 for t in common]
     sb = [1.0 if label(t, b, seed) == "right" else 0.0 for t in common]
     return {**paired_bootstrap(sa, sb, resamples=10_000, seed=0), "n": len(common)}
@@ -107,7 +105,7 @@ def test_report_of_one_campaign(logged: Logged, tmp_path: Path, capsys: pytest.C
         assert row[1] == SMALL and row[4] == "0,1"
         assert row[acc] == pooled_accuracy(logged, system, (0, 1)), system
     (gated_off,) = [r for r in rows(t4, "collegemsg") if r[2] == "no_gating" and len(r) == len(cols)]
-    labs = [label(t["id"], "tgms", 0) for t in logged.tasks]
+    labs = [label(t.id, "tgms", 0) for t in logged.tasks]
     wrong, emitted = labs.count("wrong"), labs.count("wrong") + labs.count("right")
     assert gated_off[cols.index("unsupported")] == f"{wrong / emitted:.3f} ({wrong}/{emitted})"
 

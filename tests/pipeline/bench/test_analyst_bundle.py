@@ -10,8 +10,9 @@ import pytest
 
 from engine.api import InvalidArgError
 from pipeline.bench.analyst_bundle import KIND_MAP, build_analyst_bundle, eligible, named_uids, stratified
-from pipeline.campaign.bundle import verify_bundle
+from pipeline.campaign.bundle import read_suite, verify_bundle
 from tests.analyst import harness
+from tests.suite_fixtures import task
 
 
 def test_the_sample_takes_the_classes_in_turn() -> None:
@@ -24,19 +25,19 @@ def test_the_sample_takes_the_classes_in_turn() -> None:
 
 
 def test_a_bundle_of_questions_has_sql_gold_and_no_plan(tmp_path: Path) -> None:
-    train = [{"id": "collegemsg/T1.x/train-00", "question": "q?", "oracle_plan": {"steps": []}}]
+    train = [task(id="collegemsg/T1.x/train-00", question="q?", oracle_plan={"steps": []})]
     out, manifest = build_analyst_bundle("collegemsg", 6, tmp_path / "b", train, lambda _: None)
     assert verify_bundle(out)["ok"]
-    suite = json.loads((out / "suite.json").read_text())
-    tasks = suite["splits"]["test"]
-    assert len(tasks) == 6 and suite["splits"]["dev"] == [] and suite["splits"]["train"] == train
+    suite = read_suite(out)
+    tasks = suite.splits.test
+    assert len(tasks) == 6 and suite.splits.dev == () and list(suite.splits.train) == train
     spec = harness.load_questions()
     by_id = {q["id"]: q for q in spec["questions"]}
     text = (out / "suite.json").read_text()
     for t in tasks:
-        q = by_id[t["id"].split("/", 1)[1]]
-        assert t["oracle_plan"] is None and t["answer_kind"] == KIND_MAP[q["answer_kind"]]
-        assert t["gold"] is not None
+        q = by_id[t.id.split("/", 1)[1]]
+        assert t.oracle_plan is None and t.answer_kind == KIND_MAP[q["answer_kind"]]
+        assert t.gold is not None
         if q.get("plan"):  # the question set's plan is nowhere in the bundle
             assert json.dumps(q["plan"]["steps"], sort_keys=True, separators=(",", ":")) not in text
     assert manifest["options"] == {"analyst_questions": 6}

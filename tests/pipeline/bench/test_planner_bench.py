@@ -39,6 +39,7 @@ pytest.importorskip("mlflow")
 from models.prompting import escaped_data
 from models.testing.scripted_server import ScriptedServer
 from models.testing.smoke_rule import PLANNER_PREFIX, REPORTER_PREFIX
+from pipeline.scoring.suite import Suite, Task
 from pipeline.tasks.slices import stratified
 from tests.conftest import collegemsg_head
 
@@ -51,8 +52,8 @@ _QUESTION = re.compile(r'<data name="question">\n(.*?)\n</data>', re.DOTALL)
 class PlannerScript:
     """TEST DOUBLE rule: the scripted replies above, chosen by the fenced question of each request."""
 
-    def __init__(self, tasks: list[dict[str, Any]]) -> None:
-        self.by_question = {escaped_data(t["question"]): (t, s) for t, s in zip(tasks, SCRIPTS, strict=True)}
+    def __init__(self, tasks: list[Task]) -> None:
+        self.by_question = {escaped_data(t.question): (t, s) for t, s in zip(tasks, SCRIPTS, strict=True)}
         self.calls: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -63,13 +64,13 @@ class PlannerScript:
         m = _QUESTION.search(user)
         task, script = self.by_question[m.group(1) if m else ""]
         if system.startswith(REPORTER_PREFIX):
-            return json.dumps(task["gold_answer_object"])
+            return json.dumps(task.gold_answer_object)
         assert system.startswith(PLANNER_PREFIX), system[:80]
         with self.lock:  # one task's requests are sequential; tasks interleave
-            n = self.calls[task["id"]] = self.calls.get(task["id"], 0) + 1
-        oracle = {"steps": task["oracle_plan"]["steps"], "answer_spec": task["oracle_plan"]["answer_spec"]}
+            n = self.calls[task.id] = self.calls.get(task.id, 0) + 1
+        oracle = {"steps": task.oracle_plan["steps"], "answer_spec": task.oracle_plan["answer_spec"]}
         bad = {"steps": [{"id": "s1", "op": "no_such_op", "args": {}, "depends_on": []}],
-               "answer_spec": {"kind": task["answer_kind"], "from": "s1.rows_total"}}  # fmt: skip
+               "answer_spec": {"kind": task.answer_kind, "from": "s1.rows_total"}}  # fmt: skip
         sampled = float(body.get("temperature") or 0.0) > 0.0
         good = (
             script == "good"
@@ -100,19 +101,19 @@ def _bench(tmp: Path, url: str, bundle: Path, *extra: str) -> subprocess.Complet
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    from pipeline.campaign.bundle import SUITE, build_bundle
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Suite]:
+    from pipeline.campaign.bundle import build_bundle, read_suite
 
     root = tmp_path_factory.mktemp("planner_bundle")
     out = root / "bundle"
     build_bundle("collegemsg", 0, out, source=str(collegemsg_head(root, EVENTS)), crosscheck=False)
-    return out, json.loads((out / SUITE).read_text(encoding="utf-8"))
+    return out, read_suite(out)
 
 
-def test_bench_planner_figures_follow_the_script(bundle: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+def test_bench_planner_figures_follow_the_script(bundle: tuple[Path, Suite], tmp_path: Path) -> None:
     bundle_dir, suite = bundle
-    tasks = stratified(suite["splits"]["dev"], 6)
-    assert {t["family"] for t in tasks} >= {"T1", "T3", "T4", "T5", "probe"}
+    tasks = stratified(list(suite.splits.dev), 6)
+    assert {t.family for t in tasks} >= {"T1", "T3", "T4", "T5", "probe"}
     script = PlannerScript(tasks)
     before = _git_status()
     with ScriptedServer(script, model="scripted") as server:
@@ -131,7 +132,7 @@ def test_bench_planner_figures_follow_the_script(bundle: tuple[Path, dict[str, A
     assert _git_status() == before, "the benchmark changed tracked files without --update-docs"
     # planner calls (the hopeless task: 3 budgeted and 2 redraws), and one reporter call per valid plan
     assert sent == 3 * 2 + (3 + 1) + (2 + 1) + 5
-    assert script.calls == {t["id"]: n for t, n in zip(tasks, (1, 1, 1, 3, 2, 5), strict=True)}
+    assert script.calls == {t.id: n for t, n in zip(tasks, (1, 1, 1, 3, 2, 5), strict=True)}
 
     data = json.loads((tmp_path / "out.json").read_text())
     (row,) = data["rows"]
@@ -145,7 +146,7 @@ def test_bench_planner_figures_follow_the_script(bundle: tuple[Path, dict[str, A
     assert (row["abstained"], row["model_error"]) == (0, 1)
     assert row["seconds_median"] is not None and row["seconds_p90"] >= row["seconds_median"]
     assert row["tokens_per_task"]["den"] == 6 and row["tokens_per_task"]["value"] > 0
-    assert data["run"]["task_ids"] == [t["id"] for t in tasks]
+    assert data["run"]["task_ids"] == [t.id for t in tasks]
     assert data["run"]["selection"] == "stratified-6" and data["run"]["repair_budget"] == 2
     assert data["machine"]["cores"] == os.cpu_count() and len(data["load"]["start"]) == 3
     assert data["model"]["name"] == "scripted" and data["model"]["api_base"] == [url]

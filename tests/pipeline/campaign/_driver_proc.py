@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from models.config import ModelConfig
-from pipeline.campaign.bundle import SUITE, read_manifest
+from pipeline.campaign.bundle import read_manifest, read_suite
 from pipeline.campaign.cells import Cell
 from pipeline.campaign.config import ClusterConf
 from pipeline.campaign.endpoints import open_model
@@ -30,8 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tasks", type=int, required=True)
     args = p.parse_args(argv)
     bundle, out = Path(args.bundle), Path(args.out)
-    suite = json.loads((bundle / SUITE).read_text(encoding="utf-8"))
-    tasks = [*suite["splits"]["dev"], *suite["splits"]["test"]][: args.tasks]
+    suite = read_suite(bundle)
+    tasks = [*suite.splits.dev, *suite.splits.test][: args.tasks]
     model = ModelConfig.model_validate(
         {"name": "scripted", "kind": "endpoint", "api_base": [args.url], "concurrency": 16, "timeout_s": 10.0}
     )

@@ -15,11 +15,11 @@ carry query attempts (a wrong answer's query failed at run time).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from engine.api import build_store
+from pipeline.scoring.suite import Suite, Task
 from pipeline.systems.record import Attempt, LLMCall, TaskRecord, Tokens
 from tests.conftest import collegemsg_head
 
@@ -38,33 +38,33 @@ def label(task_id: str, system: str, seed: int) -> str:
     return "right" if h < RIGHT_BELOW.get(system, 3) else "wrong"
 
 
-def make_record(task: dict[str, Any], system: str, seed: int, model: str, ablation: str = "none") -> dict:
-    lab = label(task["id"], system, seed)
+def make_record(task: Task, system: str, seed: int, model: str, ablation: str = "none") -> dict:
+    lab = label(task.id, system, seed)
     answered = lab in ("right", "wrong")
-    predicted = task["gold"] if lab == "right" else WRONG_VALUE if lab == "wrong" else None
+    predicted = task.gold if lab == "right" else WRONG_VALUE if lab == "wrong" else None
     rec = TaskRecord(
-        task_id=task["id"],
-        template=task.get("template"),
-        family=task.get("family"),
+        task_id=task.id,
+        template=task.template,
+        family=task.family,
         system=system,
         model=model,
         seed=seed,
         ablation=ablation,
         serving={"model": model, "flavour": "scripted"},
         status="answered" if answered else "abstained" if lab == "abstain" else "infra_error",
-        answer_kind=task["answer_kind"],
-        gold=task["gold"],
+        answer_kind=task.answer_kind,
+        gold=task.gold,
         predicted=predicted,
         correct=None if lab == "infra" else lab == "right",
-        tokens=Tokens(prompt=100 + len(task["id"]), completion=10),
+        tokens=Tokens(prompt=100 + len(task.id), completion=10),
         latency_s=0.25 if system == "tgms" else 0.5,
         llm_calls=[LLMCall(role="answerer", request_hash="r" * 64, prompt_sha256="p" * 64,
-                           completion_sha256="c" * 64, prompt_tokens=100 + len(task["id"]),
+                           completion_sha256="c" * 64, prompt_tokens=100 + len(task.id),
                            completion_tokens=10, latency_s=0.2, cached=False, attempts=1)],
     )  # fmt: skip
     if answered:
         claim = {"id": "c1", "type": "count", "value": predicted, "evidence": ["s1"]}
-        rec.answer = {"text": "see claims", "answer": {"kind": task["answer_kind"], "value": predicted},
+        rec.answer = {"text": "see claims", "answer": {"kind": task.answer_kind, "value": predicted},
                       "claims": [claim]}  # fmt: skip
     if lab == "infra":
         rec.errors = [{"error": "E_UPSTREAM", "message": "endpoint down", "details": {}}]
@@ -85,17 +85,19 @@ def make_record(task: dict[str, Any], system: str, seed: int, model: str, ablati
     return rec.model_dump(mode="json")
 
 
-def cell_records(tasks: list[dict], system: str, seed: int, model: str, ablation: str = "none") -> list[dict]:
+def cell_records(
+    tasks: Sequence[Task], system: str, seed: int, model: str, ablation: str = "none"
+) -> list[dict]:
     return [make_record(t, system, seed, model, ablation) for t in tasks]
 
 
-def expected(tasks: list[dict], system: str, seed: int, *, family: str | None = None) -> tuple[int, int]:
+def expected(tasks: Sequence[Task], system: str, seed: int, *, family: str | None = None) -> tuple[int, int]:
     """(right, scored) counted from the labels alone."""
-    labs = [label(t["id"], system, seed) for t in tasks if family is None or t.get("family") == family]
+    labs = [label(t.id, system, seed) for t in tasks if family is None or t.family == family]
     return sum(x == "right" for x in labs), sum(x != "infra" for x in labs)
 
 
-def small_suite(root: Path) -> tuple[Path, dict[str, Any]]:
+def small_suite(root: Path) -> tuple[Path, Suite]:
     """The first EVENTS CollegeMsg events as a store, and its seed-0 suite (no brute-force cross-check)."""
     from pipeline.tasks.build import build_suite
 
@@ -105,7 +107,9 @@ def small_suite(root: Path) -> tuple[Path, dict[str, Any]]:
     return store_dir, build_suite(store_dir, "collegemsg", 0, crosscheck=False)
 
 
-def iter_cells(tasks: list[dict], seeds: tuple[int, ...], model: str) -> Iterator[tuple[dict, list[dict]]]:
+def iter_cells(
+    tasks: Sequence[Task], seeds: tuple[int, ...], model: str
+) -> Iterator[tuple[dict, list[dict]]]:
     """(tags, records) of every (system, seed) cell with ablation none, plus tgms no_gating on seed 0."""
     for seed in seeds:
         for system in SYSTEMS:

@@ -16,12 +16,11 @@ HERE = Path(__file__).parent
 def static_graph_job(bundle_dir: Path, out: Path, n_tasks: int) -> tuple[Any, dict[str, Any]]:
     """The first ``n_tasks`` tasks of the bundle as one static_graph_rag cell against the scripted
     double (records and traces under ``out``; ``conftest.jobs_for``), and the bundle's manifest."""
-    from pipeline.campaign.bundle import SUITE, read_manifest
+    from pipeline.campaign.bundle import read_manifest, read_suite
     from tests.pipeline.campaign.conftest import Bundle, jobs_for, scripted_model
 
     manifest = read_manifest(bundle_dir)
-    suite = json.loads((bundle_dir / SUITE).read_text(encoding="utf-8"))
-    bundle = Bundle(bundle_dir, manifest, suite)
+    bundle = Bundle(bundle_dir, manifest, read_suite(bundle_dir))
     (job,) = jobs_for(bundle, ["static_graph_rag"], n_tasks, out, scripted_model())
     return job, manifest
 

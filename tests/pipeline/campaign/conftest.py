@@ -8,7 +8,6 @@ each so a test's actors never wait for another's to be reaped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +16,11 @@ from typing import Any
 import pytest
 
 from models.config import ModelConfig
-from pipeline.campaign.bundle import SUITE, build_bundle
+from pipeline.campaign.bundle import build_bundle, read_suite
 from pipeline.campaign.cells import Cell
 from pipeline.campaign.config import ClusterConf
 from pipeline.campaign.executor import CellJob, run_settings
+from pipeline.scoring.suite import Suite, Task
 from tests.conftest import collegemsg_head
 
 EVENTS = 12_000
@@ -31,12 +31,12 @@ SUITE_NAME = "collegemsg"
 class Bundle:
     dir: Path
     manifest: dict[str, Any]
-    suite: dict[str, Any]
+    suite: Suite
 
     @property
-    def tasks(self) -> list[dict[str, Any]]:
+    def tasks(self) -> list[Task]:
         """Every task of the suite, dev then test (more than any test needs)."""
-        return [*self.suite["splits"]["dev"], *self.suite["splits"]["test"]]
+        return [*self.suite.splits.dev, *self.suite.splits.test]
 
     def bundles(self) -> dict[str, tuple[Path, dict[str, Any]]]:
         return {SUITE_NAME: (self.dir, self.manifest)}
@@ -69,7 +69,7 @@ def small_bundle(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
     head = collegemsg_head(root, EVENTS)
     out_dir = root / "bundle"
     manifest = build_bundle("collegemsg", 0, out_dir, source=str(head), crosscheck=False)
-    return Bundle(out_dir, manifest, json.loads((out_dir / SUITE).read_text(encoding="utf-8")))
+    return Bundle(out_dir, manifest, read_suite(out_dir))
 
 
 def scripted_model(**over: Any) -> ModelConfig:

@@ -23,7 +23,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.scoring.suite import Task
 
 GIB = 1 << 30
 #: Ray's own spelling of its settings (lower case after the prefix)
@@ -54,7 +57,7 @@ def hungry_actor_class(marker: Path) -> type:
     import pipeline.campaign.actors as actors
 
     class HungryTaskActor(actors.TaskActor):
-        def run(self, task: dict[str, Any], *args: Any) -> Any:
+        def run(self, task: Task, *args: Any) -> Any:
             try:  # one task of all (an actor runs several at once) claims the allocation
                 fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
             except FileExistsError:

@@ -55,11 +55,11 @@ def cell(system: str) -> dict:
 def test_tgms_task_returns_its_record_and_trace(
     actor: TaskActor, small_bundle: Bundle, served: ScriptedServer
 ) -> None:
-    task = next(t for t in small_bundle.tasks if t.get("input_uids") and t["answer_kind"] == "count")
+    task = next(t for t in small_bundle.tasks if t.input_uids and t.answer_kind == "count")
     before = served.log.chat_count
     out = actor.run(task, cell("tgms"), {}, SETTINGS)
     rec = out["record"]
-    assert rec["task_id"] == task["id"] and rec["system"] == "tgms" and rec["seed"] == 7
+    assert rec["task_id"] == task.id and rec["system"] == "tgms" and rec["seed"] == 7
     assert rec["status"] == "answered" and rec["trace_digest"]
     assert out["trace"]["trace_digest"] == rec["trace_digest"]
     bodies = served.log.chat_bodies[before:]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import ConflictError, CorruptError, NotFoundError
-from pipeline.campaign.bundle import FILES, build_bundle, verify_bundle
+from engine.api import ConflictError, CorruptError, NotFoundError, SchemaError
+from pipeline.campaign.bundle import FILES, build_bundle, read_suite, verify_bundle
 from pipeline.cli.main import main as tgms
 from tests.conftest import collegemsg_file
 
@@ -79,6 +79,16 @@ def test_verify_passes_and_names_what_a_change_breaks(two_builds: tuple[Path, Pa
     with pytest.raises(CorruptError) as err:
         verify_bundle(copy)
     assert set(err.value.details["failed"]) == {"suite_sha256", "test_sha256"}
+    assert read_suite(copy).splits.test[0].gold == "tampered"  # still a suite: only the hashes catch it
+    suite["splits"]["dev"][0]["anwser_kind"] = "count"  # a misspelt key: not a suite any more
+    (copy / "suite.json").write_text(json.dumps(suite))
+    with pytest.raises(CorruptError) as err:
+        verify_bundle(copy)
+    failed = err.value.details["failed"]
+    assert set(failed) == {"suite_sha256", "test_sha256", "suite_schema"}
+    assert "splits.dev.0.anwser_kind" in failed["suite_schema"]["found"]
+    with pytest.raises(SchemaError, match="anwser_kind"):
+        read_suite(copy)
 
 
 def test_build_refuses_a_directory_holding_a_bundle(two_builds: tuple[Path, Path]) -> None:

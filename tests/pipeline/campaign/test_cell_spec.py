@@ -28,6 +28,7 @@ from pipeline.campaign.cell_spec import CellSpec, Provenance, campaign_id, prove
 from pipeline.campaign.config import CampaignConfig
 from pipeline.campaign.driver import CellPlan, plan_cells, write_cell_spec
 from tests.pipeline.campaign.test_config import load
+from tests.suite_fixtures import suite_of, task
 
 Bundles = dict[str, tuple[Path, dict[str, Any]]]
 #: the smoke experiment on two systems and two tgms ablations: small, with every kind of field in play
@@ -45,14 +46,14 @@ def fake_bundle(root: Path, seed: int = 0, families: int = 3, templates: int = 2
     seed (as a rebuilt bundle's would)."""
     fams = ["T1", "T2", "T3", "T4", "T5"][:families]
     dev = [
-        {"id": f"collegemsg/{f}{t}/{k:02d}", "family": f, "template": f"{f}{t}"}
+        task(id=f"collegemsg/{f}{t}/{k:02d}", family=f, template=f"{f}{t}")
         for f in fams
         for t in range(templates)
         for k in range(per)
     ]
     out = root / f"bundle-s{seed}"
     out.mkdir(parents=True, exist_ok=True)
-    (out / SUITE).write_text(json.dumps({"splits": {"dev": dev, "test": []}}), encoding="utf-8")
+    (out / SUITE).write_text(suite_of(dev, dataset="collegemsg", seed=seed).to_json(), encoding="utf-8")
     manifest = {
         "dataset": "collegemsg",
         "seed": seed,

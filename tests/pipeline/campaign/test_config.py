@@ -19,6 +19,7 @@ from engine.api import InvalidArgError
 from pipeline.campaign.cells import cells_of, select_tasks, system_config
 from pipeline.campaign.config import CampaignConfig, config_schema, validate
 from pipeline.campaign.driver import CONF_DIR
+from tests.suite_fixtures import suite_of, task
 
 EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
 MODELS = sorted(p.stem for p in (CONF_DIR / "model").glob("*.yaml"))
@@ -149,12 +150,12 @@ def test_every_field_is_documented() -> None:
 
 def test_stratified_slice_is_per_family_and_spreads_templates() -> None:
     tasks = [
-        {"id": f"{fam}/{tpl}/{i}", "family": fam, "template": tpl}
+        task(id=f"{fam}/{tpl}/{i}", family=fam, template=tpl)
         for fam, tpl in [("A", "a1"), ("A", "a2"), ("B", "b1")]
         for i in range(3)
     ]
-    suite = {"splits": {"dev": tasks, "test": []}}
-    picked = [t["id"] for t in select_tasks(suite, "dev", 2, None)]
+    suite = suite_of(tasks)
+    picked = [t.id for t in select_tasks(suite, "dev", 2, None)]
     assert picked == ["A/a1/0", "A/a2/0", "B/b1/0", "B/b1/1"]
     assert len(select_tasks(suite, "dev", None, 4)) == 4
 

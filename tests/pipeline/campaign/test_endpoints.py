@@ -68,7 +68,7 @@ def test_two_replicas_share_the_load_and_one_stopping_mid_run_loses_no_task(
         second = stats(urls[1])
     assert seen["before_stop"]["chat_requests"] > 0 and second["chat_requests"] > 0, "both replicas served"
     records = finished(jobs)
-    assert sorted(r["task_id"] for r in records) == sorted(t["id"] for t in small_bundle.tasks[:n_tasks])
+    assert sorted(r["task_id"] for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
     assert all(r["status"] != "infra_error" for r in records), "no task lost to the stopped replica"
     assert refuses(urls[0]) and refuses(urls[1]), "every replica stopped on leaving"
 

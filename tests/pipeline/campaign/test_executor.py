@@ -45,7 +45,7 @@ def test_tasks_spread_over_actors_with_bounded_flight_and_a_killed_actor_loses_n
             assert not victim.alive
         high_water = server.log.high_water
     records = [r for j in jobs for r in read_records(j.records_path)]
-    assert sorted(r["task_id"] for r in records) == sorted(t["id"] for t in small_bundle.tasks[:n_tasks])
+    assert sorted(r["task_id"] for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
     assert all(r["status"] != "infra_error" for r in records)
     assert stats["resubmitted"] >= 1, "the killed actor's tasks in flight were resubmitted"
     assert stats["finished"] == n_tasks and stats["submitted"] == n_tasks + stats["resubmitted"]
@@ -96,7 +96,7 @@ def test_a_memory_kill_holds_new_tasks_back_but_keeps_collecting_finished_ones(
 
             stats = run_jobs(pool, jobs, on_record)
     records = [r for j in jobs for r in read_records(j.records_path)]
-    assert sorted(r["task_id"] for r in records) == sorted(t["id"] for t in small_bundle.tasks[:n_tasks])
+    assert sorted(r["task_id"] for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
     assert all(r["status"] != "infra_error" for r in records)
     # one actor killed with tasks in flight is one kill: one pause, the cap halved once
     assert stats["memory_kills"] == len(backoffs) == 1 and stats["resubmitted"] >= 1

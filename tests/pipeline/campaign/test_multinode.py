@@ -24,7 +24,7 @@ def test_actors_on_two_nodes_survive_one_node_being_killed(small_bundle: Bundle,
     assert out["after"]["digest"] == digest
     # every task recorded exactly once, none unscored
     ids = Counter(r["task_id"] for r in out["records"])
-    assert sorted(ids) == sorted(t["id"] for t in small_bundle.tasks[:n_tasks]) and set(ids.values()) == {1}
+    assert sorted(ids) == sorted(t.id for t in small_bundle.tasks[:n_tasks]) and set(ids.values()) == {1}
     assert all(r["status"] != "infra_error" for r in out["records"])
     # the killed node's tasks in flight ran again: by Ray's own task retry once the actor restarted, or
     # resubmitted by the executor when the error reached it first (which one is a matter of timing)

@@ -74,7 +74,7 @@ def test_sigkill_mid_run_then_rerun_finishes_each_task_once(
         stats = json.loads(output.strip().splitlines()[-1])
 
     final = records(out)
-    expected_ids = [t["id"] for t in small_bundle.tasks[:N_TASKS]]
+    expected_ids = [t.id for t in small_bundle.tasks[:N_TASKS]]
     for system in SYSTEMS:
         mine = [r for r in final if r["system"] == system]
         finished = Counter(r["task_id"] for r in mine if r["status"] != "infra_error")

@@ -26,6 +26,7 @@ from pipeline.campaign.tracking import (
     git_revision,
 )
 from pipeline.scoring.bootstrap import paired_bootstrap
+from pipeline.scoring.suite import Suite, Task
 from pipeline.table import from_json, to_markdown
 from pipeline.tasks.stats import table2_markdown
 from tests.pipeline.campaign._records import (
@@ -42,13 +43,13 @@ MODEL = "scripted-model"
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Suite]:
     return small_suite(tmp_path_factory.mktemp("track_suite"))
 
 
 @pytest.fixture(scope="module")
-def tasks(suite: tuple[Path, dict[str, Any]]) -> list[dict[str, Any]]:
-    return suite[1]["splits"]["dev"]
+def tasks(suite: tuple[Path, Suite]) -> list[Task]:
+    return list(suite[1].splits.dev)
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def tracker(tmp_path: Path) -> CampaignTracker:
 def test_outcome_of_reads_the_record(tasks: list[dict]) -> None:
     by_label: dict[str, dict] = {}
     for t in tasks:
-        by_label.setdefault(label(t["id"], "tgms", 0), make_record(t, "tgms", 0, MODEL, "no_gating"))
+        by_label.setdefault(label(t.id, "tgms", 0), make_record(t, "tgms", 0, MODEL, "no_gating"))
     assert {"right", "wrong", "infra"} <= set(by_label), "the labels must cover these cases"
     assert outcome_of(by_label["infra"]) is None  # infra errors are not scored
     right = outcome_of(by_label["right"])
@@ -104,12 +105,12 @@ def test_cell_metrics_have_numerators_and_denominators(tasks: list[dict], system
     assert m["n_unscored_infra"] == len(tasks) - scored
     assert (m["accuracy_num"], m["accuracy_den"]) == (right, scored)
     assert m["accuracy"] == pytest.approx(right / scored)
-    emitted = sum(label(t["id"], system, 0) in ("right", "wrong") for t in tasks)
+    emitted = sum(label(t.id, system, 0) in ("right", "wrong") for t in tasks)
     assert (m["coverage_num"], m["coverage_den"]) == (emitted, scored)
     assert (m["conditional_accuracy_num"], m["conditional_accuracy_den"]) == (right, emitted)
     p_right, p_scored = expected(tasks, system, 0, family="probe")
     assert (m["probe_accuracy_num"], m["probe_accuracy_den"]) == (p_right, p_scored)
-    for fam in {t["family"] for t in tasks}:
+    for fam in {t.family for t in tasks}:
         f_right, f_scored = expected(tasks, system, 0, family=fam)
         if f_scored:
             assert m[f"family.{fam}.accuracy"] == pytest.approx(f_right / f_scored)
@@ -123,7 +124,7 @@ def test_cell_metrics_have_numerators_and_denominators(tasks: list[dict], system
 
 def test_unsupported_rate_under_no_gating(tasks: list[dict]) -> None:
     m = cell_metrics(cell_records(tasks, "tgms", 0, MODEL, "no_gating"))
-    labs = [label(t["id"], "tgms", 0) for t in tasks]
+    labs = [label(t.id, "tgms", 0) for t in tasks]
     assert (m["unsupported_rate_num"], m["unsupported_rate_den"]) == (
         labs.count("wrong"),
         labs.count("right") + labs.count("wrong"),
@@ -210,7 +211,7 @@ def test_log_cell_metrics_and_artifacts(tmp_path: Path, tracker: CampaignTracker
     names = {a.path for a in tracker.client.list_artifacts(child)}
     assert names == {"records.jsonl", "traces.jsonl"}
     got = Path(tracker.client.download_artifacts(child, "records.jsonl", str(tmp_path)))
-    assert [json.loads(x)["task_id"] for x in got.read_text().splitlines()] == [t["id"] for t in tasks]
+    assert [json.loads(x)["task_id"] for x in got.read_text().splitlines()] == [t.id for t in tasks]
     with pytest.raises(NotFoundError):
         tracker.log_cell(child, recs, [tmp_path / "missing.jsonl"])
 
@@ -224,7 +225,7 @@ def test_batches_respect_mlflow_limits(tracker: CampaignTracker) -> None:
 
 
 def test_log_tables_writes_markdown_and_latex(
-    tmp_path: Path, tracker: CampaignTracker, suite: tuple[Path, dict[str, Any]]
+    tmp_path: Path, tracker: CampaignTracker, suite: tuple[Path, Suite]
 ) -> None:
     run = tracker.start_campaign("tables", {}, {})
     tracker.log_suite_tables(run, {"collegemsg": suite[1]})
@@ -254,7 +255,7 @@ def test_comparisons_are_paired_bootstraps(
     metrics = tracker.client.get_run(parent).data.metrics
     for c in comps:
         a, b = c["a"], c["b"]
-        common = [t["id"] for t in tasks if "infra" not in (label(t["id"], a, 0), label(t["id"], b, 0))]
+        common = [t.id for t in tasks if "infra" not in (label(t.id, a, 0), label(t.id, b, 0))]
         sa = [1.0 if label(t, a, 0) == "right" else 0.0 for t in sorted(common)]
         sb = [1.0 if label(t, b, 0) == "right" else 0.0 for t in sorted(common)]
         want = paired_bootstrap(sa, sb, resamples=2000, seed=0)
@@ -270,7 +271,7 @@ def test_comparisons_are_paired_bootstraps(
 
 
 def test_log_mutations_from_the_real_experiment(
-    tmp_path: Path, tracker: CampaignTracker, suite: tuple[Path, dict[str, Any]]
+    tmp_path: Path, tracker: CampaignTracker, suite: tuple[Path, Suite]
 ) -> None:
     from pipeline.mutations import run_experiment
 

@@ -16,6 +16,7 @@ from models.client import ChatClient
 from models.config import EndpointConfig, GenerationConfig
 from models.prompting import fence
 from models.testing.scripted_server import last_user_message
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import RunSettings, SystemEnv
 
 Body = dict[str, Any]
@@ -65,16 +66,16 @@ def wrong_value(kind: str, gold: Any) -> Any:
     raise AssertionError(f"no wrong value for {kind}")
 
 
-def task_of(body: Body, tasks: list[dict[str, Any]]) -> dict[str, Any]:
+def task_of(body: Body, tasks: list[Task]) -> Task:
     """The task whose (escaped) question the last user message fences."""
     text = last_user_message(body)
-    hits = [t for t in tasks if fence(t["question"], "question") in text]
+    hits = [t for t in tasks if fence(t.question, "question") in text]
     assert len(hits) >= 1, text[-400:]
     return hits[0]
 
 
 def answer_rule(
-    tasks: list[dict[str, Any]], correct: set[str], other: Callable[[Body], str] | None = None
+    tasks: list[Task], correct: set[str], other: Callable[[Body], str] | None = None
 ) -> Callable[[Body], str]:
     """Answer requests get gold (tasks in ``correct``) or a wrong value; other requests go to ``other``."""
 
@@ -82,16 +83,16 @@ def answer_rule(
         if other is not None and not system_text(body).startswith("You answer"):
             return other(body)
         task = task_of(body, tasks)
-        kind, gold = task["answer_kind"], task["gold"]
-        value = gold if task["id"] in correct else wrong_value(kind, gold)
+        kind, gold = task.answer_kind, task.gold
+        value = gold if task.id in correct else wrong_value(kind, gold)
         return json.dumps({"text": "scripted", "answer": {"kind": kind, "value": value}})
 
     return rule
 
 
-def unique_question_ids(tasks: list[dict[str, Any]]) -> list[str]:
+def unique_question_ids(tasks: list[Task]) -> list[str]:
     """Ids of the tasks whose question no other task asks (a question-keyed rule can tell them apart)."""
     counts: dict[str, int] = {}
     for t in tasks:
-        counts[t["question"]] = counts.get(t["question"], 0) + 1
-    return [t["id"] for t in tasks if counts[t["question"]] == 1]
+        counts[t.question] = counts.get(t.question, 0) + 1
+    return [t.id for t in tasks if counts[t.question] == 1]

@@ -19,6 +19,7 @@ from engine.api import build_store
 from models.client import ChatClient
 from models.config import GenerationConfig
 from models.testing.scripted_server import ScriptedServer
+from pipeline.scoring.suite import Suite, Task
 from pipeline.systems.base import RunSettings, SystemEnv, build_system
 from pipeline.tasks.build import build_suite
 from tests.conftest import collegemsg_head
@@ -32,11 +33,11 @@ EVENTS = 12_000
 @dataclass(frozen=True)
 class SmallSuite:
     store_dir: Path
-    suite: dict[str, Any]
+    suite: Suite
 
     @property
-    def dev(self) -> list[dict[str, Any]]:
-        return self.suite["splits"]["dev"]
+    def dev(self) -> list[Task]:
+        return list(self.suite.splits.dev)
 
     def __iter__(self) -> Iterator[Any]:  # ``store_dir, suite = cm_small``
         return iter((self.store_dir, self.suite))
@@ -53,8 +54,8 @@ def cm_small(tmp_path_factory: pytest.TempPathFactory) -> SmallSuite:
 
 
 @pytest.fixture(scope="module")
-def dev(cm_small: SmallSuite) -> list[dict[str, Any]]:
-    return cm_small.suite["splits"]["dev"]
+def dev(cm_small: SmallSuite) -> list[Task]:
+    return list(cm_small.suite.splits.dev)
 
 
 @pytest.fixture
@@ -62,7 +63,7 @@ def make_system(cm_small: SmallSuite, tmp_path: Path) -> Iterator[Callable[..., 
     """``make(rule, **tgms_config) -> (system, server)``: the tgms system over a scripted server."""
     opened: list[tuple[ScriptedServer, ChatClient, SystemEnv]] = []
 
-    def make(rule: Rule, train: list[dict[str, Any]] | None = None, **cfg: Any) -> tuple[Any, ScriptedServer]:
+    def make(rule: Rule, train: list[Task] | None = None, **cfg: Any) -> tuple[Any, ScriptedServer]:
         server = ScriptedServer(rule).start()
         client = ChatClient(config(server.url))
         env = SystemEnv(

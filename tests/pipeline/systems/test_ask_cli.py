@@ -20,7 +20,7 @@ from tests.pipeline.systems.test_tgms import repeating_planner, scripted_rule
 @pytest.fixture
 def task(cm_small: SmallSuite) -> dict[str, Any]:
     """A dev task whose question names a uid (so the uid grounding from the question is exercised)."""
-    return next(t for t in cm_small.dev if t["input_uids"] and t["answer_kind"] == "count")
+    return next(t for t in cm_small.dev if t.input_uids and t.answer_kind == "count")
 
 
 @pytest.fixture
@@ -40,24 +40,24 @@ def test_ask_prints_answer_verdicts_and_gate(
     cm_small: SmallSuite, task: dict[str, Any], server: ScriptedServer, tmp_path: Path, capsys: Any
 ) -> None:
     page, saved = tmp_path / "trace.html", tmp_path / "ask.json"
-    argv = ask(task["question"], cm_small.store_dir, server, "--html", str(page), "--save", str(saved))
+    argv = ask(task.question, cm_small.store_dir, server, "--html", str(page), "--save", str(saved))
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert f"typed:  count = {task['gold']!r}" in out
+    assert f"typed:  count = {task.gold!r}" in out
     assert "-> supported" in out and "gate: emitted" in out
     html = page.read_text("utf-8")
     assert (
         html.startswith("<!doctype html>")
         and "supported" in html
-        and task["oracle_plan"]["steps"][0]["op"] in html
+        and task.oracle_plan["steps"][0]["op"] in html
     )
     # the saved document renders as the same page, evidence authenticated from what it embeds
     assert main(["trace", "view", str(saved), "--out", str(tmp_path / "again.html")]) == 0
     assert (tmp_path / "again.html").read_text("utf-8") == html and "digest verified" in html
     capsys.readouterr()
-    assert main(ask(task["question"], cm_small.store_dir, server, "--json")) == 0
+    assert main(ask(task.question, cm_small.store_dir, server, "--json")) == 0
     rec = json.loads(capsys.readouterr().out)
-    assert rec["status"] == "answered" and rec["predicted"] == task["gold"] and rec["correct"] is None
+    assert rec["status"] == "answered" and rec["predicted"] == task.gold and rec["correct"] is None
     assert rec["trace_digest"] and rec["gate"]["emitted"] is True
 
 
@@ -91,7 +91,7 @@ def test_the_html_page_shows_every_attempt_with_its_violations_and_the_sampled_r
 ) -> None:
     page = tmp_path / "trace.html"
     with ScriptedServer(scripted_rule(cm_small.dev, planner=repeating_planner())) as server:
-        assert main(ask(task["question"], cm_small.store_dir, server, "--html", str(page))) == 0
+        assert main(ask(task.question, cm_small.store_dir, server, "--html", str(page))) == 0
     html = page.read_text("utf-8")
     start = html.index("<h3>Plan attempts</h3>")
     section = html[start : html.index("</table>", start)]

@@ -18,6 +18,7 @@ from models.config import GenerationConfig
 from models.errors import EndpointTimeoutError
 from models.local.server import LocalServer, group_alive
 from models.testing.scripted_server import ScriptedServer
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import RunSettings, SystemEnv, build_system, run_task
 from pipeline.systems.record import TaskRecord
 from tests.models.conftest import config, echo
@@ -43,7 +44,7 @@ def test_an_empty_reply_is_named_and_ends_as_model_error(make_system, dev) -> No
 def test_an_endless_reply_cut_at_max_tokens_is_named_in_the_repair(make_system, dev) -> None:
     sent = [0]
 
-    def planner(task: dict[str, Any]) -> Any:
+    def planner(task: Task) -> Any:
         sent[0] += 1
         return {"text": CUT, "finish_reason": "length"} if sent[0] == 1 else oracle_reply(task)
 

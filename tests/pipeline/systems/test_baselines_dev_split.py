@@ -46,15 +46,15 @@ def test_baseline_answers_the_dev_split_with_the_scripted_accuracy(
             env.client.close()
         chat = server.log.chat_count
     assert [r.status for r in records] == ["answered"] * len(dev)
-    assert [r.correct for r in records] == [t["id"] in correct for t in dev]
+    assert [r.correct for r in records] == [t.id in correct for t in dev]
     accuracy = sum(bool(r.correct) for r in records) / len(records)
     assert accuracy == len(correct) / len(dev)
     per_task = 2 if name == "text_to_cypher" else 1  # the query, then the answer
     assert chat == per_task * len(dev) == sum(len(r.llm_calls) for r in records)
     for task, rec in zip(dev, records, strict=True):
         again = TaskRecord.model_validate(json.loads(rec.to_json()))  # one JSON line, round-trips
-        assert again == rec and rec.task_id == task["id"] and rec.system == name
-        assert rec.predicted is not None and rec.gold == task["gold"]
+        assert again == rec and rec.task_id == task.id and rec.system == name
+        assert rec.predicted is not None and rec.gold == task.gold
         assert all(len(c.request_hash) == 64 and len(c.completion_sha256) == 64 for c in rec.llm_calls)
         assert rec.context is not None and rec.context["prompt_tokens"] > 0
         assert rec.context["token_count_method"] == "upper_bound:utf8_bytes"

@@ -7,6 +7,7 @@ import json
 from engine.api import ScanFilter
 from pipeline.systems.latest import LATEST_COLUMNS, read_latest, task_entities
 from tests.conftest import MakeStore
+from tests.suite_fixtures import task
 
 
 def test_latest_state_is_current_belief_in_time_order(make_store: MakeStore) -> None:
@@ -33,6 +34,6 @@ def test_latest_state_is_current_belief_in_time_order(make_store: MakeStore) -> 
 
 
 def test_task_entities_come_from_input_uids_else_from_the_question() -> None:
-    assert task_entities({"input_uids": ["n9", "n1"], "question": "n5?"}) == ["n9", "n1"]
+    assert task_entities(task(input_uids=("n9", "n1"), question="n5?")) == ["n9", "n1"]
     q = "How many events between n12 and n4, and n12 again (not n12x or an12)?"
-    assert task_entities({"input_uids": [], "question": q}) == ["n12", "n4"]
+    assert task_entities(task(input_uids=(), question=q)) == ["n12", "n4"]

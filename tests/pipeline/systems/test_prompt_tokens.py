@@ -36,7 +36,7 @@ def test_planner_prompt_fits_the_window_in_real_tokens(cm_small: SmallSuite) -> 
     prefix = static_prefix(FIXED_LAYOUT)
     sizes = []
     for t in cm_small.dev:
-        task = PlanTask(t["id"], t["question"], tuple(t["input_uids"]), t["answer_kind"], card)
+        task = PlanTask(t.id, t.question, tuple(t.input_uids), t.answer_kind, card)
         messages = [{"role": "system", "content": prefix}, {"role": "user", "content": task_suffix(task)}]
         sizes.append(count_chat_tokens(messages))
     assert len(MODELS) >= 2 and WINDOW >= 4096

@@ -15,6 +15,7 @@ from models.answerer import ask_answer
 from models.client import ChatClient
 from models.config import GenerationConfig
 from models.testing.scripted_server import ScriptedServer, last_user_message
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import (
     SYSTEMS,
     BuiltSystem,
@@ -39,9 +40,12 @@ def answer_rule(body: dict[str, Any]) -> str:
     return json.dumps({"text": f"It is {value}.", "answer": {"kind": "count", "value": value}})
 
 
-def tasks(*ns: int) -> list[dict[str, Any]]:
-    base = {"template": "X.add", "family": "T1", "answer_kind": "count"}
-    return [{**base, "id": f"t{n}", "question": f"what is {n}+1?", "gold": n + 1} for n in ns]
+def tasks(*ns: int) -> list[Task]:
+    return [
+        Task(id=f"t{n}", template="X.add", family="T1", answer_kind="count", question=f"what is {n}+1?",
+             input_uids=(), gold=n + 1)
+        for n in ns
+    ]  # fmt: skip
 
 
 class AskConfig(SystemConfig):
@@ -49,9 +53,9 @@ class AskConfig(SystemConfig):
 
 
 def ask_factory(cfg: AskConfig, env: SystemEnv) -> Any:
-    def run(task: dict[str, Any], rec: RecordDraft) -> None:
+    def run(task: Task, rec: RecordDraft) -> None:
         res = ask_answer(
-            rec.calls.complete, role="answerer", system=cfg.prefix, user=task["question"], kind="count",
+            rec.calls.complete, role="answerer", system=cfg.prefix, user=task.question, kind="count",
             with_claims=False,
         )  # fmt: skip
         rec.record.answer = res.answer

@@ -13,6 +13,7 @@ import pytest
 
 from engine.api import ScanFilter, Store
 from models.testing.scripted_server import ScriptedServer, last_user_message
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import build_system, run_task
 from pipeline.systems.record import TaskRecord
 from tests.pipeline.systems._scripted import make_env, system_text
@@ -36,8 +37,8 @@ def brute_two_hop(store_dir: Path, seeds: list[str]) -> set[str]:
     return {f"{s} → {d} {r} ×{n}" for (s, d, r), n in counts.items()}
 
 
-def _run(cm: SmallSuite, work: Path, task: dict[str, Any], **cfg: Any) -> tuple[TaskRecord, dict[str, Any]]:
-    reply = json.dumps({"text": "x", "answer": {"kind": task["answer_kind"], "value": task["gold"]}})
+def _run(cm: SmallSuite, work: Path, task: Task, **cfg: Any) -> tuple[TaskRecord, dict[str, Any]]:
+    reply = json.dumps({"text": "x", "answer": {"kind": task.answer_kind, "value": task.gold}})
     with ScriptedServer(lambda body: reply) as server:
         env = make_env(cm.store_dir, server.url, work, context_window=1_000_000)  # the content is tested here
         rec = run_task(build_system("static_graph_rag", env, cfg), task)
@@ -55,9 +56,9 @@ def _shown(body: dict[str, Any]) -> set[str]:
 def test_context_is_exactly_the_two_hop_edges_without_time(
     cm_small: SmallSuite, tmp_path: Path, n_seeds: int
 ) -> None:
-    task = next(t for t in cm_small.dev if len(t["input_uids"]) == n_seeds)
+    task = next(t for t in cm_small.dev if len(t.input_uids) == n_seeds)
     rec, body = _run(cm_small, tmp_path, task, max_edges=100_000)
-    expected = brute_two_hop(cm_small.store_dir, task["input_uids"])
+    expected = brute_two_hop(cm_small.store_dir, task.input_uids)
     assert len(expected) > n_seeds  # a real neighbourhood, not a trivial one
     assert _shown(body) == expected
     assert rec.context is not None and rec.context["edges_total"] == rec.context["edges_shown"] == len(
@@ -72,8 +73,8 @@ def test_context_is_exactly_the_two_hop_edges_without_time(
 
 
 def test_a_hub_neighbourhood_is_capped_and_says_so(cm_small: SmallSuite, tmp_path: Path) -> None:
-    task = next(t for t in cm_small.dev if len(t["input_uids"]) == 1)
-    seed = task["input_uids"][0]
+    task = next(t for t in cm_small.dev if len(t.input_uids) == 1)
+    seed = task.input_uids[0]
     rec, body = _run(cm_small, tmp_path, task, max_edges=5)
     shown = _shown(body)
     total = len(brute_two_hop(cm_small.store_dir, [seed]))
@@ -85,9 +86,9 @@ def test_a_hub_neighbourhood_is_capped_and_says_so(cm_small: SmallSuite, tmp_pat
 
 
 def test_without_input_uids_the_question_names_the_seeds(cm_small: SmallSuite, tmp_path: Path) -> None:
-    base = next(t for t in cm_small.dev if len(t["input_uids"]) == 1)
-    seed = base["input_uids"][0]
-    task = {**base, "input_uids": [], "question": f"How many neighbours does {seed} have?"}
+    base = next(t for t in cm_small.dev if len(t.input_uids) == 1)
+    seed = base.input_uids[0]
+    task = base.model_copy(update={"input_uids": (), "question": f"How many neighbours does {seed} have?"})
     rec, body = _run(cm_small, tmp_path, task, max_edges=100_000)
     assert rec.context is not None and rec.context["seeds"] == [seed]
     assert _shown(body) == brute_two_hop(cm_small.store_dir, [seed])

@@ -15,6 +15,7 @@ import pytest
 
 from engine.api import ScanFilter, Store
 from models.testing.scripted_server import ScriptedServer, last_user_message
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import build_system, run_task
 from pipeline.systems.kuzu_graph import write_clause
 from pipeline.systems.record import TaskRecord
@@ -56,14 +57,8 @@ class Script:
 
 @pytest.fixture
 def run(cm_small: SmallSuite, work: Path) -> Iterator[Any]:
-    def go(script: Script, task: dict[str, Any] | None = None, **cfg: Any) -> TaskRecord:
-        task = task or {
-            "id": "t/1",
-            "question": "How many?",
-            "answer_kind": "count",
-            "gold": 1,
-            "input_uids": [],
-        }
+    def go(script: Script, task: Task | None = None, **cfg: Any) -> TaskRecord:
+        task = task or Task(id="t/1", question="How many?", answer_kind="count", gold=1, input_uids=())
         with ScriptedServer(script) as server:
             env = make_env(cm_small.store_dir, server.url, work, repair_budget=cfg.pop("repair_budget", 3))
             try:
@@ -81,7 +76,7 @@ def _engine_out_count(store_dir: Path, uid: str) -> int:
 
 
 def test_real_cypher_counts_what_the_engine_counts(run: Any, cm_small: SmallSuite) -> None:
-    uid = next(t["input_uids"][0] for t in cm_small.dev if t["input_uids"])
+    uid = next(t.input_uids[0] for t in cm_small.dev if t.input_uids)
     want = _engine_out_count(cm_small.store_dir, uid)
     assert want > 1
     script = Script(f"MATCH (a:Node {{uid: '{uid}'}})-[e:MSG]->(:Node) RETURN count(e) AS n")
@@ -182,7 +177,7 @@ def test_the_graph_is_cached_by_store_digest_and_rebuilt_when_broken(
             env = make_env(cm_small.store_dir, server.url, tmp_path)
             rec = run_task(
                 build_system("text_to_cypher", env),
-                {"id": "t", "question": "?", "answer_kind": "count", "gold": 1},
+                Task(id="t", question="?", input_uids=(), answer_kind="count", gold=1),
             )
             env.close()
         assert rec.context is not None and rec.status == "answered"
@@ -220,9 +215,11 @@ def test_the_query_is_read_from_json_a_code_fence_or_bare_text(reply: str, query
 
 
 def test_tasks_run_concurrently_one_connection_per_thread(cm_small: SmallSuite, work: Path) -> None:
-    uids = sorted({u for t in cm_small.dev for u in t["input_uids"]})[:8]
+    uids = sorted({u for t in cm_small.dev for u in t.input_uids})[:8]
     tasks = [
-        {"id": f"t/{u}", "question": f"How many MSG edges leave {u}?", "answer_kind": "count", "gold": 0}
+        Task(
+            id=f"t/{u}", question=f"How many MSG edges leave {u}?", input_uids=(), answer_kind="count", gold=0
+        )
         for u in uids
     ]
 

@@ -23,6 +23,7 @@ from models.planner import FIXED_LAYOUT, static_prefix
 from models.prompting import escape
 from models.reporter import SYSTEM as REPORTER_SYSTEM
 from models.testing.scripted_server import ScriptedServer
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import run_task
 from pipeline.systems.record import TaskRecord
 from pipeline.systems.tgms import TgmsConfig
@@ -34,22 +35,22 @@ def fenced_question(question: str) -> str:
     return f'<data name="question">\n{escape(question)}\n</data>'
 
 
-def task_of(body: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]:
+def task_of(body: dict[str, Any], tasks: list[Task]) -> Task:
     user = body["messages"][1]["content"]
-    found = [t for t in tasks if fenced_question(t["question"]) in user]
+    found = [t for t in tasks if fenced_question(t.question) in user]
     assert len(found) == 1, "the request names exactly one task's question"
     return found[0]
 
 
-def oracle_reply(task: dict[str, Any]) -> str:
-    plan = task["oracle_plan"]
+def oracle_reply(task: Task) -> str:
+    plan = task.oracle_plan
     return json.dumps({"steps": plan["steps"], "answer_spec": plan["answer_spec"]})
 
 
 def scripted_rule(
-    tasks: list[dict[str, Any]],
+    tasks: list[Task],
     planner: Callable[[dict[str, Any]], str] = oracle_reply,
-    reporter: Callable[[dict[str, Any]], str] = lambda t: json.dumps(t["gold_answer_object"]),
+    reporter: Callable[[dict[str, Any]], str] = lambda t: json.dumps(t.gold_answer_object),
 ) -> Rule:
     """Planner requests get ``planner(task)``, reporter requests ``reporter(task)``."""
 
@@ -64,10 +65,10 @@ def scripted_rule(
     return rule
 
 
-def oracle_digest(store_dir: Path, task: dict[str, Any]) -> str:
+def oracle_digest(store_dir: Path, task: Task) -> str:
     with Store.open(store_dir, read_only=True) as store:
         trace = execute(
-            build_plan(task["oracle_plan"]),
+            build_plan(task.oracle_plan),
             OpContext(store),
             config=ExecConfig(),
             store_digest=store.digest(),
@@ -75,13 +76,13 @@ def oracle_digest(store_dir: Path, task: dict[str, Any]) -> str:
         return trace.digest
 
 
-def count_task(dev: list[dict[str, Any]]) -> dict[str, Any]:
-    return next(t for t in dev if t["answer_kind"] == "count" and t["template"] == "T1.reach_count")
+def count_task(dev: list[Task]) -> Task:
+    return next(t for t in dev if t.answer_kind == "count" and t.template == "T1.reach_count")
 
 
 def wrong_answer(task: dict[str, Any]) -> str:
-    obj = json.loads(json.dumps(task["gold_answer_object"]))
-    wrong = task["gold"] + 1
+    obj = json.loads(json.dumps(task.gold_answer_object))
+    wrong = task.gold + 1
     obj["answer"]["value"] = wrong
     obj["claims"] = [{**obj["claims"][0], "value": wrong}]
     obj["text"] = f"The answer is {wrong}."
@@ -93,11 +94,11 @@ def test_tgms_answers_the_dev_split_with_the_oracle_traces(make_system, dev, cm_
     records = [run_task(system, t) for t in dev]
     assert len(records) == len(dev) >= 30
     for t, rec in zip(dev, records, strict=True):
-        assert rec.status == "answered" and rec.correct is True, (t["id"], rec.status, rec.errors, rec.gate)
+        assert rec.status == "answered" and rec.correct is True, (t.id, rec.status, rec.errors, rec.gate)
         assert rec.reporter == "llm" and rec.first_emission_valid is True and len(rec.attempts) == 1
-        assert rec.trace_digest == oracle_digest(cm_small.store_dir, t), t["id"]
+        assert rec.trace_digest == oracle_digest(cm_small.store_dir, t), t.id
         assert rec.trace_status == "ok" and rec.gate is not None and rec.gate["emitted"]
-        assert all(v["verdict"] == "supported" for v in rec.claim_verdicts), t["id"]
+        assert all(v["verdict"] == "supported" for v in rec.claim_verdicts), t.id
         assert [c.role for c in rec.llm_calls] == ["planner", "reporter"]
         TaskRecord.model_validate_json(rec.to_json())  # one well-formed JSON line
     accuracy = sum(r.correct is True for r in records) / len(records)
@@ -112,14 +113,14 @@ def test_a_wrong_claimed_value_is_dropped_and_the_task_abstains(make_system, dev
     assert rec.status == "abstained" and rec.answer is None and rec.correct is False
     assert [v["verdict"] for v in rec.claim_verdicts] == ["unsupported"]
     assert rec.gate is not None and rec.gate["abstained"] and rec.gate["dropped"][0]["claim"] == "c1"
-    assert rec.extras["reporter_answer"]["answer"]["value"] == task["gold"] + 1
+    assert rec.extras["reporter_answer"]["answer"]["value"] == task.gold + 1
 
 
 def test_without_gating_the_wrong_answer_is_emitted_and_scored_wrong(make_system, dev) -> None:
     task = count_task(dev)
     system, _ = make_system(scripted_rule(dev, reporter=wrong_answer), gating=False)
     rec = run_task(system, task)
-    assert rec.status == "answered" and rec.correct is False and rec.predicted == task["gold"] + 1
+    assert rec.status == "answered" and rec.correct is False and rec.predicted == task.gold + 1
     assert [v["verdict"] for v in rec.claim_verdicts] == ["unsupported"]  # still recorded
     assert rec.gate is not None and rec.gate["abstained"]
 
@@ -166,16 +167,16 @@ def test_the_per_operator_schema_accepts_every_oracle_plan_and_reaches_the_plann
     make_system, cm_small
 ) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    tasks = [t for split in ("dev", "test") for t in cm_small.suite["splits"][split]]
-    assert len({t["template"] for t in tasks}) >= 15
+    tasks = [*cm_small.suite.splits.dev, *cm_small.suite.splits.test]
+    assert len({t.template for t in tasks}) >= 15
     refused = {}
     for t in tasks:  # the part the model writes: a constrained model must be able to write every oracle plan
-        schema = per_operator_schema(t["answer_kind"])
+        schema = per_operator_schema(t.answer_kind)
         error = jsonschema.exceptions.best_match(
             jsonschema.Draft202012Validator(schema).iter_errors(json.loads(oracle_reply(t)))
         )
         if error is not None:
-            refused[t["id"]] = error.message
+            refused[t.id] = error.message
     assert refused == {}
     task = count_task(cm_small.dev)
     system, server = make_system(scripted_rule(cm_small.dev), plan_schema="per_operator")
@@ -212,7 +213,7 @@ def repeating_planner(bad_times: int = 2) -> Callable[[dict[str, Any]], str]:
         sent[0] += 1
         if sent[0] > bad_times:
             return oracle_reply(task)
-        plan = task["oracle_plan"]
+        plan = task.oracle_plan
         last = plan["steps"][-1]["id"]
         return json.dumps(
             {"steps": plan["steps"], "answer_spec": {**plan["answer_spec"], "from": f"{last}.nope"}}
@@ -246,7 +247,7 @@ def test_a_repeated_plan_is_sampled_and_the_repeat_is_recorded(make_system, dev)
 
 
 def _no_claims(task: dict[str, Any], value: Any = None) -> str:
-    obj = json.loads(json.dumps(task["gold_answer_object"]))
+    obj = json.loads(json.dumps(task.gold_answer_object))
     if value is not None:
         obj["answer"]["value"] = value
     obj["claims"] = []
@@ -262,7 +263,7 @@ def test_an_answer_without_claims_is_bound_to_the_plans_answer_field(make_system
     assert rec.status == "answered" and rec.correct is True, (rec.status, rec.gate)
     assert rec.extras["answer_bound"] is True
     assert [v["verdict"] for v in rec.claim_verdicts] == ["supported"]
-    wrong, _ = make_system(scripted_rule(dev, reporter=lambda t: _no_claims(t, t["gold"] + 1)))
+    wrong, _ = make_system(scripted_rule(dev, reporter=lambda t: _no_claims(t, t.gold + 1)))
     rec = run_task(wrong, task)
     assert rec.status == "abstained" and rec.answer is None and rec.extras["answer_bound"] is True
     assert [v["verdict"] for v in rec.claim_verdicts] == ["unsupported"]

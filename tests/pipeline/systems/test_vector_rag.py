@@ -12,6 +12,7 @@ import pytest
 
 from engine.api import InvalidArgError, Store, us_to_iso
 from models.testing.scripted_server import ScriptedServer, last_user_message
+from pipeline.scoring.suite import Task
 from pipeline.systems.base import build_system, run_task
 from pipeline.systems.embeddings import embed, top_k
 from pipeline.systems.vector_rag import event_sentence
@@ -38,7 +39,7 @@ def tiny_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _task(question: str, kind: str = "boolean", gold: Any = True) -> dict[str, Any]:
-    return {"id": "t/1", "question": question, "answer_kind": kind, "gold": gold, "input_uids": []}
+    return Task(id="t/1", question=question, answer_kind=kind, gold=gold, input_uids=())
 
 
 def _reply(body: dict[str, Any]) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,9 +12,11 @@ from engine.execute.executor import ExecConfig
 from engine.ingest.build import build_store
 from engine.operators.context import OpContext
 from engine.store import Store
+from pipeline.scoring.suite import Task
 from pipeline.tasks.generate import DEV_SHARE, generate_suite, min_distinct, split, value_cap
 from pipeline.tasks.model import TEMPLATES, all_templates, template
 from pipeline.tasks.stats import suite_stats, table2_markdown
+from tests.suite_fixtures import task
 
 
 @pytest.fixture(scope="module")
@@ -31,33 +32,33 @@ def test_refused_draws_are_kept_as_records(ctx: OpContext) -> None:
     suite = generate_suite(
         ctx, "synthetic", 0, store_digest="x", ostore=None, config=ExecConfig(budget_s=1e-9)
     )
-    assert suite["splits"]["dev"] == [] and suite["splits"]["test"] == []
-    assert suite["refused"], "refused draws must be kept"
-    for rec in suite["refused"]:
-        assert rec["refused"]["error"] in ("E_COST", "E_LIMIT")
-        assert rec["gold"] is None and rec["oracle_plan"]["steps"]
-    assert suite_stats(suite)["refused"] == len(suite["refused"])
-    assert f"refused (E_COST) records: {len(suite['refused'])}" in table2_markdown(suite)
+    assert suite.splits.dev == () and suite.splits.test == ()
+    assert suite.refused, "refused draws must be kept"
+    for rec in suite.refused:
+        assert rec.refused["error"] in ("E_COST", "E_LIMIT")
+        assert rec.gold is None and rec.oracle_plan["steps"]
+    assert suite_stats(suite)["refused"] == len(suite.refused)
+    assert f"refused (E_COST) records: {len(suite.refused)}" in table2_markdown(suite)
 
 
 def test_a_small_suite_keeps_gold_non_degenerate(ctx: OpContext) -> None:
     suite = generate_suite(ctx, "synthetic", 1, store_digest="x", ostore=None)
-    tasks = suite["splits"]["dev"] + suite["splits"]["test"]
+    tasks = suite.splits.dev + suite.splits.test
     assert tasks
     per: dict[str, list[str]] = {}
     for t in tasks:
-        per.setdefault(t["template"], []).append(repr(t["gold"]))
-    kinds = {name: spec["kind"] for name, spec in suite["templates"].items()}
+        per.setdefault(t.template, []).append(repr(t.gold))
+    kinds = {name: spec.kind for name, spec in suite.templates.items()}
     for name, golds in per.items():
         # a yes/no template has two answers: both must occur, each on at most half of its tasks
         assert len(set(golds)) >= min_distinct(kinds[name]), name
         assert max(golds.count(g) for g in golds) <= value_cap(8, kinds[name]), name
     # the paraphrases rotate
-    assert {t["paraphrase"] for t in tasks} == {0, 1, 2}
+    assert {t.paraphrase for t in tasks} == {0, 1, 2}
 
 
-def _task(i: int, family: str) -> dict[str, Any]:
-    return {"id": f"d/{family}/{i:03d}", "family": family}
+def _task(i: int, family: str) -> Task:
+    return task(id=f"d/{family}/{i:03d}", family=family)
 
 
 def test_split_is_stratified_by_family_and_deterministic() -> None:
@@ -67,12 +68,12 @@ def test_split_is_stratified_by_family_and_deterministic() -> None:
         + [_task(i, "probe") for i in range(7)]
     )
     dev, test = split(tasks, 0)
-    assert len(dev) + len(test) == len(tasks) and not {t["id"] for t in dev} & {t["id"] for t in test}
+    assert len(dev) + len(test) == len(tasks) and not {t.id for t in dev} & {t.id for t in test}
     for fam, n in (("T1", 50), ("T3", 10), ("probe", 7)):
-        assert sum(t["family"] == fam for t in dev) == round(DEV_SHARE * n)
+        assert sum(t.family == fam for t in dev) == round(DEV_SHARE * n)
     assert split(tasks, 0) == (dev, test)
     assert split(tasks, 1) != (dev, test)
-    assert dev == sorted(dev, key=lambda t: t["id"])
+    assert dev == sorted(dev, key=lambda t: t.id)
 
 
 def test_templates_have_three_distinct_paraphrases_and_cover_every_operator() -> None:
@@ -96,23 +97,23 @@ def test_the_train_split_is_disjoint_and_leaves_dev_and_test_as_they_were(
     import pipeline.tasks.generate as gen
 
     suite = generate_suite(ctx, "synthetic", 1, store_digest="x", ostore=None)
-    train = suite["splits"]["train"]
-    held = suite["splits"]["dev"] + suite["splits"]["test"]
+    train = suite.splits.train
+    held = suite.splits.dev + suite.splits.test
     assert train, "the generator draws worked plans for the planner"
-    assert not {t["id"] for t in train} & {t["id"] for t in held}
-    assert not {t["question"] for t in train} & {t["question"] for t in held + suite["refused"]}
-    assert not {gen.canonical_json(t["oracle_plan"]["steps"]) for t in train} & {
-        gen.canonical_json(t["oracle_plan"]["steps"]) for t in held
+    assert not {t.id for t in train} & {t.id for t in held}
+    assert not {t.question for t in train} & {t.question for t in held + suite.refused}
+    assert not {gen.canonical_json(t.oracle_plan["steps"]) for t in train} & {
+        gen.canonical_json(t.oracle_plan["steps"]) for t in held
     }
-    assert all(t["id"].rsplit("/", 1)[1].startswith("train-") for t in train)
-    assert {t["template"] for t in train} <= {t["template"] for t in held}
-    per = {t["template"]: 0 for t in train}
+    assert all(t.id.rsplit("/", 1)[1].startswith("train-") for t in train)
+    assert {t.template for t in train} <= {t.template for t in held}
+    per = {t.template: 0 for t in train}
     for t in train:
-        per[t["template"]] += 1
+        per[t.template] += 1
     assert max(per.values()) <= gen.TRAIN_DRAWS
     # drawing train draws changes neither dev nor test (a separate stream, drawn after them)
     monkeypatch.setattr(gen, "TRAIN_DRAWS", 0)
     without = generate_suite(ctx, "synthetic", 1, store_digest="x", ostore=None)
-    assert without["splits"]["train"] == []
-    assert without["splits"]["dev"] == suite["splits"]["dev"]
-    assert without["test_sha256"] == suite["test_sha256"]
+    assert without.splits.train == ()
+    assert without.splits.dev == suite.splits.dev
+    assert without.test_sha256 == suite.test_sha256

@@ -86,8 +86,8 @@ def test_a_worker_that_dies_while_starting_leaves_the_build_in_line_not_hung(
 
 def test_a_speculative_check_says_yes_and_reports_each_disagreement_after(store: Store) -> None:
     suite = generate_suite(OpContext(store), "synthetic", 1, store_digest="x", ostore=None)
-    task = next(t for t in suite["splits"]["test"] if t["answer_kind"] == "count")
-    plan, kind, gold = task["oracle_plan"], task["answer_kind"], task["gold"]
+    task = next(t for t in suite.splits.test if t.answer_kind == "count")
+    plan, kind, gold = task.oracle_plan, task.answer_kind, task.gold
     ostore = oracle_store_for(store)
     with SpeculativeCheck(ostore, 2) as check:
         assert check(plan, kind, gold) is True

@@ -20,6 +20,7 @@ from engine.operators.context import OpContext
 from engine.operators.registry import OPERATOR_ORDER
 from engine.plan.model import build_plan
 from engine.store import Store, replay
+from pipeline.scoring.suite import Suite, Task
 from pipeline.scoring.typed import score
 from pipeline.tasks.build import build_suite, write_suite
 from pipeline.tasks.crosscheck import agree, oracle_answer, oracle_store_for
@@ -36,7 +37,7 @@ def cm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cm_suite(cm_dir: Path) -> dict[str, Any]:
+def cm_suite(cm_dir: Path) -> Suite:
     return build_suite(cm_dir, "collegemsg", 0)
 
 
@@ -48,12 +49,12 @@ def syn_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def syn_suite(syn_dir: Path) -> dict[str, Any]:
+def syn_suite(syn_dir: Path) -> Suite:
     return build_suite(syn_dir, "synthetic", 0)
 
 
-def _tasks(suite: dict[str, Any]) -> list[dict[str, Any]]:
-    return suite["splits"]["dev"] + suite["splits"]["test"]
+def _tasks(suite: Suite) -> list[Task]:
+    return [*suite.splits.dev, *suite.splits.test]
 
 
 TIME_ARGS = ("window", "t_valid", "t1", "t2", "as_of_tt")
@@ -63,76 +64,76 @@ def _has_times(plan: dict[str, Any]) -> bool:
     return any(k in s["args"] for s in plan["steps"] for k in TIME_ARGS)
 
 
-def _check_suite(suite: dict[str, Any]) -> None:
-    assert len(suite["splits"]["test"]) >= 94
+def _check_suite(suite: Suite) -> None:
+    assert len(suite.splits.test) >= 94
     by_template: dict[str, list[str]] = defaultdict(list)
     for t in _tasks(suite):
-        if t["family"] != "probe":
-            by_template[t["template"]].append(dumps(t["gold"]))
-    kinds = {name: spec["kind"] for name, spec in suite["templates"].items()}
+        if t.family != "probe":
+            by_template[t.template].append(dumps(t.gold))
+    kinds = {name: spec.kind for name, spec in suite.templates.items()}
     for name, golds in by_template.items():
         counts = Counter(golds)
         assert len(counts) >= min_distinct(kinds[name]), (name, counts)  # a yes/no template: both answers
         assert max(counts.values()) <= len(golds) / 2, (name, counts)
-    used = {s["op"] for t in _tasks(suite) for s in t["oracle_plan"]["steps"]}
+    used = {s["op"] for t in _tasks(suite) for s in t.oracle_plan["steps"]}
     assert used == set(OPERATOR_ORDER)
     # T5, the analyst family, in every suite: several templates, each with distinct questions
-    t5 = [t for t in _tasks(suite) if t["family"] == "T5"]
-    assert len({t["template"] for t in t5}) >= 6 and "T5" in table2_markdown(suite)
-    assert len({t["question"] for t in t5}) == len(t5)
-    assert suite["operators_used"] == sorted(OPERATOR_ORDER)
-    assert isinstance(suite["refused"], list) and suite_stats(suite)["refused"] == len(suite["refused"])
+    t5 = [t for t in _tasks(suite) if t.family == "T5"]
+    assert len({t.template for t in t5}) >= 6 and "T5" in table2_markdown(suite)
+    assert len({t.question for t in t5}) == len(t5)
+    assert list(suite.operators_used) == sorted(OPERATOR_ORDER)
+    assert isinstance(suite.refused, tuple) and suite_stats(suite)["refused"] == len(suite.refused)
     for t in _tasks(suite):
         for key in ("id", "template", "family", "paraphrase", "question", "input_uids", "oracle_plan",
                     "answer_kind", "gold", "gold_answer_object"):  # fmt: skip
-            assert key in t, (t["id"], key)
-        if _has_times(t["oracle_plan"]):
-            assert "µs" in t["question"] and "Z (" in t["question"], t["question"]
+            assert key in t.model_fields_set, (t.id, key)
+        if _has_times(t.oracle_plan):
+            assert "µs" in t.question and "Z (" in t.question, t.question
 
 
-def _check_probes(suite: dict[str, Any]) -> None:
-    halves: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+def _check_probes(suite: Suite) -> None:
+    halves: dict[str, dict[str, Task]] = defaultdict(dict)
     for t in _tasks(suite):
-        if t["family"] == "probe":
-            halves[t["probe_pair"]][t["probe_half"]] = t
+        if t.family == "probe":
+            halves[t.probe_pair][t.probe_half] = t
     assert len(halves) >= 8
     kinds = {p.split("/")[1] for p in halves}
     assert len(kinds) >= 4, kinds  # probes span several operator families
     for pair, h in halves.items():
         assert set(h) == {"before", "current"}, pair
-        assert not score(h["before"]["answer_kind"], h["before"]["gold"], h["current"]["gold"]), pair
-        assert any("as_of_tt" in s["args"] for s in h["before"]["oracle_plan"]["steps"])
+        assert not score(h["before"].answer_kind, h["before"].gold, h["current"].gold), pair
+        assert any("as_of_tt" in s["args"] for s in h["before"].oracle_plan["steps"])
 
 
-def _check_consistent(store_dir: Path, suite: dict[str, Any]) -> None:
+def _check_consistent(store_dir: Path, suite: Suite) -> None:
     """Executing each test task's oracle plan and scoring its mechanical answer gives accuracy 1.0, and
     every gold claim verifies fully supported (no gold rests on truncated evidence)."""
     with Store.open(store_dir, read_only=True) as store:
         ctx = OpContext(store)
-        assert store.digest() == suite["store_digest"]
+        assert store.digest() == suite.store_digest
         wrong = []
-        for t in suite["splits"]["test"]:
-            trace = execute(build_plan(t["oracle_plan"]), ctx)
+        for t in suite.splits.test:
+            trace = execute(build_plan(t.oracle_plan), ctx)
             answer = mechanical_answer(trace)
-            if not score(t["answer_kind"], t["gold"], answer.get("answer", {}).get("value")):
-                wrong.append(t["id"])
-            assert all(v.verdict == "supported" for v in verify_claims(answer, trace, ctx)), t["id"]
-            assert answer == t["gold_answer_object"], t["id"]
+            if not score(t.answer_kind, t.gold, answer.get("answer", {}).get("value")):
+                wrong.append(t.id)
+            assert all(v.verdict == "supported" for v in verify_claims(answer, trace, ctx)), t.id
+            assert answer == t.gold_answer_object, t.id
         assert wrong == []
 
 
-def _check_t5_crosscheck(store_dir: Path, suite: dict[str, Any]) -> None:
+def _check_t5_crosscheck(store_dir: Path, suite: Suite) -> None:
     """Every T5 gold is what the brute-force oracles answer for its plan (the gold path did it; checked
     again here, outside the generator)."""
     with Store.open(store_dir, read_only=True) as store:
         ostore = oracle_store_for(store)
-        t5 = [t for t in _tasks(suite) if t["family"] == "T5"]
+        t5 = [t for t in _tasks(suite) if t.family == "T5"]
         assert t5
         for t in t5:
-            assert agree(t["answer_kind"], t["gold"], oracle_answer(t["oracle_plan"], ostore)), t["id"]
+            assert agree(t.answer_kind, t.gold, oracle_answer(t.oracle_plan, ostore)), t.id
 
 
-def _check_mutations(store_dir: Path, suite: dict[str, Any]) -> None:
+def _check_mutations(store_dir: Path, suite: Suite) -> None:
     """Issue 7's acceptance on the real suite: up to 100 cases per class, each pool claim at most once
     (issue 26: no "100/100" from 16 claims), 100 % detection where the verifier must catch it, 0 false
     positives, the by-construction negative reported with its reason."""
@@ -151,7 +152,7 @@ def _check_mutations(store_dir: Path, suite: dict[str, Any]) -> None:
     )
 
 
-def test_collegemsg_suite(cm_dir: Path, cm_suite: dict[str, Any]) -> None:
+def test_collegemsg_suite(cm_dir: Path, cm_suite: Suite) -> None:
     _check_suite(cm_suite)
     _check_probes(cm_suite)
     _check_consistent(cm_dir, cm_suite)
@@ -160,12 +161,12 @@ def test_collegemsg_suite(cm_dir: Path, cm_suite: dict[str, Any]) -> None:
     _check_mutations(cm_dir, cm_suite)
 
 
-def test_synthetic_suite(syn_dir: Path, syn_suite: dict[str, Any]) -> None:
+def test_synthetic_suite(syn_dir: Path, syn_suite: Suite) -> None:
     _check_suite(syn_suite)
     _check_probes(syn_suite)
     _check_consistent(syn_dir, syn_suite)
     _check_t5_crosscheck(syn_dir, syn_suite)
-    assert {t["template"] for t in _tasks(syn_suite)} >= {"T2.planted_ring", "T2.planted_pingpong"}
+    assert {t.template for t in _tasks(syn_suite)} >= {"T2.planted_ring", "T2.planted_pingpong"}
     _check_mutations(syn_dir, syn_suite)
 
 
