@@ -61,16 +61,16 @@ canonical form      :func:`canonical_json`, :func:`canonical_json_of_canonical` 
 
 from __future__ import annotations
 
-from engine.canonical import MAX_JSON_DEPTH, canon_float, canonicalize, check_depth, digest, sha256_hex
-from engine.canonical import dumps as canonical_json
-from engine.canonical import dumps_canonical as canonical_json_of_canonical
-from engine.claims.answer import parse_answer
-from engine.claims.check import check_answer, require_trace_store
-from engine.claims.evidence import as_interval, is_number, same_number, uid_of, uids_in
-from engine.claims.gate import GateConfig, gate
-from engine.claims.reporter import mechanical_answer, typed_value
-from engine.claims.verifier import VerifyConfig, verify_claims
-from engine.errors import (
+from tgms.engine.canonical import MAX_JSON_DEPTH, canon_float, canonicalize, check_depth, digest, sha256_hex
+from tgms.engine.canonical import dumps as canonical_json
+from tgms.engine.canonical import dumps_canonical as canonical_json_of_canonical
+from tgms.engine.claims.answer import parse_answer
+from tgms.engine.claims.check import check_answer, require_trace_store
+from tgms.engine.claims.evidence import as_interval, is_number, same_number, uid_of, uids_in
+from tgms.engine.claims.gate import GateConfig, gate
+from tgms.engine.claims.reporter import mechanical_answer, typed_value
+from tgms.engine.claims.verifier import VerifyConfig, verify_claims
+from tgms.engine.errors import (
     BackendError,
     ConflictError,
     CorruptError,
@@ -83,29 +83,29 @@ from engine.errors import (
     UpstreamError,
     error_from_dict,
 )
-from engine.execute.executor import ExecConfig, Trace, execute, trace_from_dict
-from engine.execute.results import MemoryResults, ResultStore
-from engine.execute.trace_check import answer_object, trace_object
-from engine.fileio import atomic_dir, write_atomic
-from engine.ingest.build import DATASETS, build_store, ingest_data, load_data
-from engine.ingest.snap import source_path, source_sha256
-from engine.mcp import ToolResult, ToolServer
-from engine.operators import cost as _cost
-from engine.operators.base import parse_args
-from engine.operators.compute import allen_relation
-from engine.operators.context import OpContext
-from engine.operators.cost import COEFFICIENTS as COST_COEFFICIENTS
-from engine.operators.cost import profile
-from engine.operators.envelope import call, run_call
-from engine.operators.evolution import ALLEN_RELATIONS
-from engine.operators.metrics import METRICS
-from engine.operators.motifs import MOTIF_NAMES
-from engine.operators.motifs import exact_estimate as motif_exact_estimate
-from engine.operators.motifs import selection as motif_selection
-from engine.operators.oracle import ORACLES, OracleStore
-from engine.operators.oracle import page as oracle_page
-from engine.operators.oracle.paging import DEFAULT_LIMIT
-from engine.operators.registry import (
+from tgms.engine.execute.executor import ExecConfig, Trace, execute, trace_from_dict
+from tgms.engine.execute.results import MemoryResults, ResultStore
+from tgms.engine.execute.trace_check import answer_object, trace_object
+from tgms.engine.fileio import atomic_dir, write_atomic
+from tgms.engine.ingest.build import DATASETS, build_store, ingest_data, load_data
+from tgms.engine.ingest.snap import source_path, source_sha256
+from tgms.engine.mcp import ToolResult, ToolServer
+from tgms.engine.operators import cost as _cost
+from tgms.engine.operators.base import parse_args
+from tgms.engine.operators.compute import allen_relation
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import COEFFICIENTS as COST_COEFFICIENTS
+from tgms.engine.operators.cost import profile
+from tgms.engine.operators.envelope import call, run_call
+from tgms.engine.operators.evolution import ALLEN_RELATIONS
+from tgms.engine.operators.metrics import METRICS
+from tgms.engine.operators.motifs import MOTIF_NAMES
+from tgms.engine.operators.motifs import exact_estimate as motif_exact_estimate
+from tgms.engine.operators.motifs import selection as motif_selection
+from tgms.engine.operators.oracle import ORACLES, OracleStore
+from tgms.engine.operators.oracle import page as oracle_page
+from tgms.engine.operators.oracle.paging import DEFAULT_LIMIT
+from tgms.engine.operators.registry import (
     OPERATOR_ORDER,
     REGISTRY,
     OperatorSpec,
@@ -113,21 +113,21 @@ from engine.operators.registry import (
     get_operator,
     load_all,
 )
-from engine.operators.schemas import dumps_json as schema_json
-from engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
-from engine.operators.units import ARG_UNITS, Unit, units_legend
-from engine.plan.model import ANSWER_KINDS, Plan, Step, build_plan
-from engine.plan.refs import Ref, RefSyntaxError, set_at
-from engine.plan.refs import resolve as resolve_ref
-from engine.plan.verifier import CHECKS, VerifierConfig
-from engine.plan.verifier import verify as verify_plan
-from engine.store import ScanFilter, Store, replay
-from engine.store.backends import BACKENDS, backend_class
-from engine.store.batches import committed_batches
-from engine.store.check import check_store
-from engine.store.eventlog import LOG_NAME
-from engine.store.ops import parse_batch
-from engine.timeutil import OPEN_END, us_to_iso
+from tgms.engine.operators.schemas import dumps_json as schema_json
+from tgms.engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
+from tgms.engine.operators.units import ARG_UNITS, Unit, units_legend
+from tgms.engine.plan.model import ANSWER_KINDS, Plan, Step, build_plan
+from tgms.engine.plan.refs import Ref, RefSyntaxError, set_at
+from tgms.engine.plan.refs import resolve as resolve_ref
+from tgms.engine.plan.verifier import CHECKS, VerifierConfig
+from tgms.engine.plan.verifier import verify as verify_plan
+from tgms.engine.store import ScanFilter, Store, replay
+from tgms.engine.store.backends import BACKENDS, backend_class
+from tgms.engine.store.batches import committed_batches
+from tgms.engine.store.check import check_store
+from tgms.engine.store.eventlog import LOG_NAME
+from tgms.engine.store.ops import parse_batch
+from tgms.engine.timeutil import OPEN_END, us_to_iso
 
 #: the shipped cost model, package data (``tgms bench calibrate --write-source`` rewrites it in a checkout)
 COST_MODEL_PATH = _cost.SHIPPED_COST_MODEL

@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from engine.errors import InvalidArgError, LimitError
+from tgms.engine.errors import InvalidArgError, LimitError
 
 FLOAT_DECIMALS = 9
 _INT_FLOAT_LIMIT = 2**53

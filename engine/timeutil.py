@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from engine.errors import InvalidArgError
+from tgms.engine.errors import InvalidArgError
 
 OPEN_END: int = 2**62
 """The open upper bound of valid and transaction time."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.api import ALLEN_RELATIONS, ANSWER_KINDS, TGMSError, parse_answer, typed_value
-from models.errors import ModelOutputError
-from models.prompting import extract_json
+from tgms.engine.api import ALLEN_RELATIONS, ANSWER_KINDS, TGMSError, parse_answer, typed_value
+from tgms.models.errors import ModelOutputError
+from tgms.models.prompting import extract_json
 
 MAX_SET = 50  # entity_set / rows caps in the schema
 MAX_CLAIMS = 4

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from models.answer_format import answer_instructions, answer_schema, read_answer
-from models.client import Completion
-from models.config import Sampling
-from models.errors import ModelOutputError
-from models.prompting import fence
+from tgms.models.answer_format import answer_instructions, answer_schema, read_answer
+from tgms.models.client import Completion
+from tgms.models.config import Sampling
+from tgms.models.errors import ModelOutputError
+from tgms.models.prompting import fence
 
 #: characters of the problems, and of the bad reply, quoted in a retry
 PROBLEMS_LIMIT = 1500

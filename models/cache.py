@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.api import write_atomic
+from tgms.engine.api import write_atomic
 
 
 def canonical_json(value: Any) -> str:

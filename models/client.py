@@ -28,9 +28,9 @@ from typing import Any
 
 import httpx
 
-from models.cache import ResponseCache, request_key
-from models.config import EndpointConfig, Sampling
-from models.errors import (
+from tgms.models.cache import ResponseCache, request_key
+from tgms.models.config import EndpointConfig, Sampling
+from tgms.models.errors import (
     BadReplyError,
     ContextLengthError,
     EndpointConnectError,
@@ -41,8 +41,8 @@ from models.errors import (
     RetriesExhaustedError,
     ServerError,
 )
-from models.pool import EndpointPool
-from models.structured import response_format_for
+from tgms.models.pool import EndpointPool
+from tgms.models.structured import response_format_for
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine.api import InvalidArgError
+from tgms.engine.api import InvalidArgError
 
 #: how a server accepts a JSON schema for structured output (they differ: :mod:`models.structured`)
 Flavour = Literal["vllm", "llamacpp", "openai"]

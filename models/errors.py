@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.api import TGMSError, error_from_dict
+from tgms.engine.api import TGMSError, error_from_dict
 
 
 class ModelError(TGMSError):

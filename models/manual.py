@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.api import DEFAULT_LIMIT, OperatorSpec, all_operators, operator_schemas, units_legend
+from tgms.engine.api import DEFAULT_LIMIT, OperatorSpec, all_operators, operator_schemas, units_legend
 
 #: arguments every operator accepts (stated once in the header)
 COMMON_ARGS = ("as_of_tt", "limit", "cursor")

@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.api import OpContext, Store, call
-from models.answerer import Complete
-from models.errors import ModelOutputError
-from models.memory_check import check_note
-from models.memory_facts import WeekFacts, week_facts, weeks_between
-from models.memory_store import Bank, Note, NoteFile
-from models.prompting import fence_json, strip_wrappers
+from tgms.engine.api import OpContext, Store, call
+from tgms.models.answerer import Complete
+from tgms.models.errors import ModelOutputError
+from tgms.models.memory_check import check_note
+from tgms.models.memory_facts import WeekFacts, week_facts, weeks_between
+from tgms.models.memory_store import Bank, Note, NoteFile
+from tgms.models.prompting import fence_json, strip_wrappers
 
 ROLE = "memory"
 SUMMARY_PREFIX = "You summarize one week"

@@ -29,7 +29,7 @@ import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-from models.memory_facts import WeekFacts, numbers_in, strings_in
+from tgms.models.memory_facts import WeekFacts, numbers_in, strings_in
 
 _DATE = re.compile(
     r"\d{4}-W\d{2}(?:-\d)?"  # ISO week (and week date)

@@ -16,7 +16,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.api import OpContext, call, us_to_iso
+from tgms.engine.api import OpContext, call, us_to_iso
 
 US_PER_S = 1_000_000
 DAY = 86_400 * US_PER_S

@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from models.memory_facts import DAY, US_PER_S, WEEK, weeks_between
+from tgms.models.memory_facts import DAY, US_PER_S, WEEK, weeks_between
 
 _TIMESTAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?Z?")
 _DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d:T])")

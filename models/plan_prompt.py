@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from engine.api import ANSWER_KINDS, InvalidArgError
-from models.answer_format import VALUE_WORDS
-from models.manual import manual_index, operator_blocks, operator_manual
-from models.prompting import fence, fence_json
-from models.worked_plans import WorkedPlan, names_line, pin_to_question, question_names
+from tgms.engine.api import ANSWER_KINDS, InvalidArgError
+from tgms.models.answer_format import VALUE_WORDS
+from tgms.models.manual import manual_index, operator_blocks, operator_manual
+from tgms.models.prompting import fence, fence_json
+from tgms.models.worked_plans import WorkedPlan, names_line, pin_to_question, question_names
 
 EXAMPLE_MODES = ("fixed", "retrieved")
 MANUAL_MODES = ("full", "retrieved")

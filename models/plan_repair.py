@@ -42,10 +42,10 @@ import hashlib
 import json
 from typing import Any
 
-from engine.api import operator_schemas
-from models.config import Sampling
-from models.manual import COMMON_ARGS
-from models.prompting import fence, fence_json
+from tgms.engine.api import operator_schemas
+from tgms.models.config import Sampling
+from tgms.models.manual import COMMON_ARGS
+from tgms.models.prompting import fence, fence_json
 
 __all__ = [
     "Sampling",

@@ -48,8 +48,8 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from engine.api import ANSWER_KINDS, ARG_UNITS, InvalidArgError, Unit, all_operators, operator_schemas
-from models.errors import ModelOutputError
+from tgms.engine.api import ANSWER_KINDS, ARG_UNITS, InvalidArgError, Unit, all_operators, operator_schemas
+from tgms.models.errors import ModelOutputError
 
 MAX_STEPS = 12  # the plan IR's limit (DESIGN §3.5)
 #: cap of an array the registry leaves longer (10,000 uids): literal lists in a plan are short

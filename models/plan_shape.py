@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.api import TGMSError, get_operator
+from tgms.engine.api import TGMSError, get_operator
 
 STEP_KEYS = ("id", "op", "args", "depends_on")
 PLAN_ONLY = ("answer_spec", "plan_id", "question")  # kept at the plan's level when a bare step is wrapped

@@ -45,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.api import (
+from tgms.engine.api import (
     ANSWER_KINDS,
     InvalidArgError,
     OpContext,
@@ -59,10 +59,10 @@ from engine.api import (
     sha256_hex,
     verify_plan,
 )
-from models.answerer import Complete
-from models.config import Sampling
-from models.errors import ModelOutputError
-from models.plan_prompt import (
+from tgms.models.answerer import Complete
+from tgms.models.config import Sampling
+from tgms.models.errors import ModelOutputError
+from tgms.models.plan_prompt import (
     DEFAULT_LAYOUT,
     FIXED_EXAMPLES,
     FIXED_LAYOUT,
@@ -73,23 +73,23 @@ from models.plan_prompt import (
     static_prefix,
     task_suffix,
 )
-from models.plan_repair import (
+from tgms.models.plan_repair import (
     REPAIR_TEMPERATURE,
     REPEAT_TEMPERATURE,
     repair_messages,
     repeat_seed,
     repeat_temperature,
 )
-from models.plan_schema import (
+from tgms.models.plan_schema import (
     MAX_STEPS,
     SCHEMA_SCOPES,
     SCHEMAS,
     STEP_ID_PATTERN,
     per_operator_schema,
 )
-from models.plan_shape import reshape
-from models.prompting import extract_json
-from models.worked_plans import question_names, resolve_names
+from tgms.models.plan_shape import reshape
+from tgms.models.prompting import extract_json
+from tgms.models.worked_plans import question_names, resolve_names
 
 __all__ = [
     "DEFAULT_LAYOUT",

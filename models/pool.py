@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from models.errors import NoLiveReplicaError
+from tgms.models.errors import NoLiveReplicaError
 
 #: the health probes, tried in order: the first that answers 2xx makes a replica healthy
 HEALTH_PATHS = ("/health", "/v1/models")

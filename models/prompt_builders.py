@@ -24,16 +24,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.api import MemoryResults, Trace, digest, trace_from_dict
-from models.answerer import answer_messages, retry_messages
-from models.memory import notes_block, summary_messages
-from models.memory_facts import Fact, WeekFacts, week_of
-from models.memory_store import Note
-from models.plan_repair import repair_messages
-from models.planner import PlanTask, PromptLayout, first_messages
-from models.reporter import SYSTEM as REPORTER_SYSTEM
-from models.reporter import reporter_prompt
-from models.worked_plans import WorkedPlan
+from tgms.engine.api import MemoryResults, Trace, digest, trace_from_dict
+from tgms.models.answerer import answer_messages, retry_messages
+from tgms.models.memory import notes_block, summary_messages
+from tgms.models.memory_facts import Fact, WeekFacts, week_of
+from tgms.models.memory_store import Note
+from tgms.models.plan_repair import repair_messages
+from tgms.models.planner import PlanTask, PromptLayout, first_messages
+from tgms.models.reporter import SYSTEM as REPORTER_SYSTEM
+from tgms.models.reporter import reporter_prompt
+from tgms.models.worked_plans import WorkedPlan
 
 Prompt = str | list[dict[str, Any]]
 

@@ -36,7 +36,7 @@ import unicodedata
 from functools import cache
 from typing import Any
 
-from models.errors import ModelOutputError
+from tgms.models.errors import ModelOutputError
 
 #: default cap on one fenced block, in characters of escaped data (what the model reads)
 DATA_LIMIT = 4000

@@ -23,9 +23,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.api import Ref, Trace, mechanical_answer
-from models.answerer import Complete, ask_answer
-from models.prompting import fence, fence_json
+from tgms.engine.api import Ref, Trace, mechanical_answer
+from tgms.models.answerer import Complete, ask_answer
+from tgms.models.prompting import fence, fence_json
 
 #: list elements shown per step, and the character budget of one step's elements
 FIRST_ROWS = 3

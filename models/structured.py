@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.api import InvalidArgError
+from tgms.engine.api import InvalidArgError
 
 SCHEMA_NAME = "answer"
 

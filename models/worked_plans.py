@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.api import us_to_iso
+from tgms.engine.api import us_to_iso
 
 #: a µs number in a question: "(1083369600000000 µs)", "[1083369600000000 µs, …", "600000000 µs"
 _MICROS = re.compile(r"(?<![\w.])(\d{1,19}) ?µs\b")

@@ -12,7 +12,7 @@ import errno
 import json
 import sys
 
-from engine.api import BackendError, ConflictError, LimitError, SchemaError, TGMSError
+from tgms.engine.api import BackendError, ConflictError, LimitError, SchemaError, TGMSError
 
 # exit codes: 2 for a request the user can fix by changing it, 1 for a refusal of the store or the data
 _USAGE_CODES = ("E_SCHEMA", "E_INVALID_ARG", "E_NOT_FOUND")

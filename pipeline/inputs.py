@@ -15,7 +15,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.api import MAX_JSON_DEPTH, InvalidArgError, LimitError, NotFoundError, SchemaError, check_depth
+from tgms.engine.api import (
+    MAX_JSON_DEPTH,
+    InvalidArgError,
+    LimitError,
+    NotFoundError,
+    SchemaError,
+    check_depth,
+)
 
 #: a plan, an answer, a trace, a suite or JSON-ARGS: far below this (a 10^4-task suite is ~30 MB)
 MAX_JSON_BYTES = 256 * 1024 * 1024

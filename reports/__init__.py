@@ -10,3 +10,9 @@ in order. Nothing is read from the run directory: the numbers are the runs' metr
 The top layer: ``reports`` imports ``pipeline`` (the table renderers, the metric definitions) and nothing
 imports ``reports``; the ``tgms report`` command is a plugin (entry point group ``tgms.commands``).
 """
+
+# The one import name is ``tgms`` (tgms/__init__.py). A top-level ``reports`` (importable only from the
+# repository's root, where the folder sits on the path) would be a second copy of every module, with
+# registries and classes of its own: refused at once rather than failing somewhere later.
+if __name__ != "tgms.reports":
+    raise ImportError(f"import tgms.reports, not {__name__}: the project installs one package, tgms")

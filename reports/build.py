@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.table import to_latex, to_markdown
-from reports.plots import accuracy_by_model_size, accuracy_by_system
-from reports.read import ReportData
-from reports.tables import all_tables
+from tgms.pipeline.table import to_latex, to_markdown
+from tgms.reports.plots import accuracy_by_model_size, accuracy_by_system
+from tgms.reports.read import ReportData
+from tgms.reports.tables import all_tables
 
 
 def write_report(data: ReportData, out: str | Path) -> list[Path]:

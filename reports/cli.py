@@ -15,9 +15,9 @@ import argparse
 import os
 from pathlib import Path
 
-from engine.api import InvalidArgError
-from pipeline.console import print_json
-from pipeline.inputs import fspath, out_dir
+from tgms.engine.api import InvalidArgError
+from tgms.pipeline.console import print_json
+from tgms.pipeline.inputs import fspath, out_dir
 
 HELP = "paper tables (Markdown, LaTeX) and PNG plots of a campaign, read back from MLflow"
 
@@ -56,8 +56,8 @@ def tracking_uri(given: str | None, experiment: str | None = None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reports.build import write_report
-    from reports.read import Reader
+    from tgms.reports.build import write_report
+    from tgms.reports.read import Reader
 
     out = out_dir(args.out)
     with Reader(tracking_uri(args.tracking_uri, args.experiment)) as reader:

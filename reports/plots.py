@@ -14,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError
-from pipeline.campaign.tables import system_key
-from reports.read import ReportData
-from reports.tables import by_system, scale_rows, wilson
+from tgms.engine.api import InvalidArgError
+from tgms.pipeline.campaign.tables import system_key
+from tgms.reports.read import ReportData
+from tgms.reports.tables import by_system, scale_rows, wilson
 
 DPI = 120
 DODGE = 1.06  # multiplicative x offset between the lines of the size plot (log axis)

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, NotFoundError
-from pipeline.campaign.cell_metrics import PAIR_KEYS, compare_cells, system_key
-from pipeline.campaign.tracking import import_mlflow
-from pipeline.table import Document, from_json, parse_markdown
-from pipeline.tasks.stats import LABEL as TABLE2_LABEL
+from tgms.engine.api import InvalidArgError, NotFoundError
+from tgms.pipeline.campaign.cell_metrics import PAIR_KEYS, compare_cells, system_key
+from tgms.pipeline.campaign.tracking import import_mlflow
+from tgms.pipeline.table import Document, from_json, parse_markdown
+from tgms.pipeline.tasks.stats import LABEL as TABLE2_LABEL
 
 PAGE = 1000
 

@@ -10,14 +10,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.campaign.tables import NO_DATA, ablation_key, pooled, system_key
-from pipeline.campaign.tables import table4 as table4_of
-from pipeline.latency.operators import table_model as ops_table
-from pipeline.mutations import table5 as table5_of
-from pipeline.systems.base import load_systems
-from pipeline.table import Cell, Document, Table
-from pipeline.tasks.stats import LABEL as TABLE2_LABEL
-from reports.read import ReportData
+from tgms.pipeline.campaign.tables import NO_DATA, ablation_key, pooled, system_key
+from tgms.pipeline.campaign.tables import table4 as table4_of
+from tgms.pipeline.latency.operators import table_model as ops_table
+from tgms.pipeline.mutations import table5 as table5_of
+from tgms.pipeline.systems.base import load_systems
+from tgms.pipeline.table import Cell, Document, Table
+from tgms.pipeline.tasks.stats import LABEL as TABLE2_LABEL
+from tgms.reports.read import ReportData
 
 Shown = Table | Document
 

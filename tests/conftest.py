@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import NotFoundError
-from engine.store import Store
-from engine.store.backends import BACKENDS, backend_class
+from tgms.engine.errors import NotFoundError
+from tgms.engine.store import Store
+from tgms.engine.store.backends import BACKENDS, backend_class
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: the shared test data beside the repository; ``TGMS_SHARED_DATA=DIR`` points elsewhere (a missing
@@ -54,7 +54,7 @@ def collegemsg_file() -> Path:
     """CollegeMsg as SNAP ships it: ``../shared/data/CollegeMsg.txt`` when there is one, else the gzipped
     copy the package ships (the same content; every loader here reads either), so a test of real data never
     skips for want of ``../shared``."""
-    from engine.ingest.snap import packaged_collegemsg
+    from tgms.engine.ingest.snap import packaged_collegemsg
 
     source = SHARED_DATA / "CollegeMsg.txt"
     return source if source.is_file() else packaged_collegemsg()

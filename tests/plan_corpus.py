@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from engine.api import VerifierConfig, build_store, verify_plan
+from tgms.engine.api import VerifierConfig, build_store, verify_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -84,7 +84,7 @@ def model_plans() -> list[dict[str, Any]]:
 @contextmanager
 def recording_drafts(into: list[tuple[str, Plan]]) -> Iterator[None]:
     """While active, every oracle plan the suite generator verifies is appended to ``into``."""
-    from pipeline.tasks import gold
+    from tgms.pipeline.tasks import gold
 
     real = gold.verify_plan
 
@@ -101,7 +101,7 @@ def recording_drafts(into: list[tuple[str, Plan]]) -> Iterator[None]:
 
 def template_plans(dataset: str, seed: int = 0, source: Path | None = None) -> list[tuple[str, Plan]]:
     """Every oracle plan drafted while building the suite of ``dataset`` (a store built here)."""
-    from pipeline.tasks.build import build_suite
+    from tgms.pipeline.tasks.build import build_suite
 
     found: list[tuple[str, Plan]] = []
     with tempfile.TemporaryDirectory(prefix="tgms-corpus-") as tmp:

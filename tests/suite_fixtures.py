@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.scoring.suite import SUITE_FORMAT, Splits, Suite, Task, split_sha256
+from tgms.pipeline.scoring.suite import SUITE_FORMAT, Splits, Suite, Task, split_sha256
 
 
 def task(**fields: Any) -> Task:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import NotFoundError
-from engine.store.backends import BACKENDS
 from tests import conftest
+from tgms.engine.errors import NotFoundError
+from tgms.engine.store.backends import BACKENDS
 
 pytest_plugins = ["pytester"]
 
@@ -30,7 +30,10 @@ def test_only_an_absent_driver_package_is_a_reason_to_skip() -> None:
     absent = _not_found_from(ModuleNotFoundError("no kuzu", name="no_such_driver_pkg_tgms"))
     assert conftest._missing_driver(absent) == "no_such_driver_pkg_tgms"
     # an adapter module of ours failing to import, or an installed driver failing inside: real failures
-    assert conftest._missing_driver(_not_found_from(ImportError("x", name="engine.store.backends.x"))) is None
+    assert (
+        conftest._missing_driver(_not_found_from(ImportError("x", name="tgms.engine.store.backends.x")))
+        is None
+    )
     assert conftest._missing_driver(_not_found_from(ImportError("cannot import name", name="numpy"))) is None
     assert conftest._missing_driver(NotFoundError("no cause")) is None
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import engine
+from tgms import engine
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("engine", "models", "pipeline", "reports")
@@ -53,14 +53,18 @@ def test_contracts_hold_on_the_tree() -> None:
 def test_public_surface_contract_lists_every_engine_module_but_api() -> None:
     """A new engine module is private until listed: the forbidden list must cover every child but api."""
     children = {m.name for m in pkgutil.iter_modules(engine.__path__)} - {"api"}
-    listed = {m.removeprefix("engine.") for m in _contracts()["public-surface"]["forbidden_modules"]}
+    listed = {m.removeprefix("tgms.engine.") for m in _contracts()["public-surface"]["forbidden_modules"]}
     assert listed == children
 
 
 @pytest.fixture
 def tree_copy(tmp_path: Path) -> Path:
+    """The packages copied as real folders under ``tgms/`` (the repository links them there)."""
+    (tmp_path / "tgms").mkdir()
+    shutil.copy(REPO / "tgms" / "__init__.py", tmp_path / "tgms" / "__init__.py")
     for pkg in PACKAGES:
-        shutil.copytree(REPO / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__", "data"))
+        skip = shutil.ignore_patterns("__pycache__", "data")
+        shutil.copytree(REPO / pkg, tmp_path / "tgms" / pkg, ignore=skip)
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path
 
@@ -75,25 +79,25 @@ def _add_import(path: Path, line: str) -> None:
     [
         ("engine/store/digest.py", "import mlflow", "the engine imports no LLM, Ray, Hydra or MLflow code"),
         ("engine/plan/refs.py", "import ray", "the engine imports no LLM, Ray, Hydra or MLflow code"),
-        ("engine/canonical.py", "import models.errors", "engine <- models <- pipeline <- reports"),
-        ("models/__init__.py", "import pipeline", "engine <- models <- pipeline <- reports"),
-        ("pipeline/scoring/typed.py", "from engine.store import Store", "reached only through engine.api"),
-        ("models/__init__.py", "from engine.plan import verifier", "reached only through engine.api"),
+        ("engine/canonical.py", "import tgms.models.errors", "engine <- models <- pipeline <- reports"),
+        ("models/__init__.py", "import tgms.pipeline", "engine <- models <- pipeline <- reports"),
+        ("pipeline/scoring/typed.py", "from tgms.engine.store import Store", "only through engine.api"),
+        ("models/__init__.py", "from tgms.engine.plan import verifier", "reached only through engine.api"),
         # the pipeline's own layers: upward, between siblings, and a new module nobody placed
-        ("pipeline/campaign/driver.py", "import pipeline.bench.report", "imports only those below it"),
-        ("pipeline/scoring/typed.py", "import pipeline.tasks.build", "imports only those below it"),
-        ("pipeline/systems/base.py", "import pipeline.tasks.build", "imports only those below it"),
-        ("pipeline/signals.py", "import pipeline.console", "imports only those below it"),
-        ("pipeline/unplaced.py", "import pipeline.signals", "imports only those below it"),
+        ("pipeline/campaign/driver.py", "import tgms.pipeline.bench.report", "imports only those below it"),
+        ("pipeline/scoring/typed.py", "import tgms.pipeline.tasks.build", "imports only those below it"),
+        ("pipeline/systems/base.py", "import tgms.pipeline.tasks.build", "imports only those below it"),
+        ("pipeline/signals.py", "import tgms.pipeline.console", "imports only those below it"),
+        ("pipeline/unplaced.py", "import tgms.pipeline.signals", "imports only those below it"),
         # the table model: the standard library and pydantic only
-        ("pipeline/table.py", "import engine.api", "imports only the standard library and pydantic"),
+        ("pipeline/table.py", "import tgms.engine.api", "imports only the standard library and pydantic"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(
     tree_copy: Path, module: str, line: str, contract: str
 ) -> None:
     assert _lint(tree_copy).returncode == 0  # the copy itself is clean
-    _add_import(tree_copy / module, line)
+    _add_import(tree_copy / "tgms" / module, line)
     out = _lint(tree_copy)
     assert out.returncode != 0
     broken = [ln for ln in out.stdout.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", ln)]

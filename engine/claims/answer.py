@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import SchemaError
-from engine.operators.compute_fns import ALLEN
-from engine.plan.model import ANSWER_KINDS
+from tgms.engine.errors import SchemaError
+from tgms.engine.operators.compute_fns import ALLEN
+from tgms.engine.plan.model import ANSWER_KINDS
 
 CLAIM_TYPES = ("count", "value", "entity", "ordering", "temporal_pattern")
 CLAIM_KEYS: dict[str, tuple[str, ...]] = {

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.claims.answer import Answer
-from engine.claims.gate import GateConfig, coverage, gate
-from engine.claims.verifier import VerifyConfig, verify_claims
-from engine.errors import InvalidArgError
-from engine.execute.executor import Trace
-from engine.operators.context import OpContext
+from tgms.engine.claims.answer import Answer
+from tgms.engine.claims.gate import GateConfig, coverage, gate
+from tgms.engine.claims.verifier import VerifyConfig, verify_claims
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.execute.executor import Trace
+from tgms.engine.operators.context import OpContext
 
 
 def require_trace_store(trace: Trace, here: str, override: str) -> None:

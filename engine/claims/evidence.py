@@ -11,8 +11,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from engine.canonical import dumps
-from engine.errors import TGMSError
+from tgms.engine.canonical import dumps
+from tgms.engine.errors import TGMSError
 
 #: payload keys whose strings are never uids (labels, types, property data, paging tokens, ...)
 NON_ENTITY_KEYS = frozenset(

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.claims.answer import Answer, Claim
-from engine.claims.evidence import as_interval, is_number, numbers_in, same_number, same_value, strings
-from engine.claims.verifier import Verdict
+from tgms.engine.claims.answer import Answer, Claim
+from tgms.engine.claims.evidence import as_interval, is_number, numbers_in, same_number, same_value, strings
+from tgms.engine.claims.verifier import Verdict
 
 GATED_TYPES = ("count", "value", "entity", "ordering")
 DROP = ("unsupported", "unverifiable")

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.claims.evidence import as_interval, uid_of
-from engine.execute.executor import Trace
-from engine.operators.registry import REGISTRY, load_all
-from engine.operators.traits import NO_TRAITS, AllenCall, Traits
-from engine.plan.refs import Ref, is_ref
-from engine.plan.units import answer_unit_problem, plan_units, ref_units
+from tgms.engine.claims.evidence import as_interval, uid_of
+from tgms.engine.execute.executor import Trace
+from tgms.engine.operators.registry import REGISTRY, load_all
+from tgms.engine.operators.traits import NO_TRAITS, AllenCall, Traits
+from tgms.engine.plan.refs import Ref, is_ref
+from tgms.engine.plan.units import answer_unit_problem, plan_units, ref_units
 
 
 def typed_value(kind: str, value: Any) -> Any:

@@ -27,8 +27,8 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
-from engine.claims.answer import Answer, Claim, parse_answer
-from engine.claims.evidence import (
+from tgms.engine.claims.answer import Answer, Claim, parse_answer
+from tgms.engine.claims.evidence import (
     as_interval,
     contains_value,
     intervals_in,
@@ -38,14 +38,14 @@ from engine.claims.evidence import (
     same_value,
     uids_in,
 )
-from engine.errors import LimitError, TGMSError
-from engine.execute.executor import Trace
-from engine.operators.compute_fns import allen_relation
-from engine.operators.context import OpContext
-from engine.operators.envelope import run_call
-from engine.operators.registry import REGISTRY, load_all
-from engine.plan.refs import Ref, RefSyntaxError, resolve
-from engine.plan.units import answer_unit_problem, plan_units, ref_units
+from tgms.engine.errors import LimitError, TGMSError
+from tgms.engine.execute.executor import Trace
+from tgms.engine.operators.compute_fns import allen_relation
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import run_call
+from tgms.engine.operators.registry import REGISTRY, load_all
+from tgms.engine.plan.refs import Ref, RefSyntaxError, resolve
+from tgms.engine.plan.units import answer_unit_problem, plan_units, ref_units
 
 VERDICTS = ("supported", "weakly_supported", "unsupported", "unverifiable")
 _CMP = {"==": None, "!=": None, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}

@@ -37,16 +37,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.canonical import canonicalize, digest
-from engine.errors import CorruptError, CostError, LimitError, NotFoundError, TGMSError, UpstreamError
-from engine.execute.results import MemoryResults, ResultStore
-from engine.operators.context import OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S
-from engine.operators.envelope import run_call
-from engine.operators.registry import get_operator
-from engine.plan.contracts import arg_max_items
-from engine.plan.model import Plan, Step
-from engine.plan.refs import Ref, resolve, set_at
+from tgms.engine.canonical import canonicalize, digest
+from tgms.engine.errors import CorruptError, CostError, LimitError, NotFoundError, TGMSError, UpstreamError
+from tgms.engine.execute.results import MemoryResults, ResultStore
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S
+from tgms.engine.operators.envelope import run_call
+from tgms.engine.operators.registry import get_operator
+from tgms.engine.plan.contracts import arg_max_items
+from tgms.engine.plan.model import Plan, Step
+from tgms.engine.plan.refs import Ref, resolve, set_at
 
 TIMING_FIELDS = ("wall_ms", "estimate_s")
 

@@ -17,9 +17,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engine.canonical import canonicalize, dumps_canonical, sha256_hex
-from engine.errors import CorruptError, NotFoundError
-from engine.fileio import write_atomic
+from tgms.engine.canonical import canonicalize, dumps_canonical, sha256_hex
+from tgms.engine.errors import CorruptError, NotFoundError
+from tgms.engine.fileio import write_atomic
 
 
 def _text(obj: Any, canonical: bool) -> str:

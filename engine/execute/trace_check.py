@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import SchemaError
+from tgms.engine.errors import SchemaError
 
 _STR, _INT, _NUM, _BOOL, _DICT, _LIST = (str,), (int,), (int, float), (bool,), (dict,), (list,)
 _STEP_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {  # name -> (types, may be null)

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.canonical import dumps
-from engine.ingest.events import EventFrame
-from engine.store import Store
+from tgms.engine.canonical import dumps
+from tgms.engine.ingest.events import EventFrame
+from tgms.engine.store import Store
 
 #: the data sets build_store knows: the SNAP sets and the generator
 DATASETS = ("collegemsg", "bitcoin-otc", "email-eu", "synthetic")
@@ -64,12 +64,12 @@ def load_data(
 ) -> DatasetData:
     """The data of ``dataset`` before it is ingested (a benchmark times loading and ingesting apart)."""
     if dataset == "synthetic":
-        from engine.ingest.synthetic import generate
+        from tgms.engine.ingest.synthetic import generate
 
         progress(f"generating synthetic data: {events} events, {nodes} nodes, seed {seed}")
         data = generate(n_nodes=nodes, n_events=events, seed=seed, **(knobs or {}))
         return DatasetData(data.frames, data.corrections, data.manifest)
-    from engine.ingest.snap import load_dataset
+    from tgms.engine.ingest.snap import load_dataset
 
     return DatasetData((load_dataset(dataset, source, cache_dir),))
 

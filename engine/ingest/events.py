@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.canonical import dumps, dumps_canonical
-from engine.errors import InvalidArgError, SchemaError, TGMSError
-from engine.timeutil import OPEN_END
+from tgms.engine.canonical import dumps, dumps_canonical
+from tgms.engine.errors import InvalidArgError, SchemaError, TGMSError
+from tgms.engine.timeutil import OPEN_END
 
 EVENT_COLUMNS: tuple[str, ...] = ("src", "dst", "t", "t_end", "props")
 

@@ -47,10 +47,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from engine.errors import InvalidArgError, NotFoundError, SchemaError, TGMSError
-from engine.fileio import write_atomic
-from engine.ingest.events import EventFrame, make_table, props_text
-from engine.timeutil import OPEN_END, US_PER_SECOND
+from tgms.engine.errors import InvalidArgError, NotFoundError, SchemaError, TGMSError
+from tgms.engine.fileio import write_atomic
+from tgms.engine.ingest.events import EventFrame, make_table, props_text
+from tgms.engine.timeutil import OPEN_END, US_PER_SECOND
 
 SNAP_BASE_URL = "https://snap.stanford.edu/data/"
 PACKAGED_COLLEGEMSG = "CollegeMsg.txt.gz"
@@ -128,7 +128,7 @@ def cached_path(name: str, cache_dir: str | os.PathLike[str] | None = None) -> P
 
 def packaged_collegemsg() -> Path:
     """The gzipped CollegeMsg copy shipped inside the package."""
-    return Path(str(importlib.resources.files("engine.ingest") / "data" / PACKAGED_COLLEGEMSG))
+    return Path(str(importlib.resources.files("tgms.engine.ingest") / "data" / PACKAGED_COLLEGEMSG))
 
 
 def download(

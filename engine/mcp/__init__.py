@@ -8,7 +8,7 @@ structured error. The SDK binding and the ``tgms serve`` command live above the 
 - :mod:`engine.mcp.toolserver`: :class:`ToolServer` and :class:`ToolResult` (dispatch, error mapping).
 """
 
-from engine.mcp.definitions import EXTRA_TOOL_NAMES, tool_list
-from engine.mcp.toolserver import ToolResult, ToolServer
+from tgms.engine.mcp.definitions import EXTRA_TOOL_NAMES, tool_list
+from tgms.engine.mcp.toolserver import ToolResult, ToolServer
 
 __all__ = ["EXTRA_TOOL_NAMES", "ToolResult", "ToolServer", "tool_list"]

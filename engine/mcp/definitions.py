@@ -19,11 +19,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from engine.claims.answer import CLAIM_TYPES
-from engine.claims.gate import GATED_TYPES
-from engine.operators.base import Model, OneOf
-from engine.operators.schemas import model_schema, tool_definitions
-from engine.plan.verifier import CHECKS
+from tgms.engine.claims.answer import CLAIM_TYPES
+from tgms.engine.claims.gate import GATED_TYPES
+from tgms.engine.operators.base import Model, OneOf
+from tgms.engine.operators.schemas import model_schema, tool_definitions
+from tgms.engine.plan.verifier import CHECKS
 
 VERIFY_PLAN = "verify_plan"
 RUN_PLAN = "run_plan"

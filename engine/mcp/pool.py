@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.errors import ConflictError, TGMSError
-from engine.operators.context import OpContext
-from engine.store.store import Store
+from tgms.engine.errors import ConflictError, TGMSError
+from tgms.engine.operators.context import OpContext
+from tgms.engine.store.store import Store
 
 
 class ReadWriteLock:

@@ -25,11 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.canonical import check_depth
-from engine.claims.answer import parse_answer
-from engine.claims.check import check_answer, require_trace_store
-from engine.claims.reporter import mechanical_answer
-from engine.errors import (
+from tgms.engine.canonical import check_depth
+from tgms.engine.claims.answer import parse_answer
+from tgms.engine.claims.check import check_answer, require_trace_store
+from tgms.engine.claims.reporter import mechanical_answer
+from tgms.engine.errors import (
     ConflictError,
     InvalidArgError,
     LimitError,
@@ -37,10 +37,10 @@ from engine.errors import (
     TGMSError,
     error_from_dict,
 )
-from engine.execute.executor import ExecConfig, execute, trace_from_dict
-from engine.execute.results import MemoryResults, ResultStore
-from engine.execute.trace_check import answer_object, trace_object
-from engine.mcp.definitions import (
+from tgms.engine.execute.executor import ExecConfig, execute, trace_from_dict
+from tgms.engine.execute.results import MemoryResults, ResultStore
+from tgms.engine.execute.trace_check import answer_object, trace_object
+from tgms.engine.mcp.definitions import (
     EXTRA_TOOL_NAMES,
     RUN_PLAN,
     VERIFY_ANSWER,
@@ -52,14 +52,14 @@ from engine.mcp.definitions import (
     WriteBatchArgs,
     tool_list,
 )
-from engine.mcp.pool import Session, StorePool
-from engine.operators.base import parse_args
-from engine.operators.envelope import call as call_operator
-from engine.operators.registry import REGISTRY, load_all
-from engine.plan.model import MAX_STEPS, build_plan
-from engine.plan.verifier import Report, VerifierConfig
-from engine.plan.verifier import verify as verify_plan
-from engine.store.ops import parse_batch
+from tgms.engine.mcp.pool import Session, StorePool
+from tgms.engine.operators.base import parse_args
+from tgms.engine.operators.envelope import call as call_operator
+from tgms.engine.operators.registry import REGISTRY, load_all
+from tgms.engine.plan.model import MAX_STEPS, build_plan
+from tgms.engine.plan.verifier import Report, VerifierConfig
+from tgms.engine.plan.verifier import verify as verify_plan
+from tgms.engine.store.ops import parse_batch
 
 log = logging.getLogger("tgms.mcp")
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.operators.context import OpContext
-from engine.operators.edge_arrays import EdgeArrays
-from engine.operators.sorting import stable_order
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.operators.sorting import stable_order
 
 # -- adjacency --------------------------------------------------------------------------------------
 #

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import CostError
-from engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.errors import CostError
+from tgms.engine.operators.edge_arrays import EdgeArrays
 
 #: run-time stop (a deterministic count) for joins far beyond the estimate: ~2 s and ~1 GB at most; the
 #: cost function refuses before running what its model puts at _REFUSE_FACTOR times that or more

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.operators.adjacency import _ranges
+from tgms.engine.operators.adjacency import _ranges
 
 #: the largest node·width product for which a (node, time) pair packs into one int64 key
 PACK_LIMIT = 2**62

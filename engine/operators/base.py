@@ -30,8 +30,8 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
-from engine.errors import InvalidArgError, SchemaError, TGMSError
-from engine.timeutil import OPEN_END
+from tgms.engine.errors import InvalidArgError, SchemaError, TGMSError
+from tgms.engine.timeutil import OPEN_END
 
 MAX_LIMIT = 10_000
 DEFAULT_LIMIT = 100

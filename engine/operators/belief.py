@@ -28,17 +28,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from engine.errors import NotFoundError
-from engine.operators.arrow_take import take_rows
-from engine.operators.base import MAX_LIST, Model, OneOf, OpArgs, PagedOutput, Time, TimeEnd, Uid, invalid
-from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate, StoreProfile
-from engine.operators.lazy_rows import LazyRows
-from engine.operators.registry import operator
-from engine.operators.rows import EdgeVersionRow, NodeVersionRow
-from engine.operators.traits import NonEmpty
-from engine.store.model import ScanFilter
-from engine.timeutil import OPEN_END
+from tgms.engine.errors import NotFoundError
+from tgms.engine.operators.arrow_take import take_rows
+from tgms.engine.operators.base import (
+    MAX_LIST,
+    Model,
+    OneOf,
+    OpArgs,
+    PagedOutput,
+    Time,
+    TimeEnd,
+    Uid,
+    invalid,
+)
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import CostEstimate, StoreProfile
+from tgms.engine.operators.lazy_rows import LazyRows
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.rows import EdgeVersionRow, NodeVersionRow
+from tgms.engine.operators.traits import NonEmpty
+from tgms.engine.store.model import ScanFilter
+from tgms.engine.timeutil import OPEN_END
 
 KINDS = ("asserted", "corrected", "retracted", "closed")
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}

@@ -15,14 +15,14 @@ from typing import Annotated, Any, TypeGuard
 import numpy as np
 from pydantic import Field, model_validator
 
-from engine.canonical import canon_float
-from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, UidArg, Window, invalid
-from engine.operators.context import OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
-from engine.operators.metrics import METHODS, check_buckets, event_counts, exact, grid, n_buckets
-from engine.operators.registry import operator
-from engine.operators.traits import EventWindow, Traits, Vacancy
-from engine.operators.units import Measures, Unit
+from tgms.engine.canonical import canon_float
+from tgms.engine.operators.base import Model, OneOf, OpArgs, PagedOutput, UidArg, Window, invalid
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
+from tgms.engine.operators.metrics import METHODS, check_buckets, event_counts, exact, grid, n_buckets
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.traits import EventWindow, Traits, Vacancy
+from tgms.engine.operators.units import Measures, Unit
 
 
 class BurstParams(Model):

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
-from engine.operators.base import Model, OpArgs, PagedOutput
-from engine.operators.compute_fns import (
+from tgms.engine.operators.base import Model, OpArgs, PagedOutput
+from tgms.engine.operators.compute_fns import (
     ALLEN,
     CMP_ALIASES,
     CMPS,
@@ -35,12 +35,12 @@ from engine.operators.compute_fns import (
     allen_relation,
     evaluate,
 )
-from engine.operators.compute_group import GROUP_AGGS, MAX_AGGREGATES, MAX_BY, MAX_ORDER_BY, group_fields
-from engine.operators.compute_units import compute_units
-from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate, StoreProfile
-from engine.operators.registry import operator
-from engine.operators.traits import AllenCall, Loc, Operand, Traits, When
+from tgms.engine.operators.compute_group import GROUP_AGGS, MAX_AGGREGATES, MAX_BY, MAX_ORDER_BY, group_fields
+from tgms.engine.operators.compute_units import compute_units
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import CostEstimate, StoreProfile
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.traits import AllenCall, Loc, Operand, Traits, When
 
 #: re-exported: what callers of compute read about its fns
 __all__ = ["ALLEN", "FNS", "LIST_FNS", "ComputeArgs", "ComputeOut", "allen_relation", "compute", "evaluate"]

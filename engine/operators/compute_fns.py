@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
-from engine.canonical import canon_float, dumps
+from tgms.engine.canonical import canon_float, dumps
 
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 SELECTORS = ("topk", "filter")
@@ -549,11 +549,11 @@ def evaluate(args: dict[str, Any]) -> Result:
     if fn == "record":
         return _record(args)
     if fn in ROW_FNS:
-        from engine.operators.compute_rows import evaluate_rows  # it builds on this module's helpers
+        from tgms.engine.operators.compute_rows import evaluate_rows  # it builds on this module's helpers
 
         return evaluate_rows(fn, args)
     if fn in GROUP_FNS:
-        from engine.operators.compute_group import evaluate_group  # it builds on this module's helpers
+        from tgms.engine.operators.compute_group import evaluate_group  # it builds on this module's helpers
 
         return evaluate_group(fn, args, field)
     return _set_op(fn, args, field)

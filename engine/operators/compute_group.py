@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from engine.operators.compute_fns import (
+from tgms.engine.operators.compute_fns import (
     Result,
     _fail,
     _show,

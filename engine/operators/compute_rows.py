@@ -30,8 +30,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from engine.canonical import dumps
-from engine.operators.compute_fns import (
+from tgms.engine.canonical import dumps
+from tgms.engine.operators.compute_fns import (
     _a_and_b,
     exact,
     is_number,

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.operators.compute_group import group_fields
-from engine.operators.units import (
+from tgms.engine.operators.compute_group import group_fields
+from tgms.engine.operators.units import (
     NUMERIC,
     SPOKEN,
     UNKNOWN,

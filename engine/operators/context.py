@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from engine.errors import NotFoundError
-from engine.operators.edge_arrays import EdgeArrays
-from engine.store.model import ScanFilter
+from tgms.engine.errors import NotFoundError
+from tgms.engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.store.model import ScanFilter
 
 if TYPE_CHECKING:
-    from engine.store.store import Store
+    from tgms.engine.store.store import Store
 
 _CACHE_SLOTS = 8
 
@@ -164,7 +164,7 @@ class OpContext:
 
     def extent(self) -> dict[str, Any]:
         """The dataset's valid-time extent (envelope metadata; not part of any digest)."""
-        from engine.operators.cost import profile
+        from tgms.engine.operators.cost import profile
 
         p = profile(self)
         return {"vt_min": p.vt_min, "vt_max": p.vt_max}

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.errors import CostError, InvalidArgError
+from tgms.engine.errors import CostError, InvalidArgError
 
 if TYPE_CHECKING:
-    from engine.operators.context import OpContext
+    from tgms.engine.operators.context import OpContext
 
 DEFAULT_BUDGET_S = float(os.environ.get("TGMS_COST_BUDGET_S", "10"))
 

@@ -12,9 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.operators.arrow_take import SLICE_TAKE_MAX, take_rows
-from engine.operators.background import in_background
-from engine.store.model import EDGE_SCHEMA
+from tgms.engine.operators.arrow_take import SLICE_TAKE_MAX, take_rows
+from tgms.engine.operators.background import in_background
+from tgms.engine.store.model import EDGE_SCHEMA
 
 _DIRECT_ROWS_MAX = 4096  # rows a direct fetch by row id may read
 

@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.canonical import canonicalize, check_depth, digest, dumps_canonical, sha256_hex
-from engine.errors import InvalidArgError
-from engine.operators.base import parse_args
-from engine.operators.context import OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S, check_budget, profile
-from engine.operators.registry import OperatorSpec, get_operator
+from tgms.engine.canonical import canonicalize, check_depth, digest, dumps_canonical, sha256_hex
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.operators.base import parse_args
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S, check_budget, profile
+from tgms.engine.operators.registry import OperatorSpec, get_operator
 
 
 def _args_key(args_echo: dict[str, Any], state: str = "") -> str:

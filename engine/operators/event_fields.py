@@ -25,12 +25,21 @@ import numpy as np
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from engine.operators.base import Model, OneOf, OpArgs, UidArg, Window, dedupe, empty_window_is_none, invalid
-from engine.operators.context import OpContext
-from engine.operators.cost import StoreProfile
-from engine.operators.edge_arrays import EdgeArrays
-from engine.operators.event_values import encode, unique_inverse
-from engine.operators.traits import EventWindow, NonEmpty, TimePredicates
+from tgms.engine.operators.base import (
+    Model,
+    OneOf,
+    OpArgs,
+    UidArg,
+    Window,
+    dedupe,
+    empty_window_is_none,
+    invalid,
+)
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import StoreProfile
+from tgms.engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.operators.event_values import encode, unique_inverse
+from tgms.engine.operators.traits import EventWindow, NonEmpty, TimePredicates
 
 CALENDAR = ("year", "month", "day", "week", "hour", "dow", "month_of_year")
 INT_FIELDS = ("eid", "t", "vt_e", "year", "hour", "dow", "month_of_year")

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.canonical import canon_float
-from engine.operators.event_fields import (
+from tgms.engine.canonical import canon_float
+from tgms.engine.operators.event_fields import (
     CALENDAR,
     Col,
     Columns,
@@ -31,7 +31,7 @@ from engine.operators.event_fields import (
     rel_codes,
     uid_tables,
 )
-from engine.operators.event_values import unique_inverse
+from tgms.engine.operators.event_values import unique_inverse
 
 #: combined group codes up to this many values are counted densely (bincount), beyond it sorted
 _DENSE_MAX = 1 << 22

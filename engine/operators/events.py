@@ -16,10 +16,10 @@ import numpy as np
 from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from engine.operators.base import Model, OneOf, PagedOutput, invalid, invalid_at
-from engine.operators.context import OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
-from engine.operators.event_fields import (
+from tgms.engine.operators.base import Model, OneOf, PagedOutput, invalid, invalid_at
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
+from tgms.engine.operators.event_fields import (
     ALIASES,
     CALENDAR,
     INT_FIELDS,
@@ -33,7 +33,7 @@ from engine.operators.event_fields import (
     member,
     select,
 )
-from engine.operators.event_groups import (
+from tgms.engine.operators.event_groups import (
     agg_count,
     agg_count_distinct,
     agg_first_last,
@@ -43,13 +43,13 @@ from engine.operators.event_groups import (
     group,
     key_fields,
 )
-from engine.operators.event_values import value_sort_key
-from engine.operators.history import EdgeVersionRows
-from engine.operators.lazy_rows import LazyRows
-from engine.operators.registry import operator
-from engine.operators.rows import EdgeVersionRow
-from engine.operators.traits import Traits
-from engine.operators.units import (
+from tgms.engine.operators.event_values import value_sort_key
+from tgms.engine.operators.history import EdgeVersionRows
+from tgms.engine.operators.lazy_rows import LazyRows
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.rows import EdgeVersionRow
+from tgms.engine.operators.traits import Traits
+from tgms.engine.operators.units import (
     Unit,
     UnitClash,
     UnitEnv,

@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, field_validator, model_validator
 
-from engine.operators.allen import MAX_CANDIDATES, Pairs, allen_pairs
-from engine.operators.base import (
+from tgms.engine.operators.allen import MAX_CANDIDATES, Pairs, allen_pairs
+from tgms.engine.operators.base import (
     MAX_LIMIT,
     MAX_LIST,
     Model,
@@ -37,15 +37,15 @@ from engine.operators.base import (
     dedupe,
     invalid,
 )
-from engine.operators.context import OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
-from engine.operators.edge_arrays import EdgeArrays
-from engine.operators.lazy_rows import LazyRows
-from engine.operators.metrics import check_buckets, coverage, grid, n_buckets
-from engine.operators.registry import operator
-from engine.operators.rows import EdgeRef
-from engine.operators.traits import Period, Traits
-from engine.timeutil import OPEN_END
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
+from tgms.engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.operators.lazy_rows import LazyRows
+from tgms.engine.operators.metrics import check_buckets, coverage, grid, n_buckets
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.rows import EdgeRef
+from tgms.engine.operators.traits import Period, Traits
+from tgms.engine.timeutil import OPEN_END
 
 ALLEN_RELATIONS = (
     "before",

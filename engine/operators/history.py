@@ -16,15 +16,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from engine.operators.arrow_take import take_rows
-from engine.operators.base import Model, OpArgs, PagedOutput, Time, Uid, UidList, dedupe, invalid
-from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate, StoreProfile
-from engine.operators.edge_arrays import EdgeArrays
-from engine.operators.lazy_rows import LazyRows
-from engine.operators.registry import operator
-from engine.operators.rows import EdgeVersionRow, NodeVersionRow
-from engine.operators.traits import NonEmpty, TimePoint
+from tgms.engine.operators.arrow_take import take_rows
+from tgms.engine.operators.base import Model, OpArgs, PagedOutput, Time, Uid, UidList, dedupe, invalid
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import CostEstimate, StoreProfile
+from tgms.engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.operators.lazy_rows import LazyRows
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.rows import EdgeVersionRow, NodeVersionRow
+from tgms.engine.operators.traits import NonEmpty, TimePoint
 
 #: a selecting uid list (``[]`` selects nothing) and a snapshot time, for the plan verifier
 Seeds = Annotated[UidList, NonEmpty()]

@@ -29,15 +29,15 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, model_validator
 
-from engine.operators.arrival_sets import Arcs, arrival_rounds
-from engine.operators.base import MAX_LIST, OpArgs, PagedOutput, Uid, Window, dedupe, invalid
-from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate, StoreProfile
-from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
-from engine.operators.registry import operator
-from engine.operators.rows import Step
-from engine.operators.simple_path import STATE_FACTOR, longest_simple
-from engine.operators.traits import NonEmpty
+from tgms.engine.operators.arrival_sets import Arcs, arrival_rounds
+from tgms.engine.operators.base import MAX_LIST, OpArgs, PagedOutput, Uid, Window, dedupe, invalid
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import CostEstimate, StoreProfile
+from tgms.engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.rows import Step
+from tgms.engine.operators.simple_path import STATE_FACTOR, longest_simple
+from tgms.engine.operators.traits import NonEmpty
 
 DEFAULT_MAX_HOPS = 20
 MAX_HOPS = 1_000

@@ -29,15 +29,15 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, model_validator
 
-from engine.canonical import canon_float
-from engine.errors import InvalidArgError
-from engine.operators.base import MAX_BUCKETS, Model, OneOf, OpArgs, PagedOutput, Window
-from engine.operators.context import OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
-from engine.operators.edge_arrays import EdgeArrays
-from engine.operators.registry import operator
-from engine.operators.traits import EventWindow, Traits, When
-from engine.operators.units import Unit, UnitEnv, UnitResult, list_of, obj, scalar
+from tgms.engine.canonical import canon_float
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.operators.base import MAX_BUCKETS, Model, OneOf, OpArgs, PagedOutput, Window
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
+from tgms.engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.traits import EventWindow, Traits, When
+from tgms.engine.operators.units import Unit, UnitEnv, UnitResult, list_of, obj, scalar
 
 METRICS = (
     "node_count",

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.operators.sorting import stable_order
+from tgms.engine.operators.sorting import stable_order
 
 MOTIF_NAMES = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 #: δ is clipped here so that ``t ± δ`` stays inside int64 for every time < 2**62

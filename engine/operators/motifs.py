@@ -21,20 +21,20 @@ from typing import Annotated, Any, overload
 import numpy as np
 from pydantic import Field
 
-from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, UidList, Window, dedupe
-from engine.operators.context import OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor, recheck
-from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work, where_key
-from engine.operators.motif_kernels import (
+from tgms.engine.operators.base import Model, OneOf, OpArgs, PagedOutput, UidList, Window, dedupe
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor, recheck
+from tgms.engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work, where_key
+from tgms.engine.operators.motif_kernels import (
     MOTIF_NAMES,
     MotifEvents,
     count_motifs,
     enumerate_instances,
     motif_events,
 )
-from engine.operators.registry import operator
-from engine.operators.rows import Step
-from engine.operators.traits import EventWindow, NonEmpty, Traits
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.rows import Step
+from tgms.engine.operators.traits import EventWindow, NonEmpty, Traits
 
 #: variables per motif (their order is the order of ``nodes`` in an instance row)
 N_VARS = {

@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from engine.errors import NotFoundError
-from engine.operators.traits import NO_TRAITS, Traits
+from tgms.engine.errors import NotFoundError
+from tgms.engine.operators.traits import NO_TRAITS, Traits
 
 if TYPE_CHECKING:
-    from engine.operators.cost import CostEstimate, StoreProfile
+    from tgms.engine.operators.cost import CostEstimate, StoreProfile
 
 #: ``impl(ctx, args)``, or ``impl(ctx, args, budget_s=...)`` for a ``budgeted`` operator
 Impl = Callable[..., dict[str, Any]]
@@ -184,4 +184,4 @@ def load_all() -> None:
     import importlib
 
     for mod in FAMILY_MODULES:
-        importlib.import_module(f"engine.operators.{mod}")
+        importlib.import_module(f"tgms.engine.operators.{mod}")

@@ -17,10 +17,10 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, field_validator
 
-from engine.operators.base import Model, OpArgs, PagedOutput, invalid
-from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate, StoreProfile
-from engine.operators.registry import operator
+from tgms.engine.operators.base import Model, OpArgs, PagedOutput, invalid
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import CostEstimate, StoreProfile
+from tgms.engine.operators.registry import operator
 
 MAX_QUERY = 200
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.operators.base import Model
+from tgms.engine.operators.base import Model
 
 
 class NodeVersionRow(Model):

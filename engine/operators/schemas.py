@@ -12,7 +12,7 @@ from its registry entry.
 
 Regenerate the pinned snapshot after changing an operator (or registering a new one)::
 
-    python -m engine.operators.schemas --write-snapshot
+    python -m tgms.engine.operators.schemas --write-snapshot
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from engine.operators.base import OpArgs, PagedOutput
-from engine.operators.registry import OperatorSpec, all_operators
-from engine.operators.units import Unit, UnitTree, model_tree, units_legend
+from tgms.engine.operators.base import OpArgs, PagedOutput
+from tgms.engine.operators.registry import OperatorSpec, all_operators
+from tgms.engine.operators.units import Unit, UnitTree, model_tree, units_legend
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO_ROOT / "tests" / "engine" / "operators" / "snapshots" / "tool_definitions.json"
-REGENERATE = "python -m engine.operators.schemas --write-snapshot"
+REGENERATE = "python -m tgms.engine.operators.schemas --write-snapshot"
 
 # JSON Schema keywords whose value is a schema, a list of schemas, or a map of name -> schema
 _SCHEMA_KEYS = frozenset(
@@ -257,7 +257,7 @@ def planner_manual() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m engine.operators.schemas", description=__doc__.splitlines()[0]
+        prog="python -m tgms.engine.operators.schemas", description=__doc__.splitlines()[0]
     )
     p.add_argument(
         "--write-snapshot",

@@ -30,16 +30,16 @@ from typing import Annotated, Any, NoReturn
 import numpy as np
 from pydantic import Field, model_validator
 
-from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, invalid_at
-from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate, StoreProfile
-from engine.operators.edge_arrays import EdgeArrays
-from engine.operators.event_fields import EventSelection, SelectionKeys, derived, select, uid_array
-from engine.operators.event_groups import exact, number_out
-from engine.operators.events import priced, selection_work
-from engine.operators.lazy_rows import LazyRows
-from engine.operators.registry import operator
-from engine.operators.units import Measures, Unit
+from tgms.engine.operators.base import Model, OneOf, OpArgs, PagedOutput, invalid_at
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import CostEstimate, StoreProfile
+from tgms.engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.operators.event_fields import EventSelection, SelectionKeys, derived, select, uid_array
+from tgms.engine.operators.event_groups import exact, number_out
+from tgms.engine.operators.events import priced, selection_work
+from tgms.engine.operators.lazy_rows import LazyRows
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.units import Measures, Unit
 
 SIDES = ("src", "dst")
 DIRECTIONS = ("next", "previous")

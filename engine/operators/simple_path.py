@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.errors import LimitError
-from engine.operators.cost import CostEstimate, recheck
+from tgms.engine.errors import LimitError
+from tgms.engine.operators.cost import CostEstimate, recheck
 
 #: states between two re-pricings of the search (one numpy selection each: ~10-20 µs)
 CHECK_EVERY = 4_096

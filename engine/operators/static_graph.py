@@ -26,13 +26,13 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from engine.operators.adjacency import _ranges, adjacency
-from engine.operators.base import MAX_LIST, Model, OneOf, OpArgs, PagedOutput, Uid, Window, dedupe
-from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate, StoreProfile, memory_factor
-from engine.operators.registry import operator
-from engine.operators.traits import NonEmpty
-from engine.operators.units import Measures, Unit
+from tgms.engine.operators.adjacency import _ranges, adjacency
+from tgms.engine.operators.base import MAX_LIST, Model, OneOf, OpArgs, PagedOutput, Uid, Window, dedupe
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import CostEstimate, StoreProfile, memory_factor
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.traits import NonEmpty
+from tgms.engine.operators.units import Measures, Unit
 
 DIRECTIONS = ("out", "in", "both")
 MAX_HOPS = 1_000_000

@@ -59,7 +59,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel
 
-from engine.operators.units import UnitRule
+from tgms.engine.operators.units import UnitRule
 
 
 @dataclass(frozen=True)

@@ -26,14 +26,14 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, model_validator
 
-from engine.errors import CostError, InvalidArgError
-from engine.operators.adjacency import Adjacency, Scope, _ranges, adjacency, scope
-from engine.operators.base import Model, OneOf, OpArgs, PagedOutput, TimeEnd, Uid, Window, invalid_at
-from engine.operators.context import OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor
-from engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
-from engine.operators.registry import operator
-from engine.operators.rows import Step
+from tgms.engine.errors import CostError, InvalidArgError
+from tgms.engine.operators.adjacency import Adjacency, Scope, _ranges, adjacency, scope
+from tgms.engine.operators.base import Model, OneOf, OpArgs, PagedOutput, TimeEnd, Uid, Window, invalid_at
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor
+from tgms.engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
+from tgms.engine.operators.registry import operator
+from tgms.engine.operators.rows import Step
 
 INF = np.iinfo(np.int64).max
 DIRECTIONS = ("out", "in", "both")

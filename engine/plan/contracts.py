@@ -20,11 +20,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.operators.base import UidArg
-from engine.operators.registry import OperatorSpec
-from engine.operators.schemas import args_schema, output_schema
-from engine.operators.traits import literals_at, marked
-from engine.plan.refs import Field, Index, Ref, Star
+from tgms.engine.operators.base import UidArg
+from tgms.engine.operators.registry import OperatorSpec
+from tgms.engine.operators.schemas import args_schema, output_schema
+from tgms.engine.operators.traits import literals_at, marked
+from tgms.engine.plan.refs import Field, Index, Ref, Star
 
 ANY: frozenset[str] = frozenset()  # "no constraint": the schema position accepts or yields anything
 

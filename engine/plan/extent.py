@@ -11,14 +11,14 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from engine.operators.context import OpContext
-from engine.operators.cost import profile
-from engine.operators.registry import OperatorSpec
-from engine.operators.traits import EventWindow, NonEmpty, TimePoint, TimePredicates, literals_at, marked
-from engine.plan.model import Step, Violation
-from engine.plan.premise import selected_period
-from engine.plan.refs import is_ref
-from engine.timeutil import OPEN_END
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import profile
+from tgms.engine.operators.registry import OperatorSpec
+from tgms.engine.operators.traits import EventWindow, NonEmpty, TimePoint, TimePredicates, literals_at, marked
+from tgms.engine.plan.model import Step, Violation
+from tgms.engine.plan.premise import selected_period
+from tgms.engine.plan.refs import is_ref
+from tgms.engine.timeutil import OPEN_END
 
 # -- the dataset's valid-time extent ----------------------------------------------------------------------
 

@@ -21,9 +21,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.canonical import digest
-from engine.errors import SchemaError
-from engine.plan.refs import STEP_ID, Ref, RefSyntaxError, find_refs, loc_str
+from tgms.engine.canonical import digest
+from tgms.engine.errors import SchemaError
+from tgms.engine.plan.refs import STEP_ID, Ref, RefSyntaxError, find_refs, loc_str
 
 MAX_STEPS = 12
 #: answer kinds (pipeline scoring: counts/values exact, entity sets by set equality, intervals by IoU)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, TypeGuard
 
-from engine.timeutil import OPEN_END
+from tgms.engine.timeutil import OPEN_END
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _TIME_FIELDS = ("t", "vt_s")

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from engine.errors import InvalidArgError, LimitError, UpstreamError
+from tgms.engine.errors import InvalidArgError, LimitError, UpstreamError
 
 STEP_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"

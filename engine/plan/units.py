@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.operators.registry import REGISTRY, OperatorSpec, load_all
-from engine.operators.units import (
+from tgms.engine.operators.registry import REGISTRY, OperatorSpec, load_all
+from tgms.engine.operators.units import (
     ARG_UNITS,
     SPOKEN,
     UNKNOWN,
@@ -36,8 +36,8 @@ from engine.operators.units import (
     model_tree,
     paths,
 )
-from engine.plan.model import AnswerSpec, Parsed, Step, Violation, parse_plan, topo_order
-from engine.plan.refs import Field, Index, Ref, Star
+from tgms.engine.plan.model import AnswerSpec, Parsed, Step, Violation, parse_plan, topo_order
+from tgms.engine.plan.refs import Field, Index, Ref, Star
 
 Loc = tuple[str | int, ...]
 

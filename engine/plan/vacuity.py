@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from engine.operators.registry import OperatorSpec
-from engine.plan.model import AnswerSpec, Step
+from tgms.engine.operators.registry import OperatorSpec
+from tgms.engine.plan.model import AnswerSpec, Step
 
 
 def reaching_answer(

@@ -37,13 +37,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import TGMSError
-from engine.operators.base import parse_args
-from engine.operators.context import OpContext
-from engine.operators.cost import DEFAULT_BUDGET_S, profile
-from engine.operators.registry import REGISTRY, OperatorSpec, load_all
-from engine.operators.traits import Operand, literals_at, marked
-from engine.plan.contracts import (
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.base import parse_args
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S, profile
+from tgms.engine.operators.registry import REGISTRY, OperatorSpec, load_all
+from tgms.engine.operators.traits import Operand, literals_at, marked
+from tgms.engine.plan.contracts import (
     ANY,
     Shape,
     arg_fields,
@@ -55,11 +55,11 @@ from engine.plan.contracts import (
     row_field_target,
     value_shape,
 )
-from engine.plan.extent import data_findings
-from engine.plan.model import Parsed, Step, Violation, parse_plan
-from engine.plan.refs import Ref, is_ref
-from engine.plan.units import check_units
-from engine.plan.vacuity import reaching_answer
+from tgms.engine.plan.extent import data_findings
+from tgms.engine.plan.model import Parsed, Step, Violation, parse_plan
+from tgms.engine.plan.refs import Ref, is_ref
+from tgms.engine.plan.units import check_units
+from tgms.engine.plan.vacuity import reaching_answer
 
 CHECKS = ("structure", "output_contracts", "args", "temporal", "vacuous", "grounding", "cost", "units")
 DEFAULT_PLAN_BUDGET_S = 60.0

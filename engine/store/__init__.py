@@ -1,6 +1,6 @@
 """The bi-temporal store: versions, writes, event log, replay, digest, backends."""
 
-from engine.store.model import ScanFilter
-from engine.store.store import BatchResult, Store, replay
+from tgms.engine.store.model import ScanFilter
+from tgms.engine.store.store import BatchResult, Store, replay
 
 __all__ = ["BatchResult", "ScanFilter", "Store", "replay"]

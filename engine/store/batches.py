@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.store.eventlog import LOG_NAME, read_log
+from tgms.engine.store.eventlog import LOG_NAME, read_log
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from engine.store.model import (
+from tgms.engine.store.model import (
     EDGE_SCHEMA,
     NODE_SCHEMA,
     ScanFilter,
@@ -28,11 +28,11 @@ from engine.store.model import (
     text_hash,
     vids_of,
 )
-from engine.store.ops import AssertEdge, IngestEvents
-from engine.timeutil import OPEN_END
+from tgms.engine.store.ops import AssertEdge, IngestEvents
+from tgms.engine.timeutil import OPEN_END
 
 if TYPE_CHECKING:
-    from engine.store.writer import BatchPlanner
+    from tgms.engine.store.writer import BatchPlanner
 
 
 def _uid_dictionary(planner: BatchPlanner, src: pa.Array, dst: pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import CorruptError, StoreWarning, TGMSError
-from engine.store.eventlog import LOG_NAME, read_log
-from engine.store.reconcile import check_against_log, describe, unreconciled
-from engine.store.store import Store, read_store_meta
+from tgms.engine.errors import CorruptError, StoreWarning, TGMSError
+from tgms.engine.store.eventlog import LOG_NAME, read_log
+from tgms.engine.store.reconcile import check_against_log, describe, unreconciled
+from tgms.engine.store.store import Store, read_store_meta
 
 
 @dataclass

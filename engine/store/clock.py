@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Literal, Protocol
 
-from engine.errors import InvalidArgError
-from engine.timeutil import OPEN_END
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.timeutil import OPEN_END
 
 
 def wall_clock_us() -> int:

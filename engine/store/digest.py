@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.canonical import dumps_canonical
+from tgms.engine.canonical import dumps_canonical
 
 NODE_KEYS = (
     "kind",

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.canonical import dumps_canonical, sha256_hex
-from engine.errors import CorruptError, StoreWarning
+from tgms.engine.canonical import dumps_canonical, sha256_hex
+from tgms.engine.errors import CorruptError, StoreWarning
 
 LOG_NAME = "eventlog.jsonl"
 FORMAT = "tgms-eventlog"

@@ -28,9 +28,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from engine.canonical import canonicalize, check_depth, dumps_canonical
-from engine.errors import InvalidArgError, LimitError, SchemaError
-from engine.timeutil import OPEN_END, check_interval, check_time
+from tgms.engine.canonical import canonicalize, check_depth, dumps_canonical
+from tgms.engine.errors import InvalidArgError, LimitError, SchemaError
+from tgms.engine.timeutil import OPEN_END, check_interval, check_time
 
 MAX_STRING = 1024
 #: props are small records about one fact; a bound keeps one op from carrying a document (E_LIMIT)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from engine.errors import CorruptError, StoreWarning
-from engine.store.eventlog import LogState
+from tgms.engine.errors import CorruptError, StoreWarning
+from tgms.engine.store.eventlog import LogState
 
 
 def check_against_log(state: LogState, applied: int) -> None:

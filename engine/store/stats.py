@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.compute as pc
 
-from engine.store.model import ScanFilter
-from engine.timeutil import OPEN_END, us_to_iso
+from tgms.engine.store.model import ScanFilter
+from tgms.engine.timeutil import OPEN_END, us_to_iso
 
 if TYPE_CHECKING:
-    from engine.store.store import Store
+    from tgms.engine.store.store import Store
 
 
 def store_stats(store: Store) -> dict[str, Any]:

@@ -28,8 +28,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.canonical import dumps_canonical
-from engine.errors import (
+from tgms.engine.canonical import dumps_canonical
+from tgms.engine.errors import (
     ConflictError,
     CorruptError,
     NotFoundError,
@@ -37,15 +37,15 @@ from engine.errors import (
     TGMSError,
     error_from_dict,
 )
-from engine.store.backends import backend_class
-from engine.store.backends.base import Backend
-from engine.store.clock import Clock, HybridLogicalClock, make_clock
-from engine.store.digest import store_digest
-from engine.store.eventlog import LOG_NAME, EventLogWriter, LoggedBatch, read_log
-from engine.store.model import ScanFilter
-from engine.store.ops import Op, op_to_json, parse_batch
-from engine.store.reconcile import check_against_log, warn_unreconciled
-from engine.store.writer import BatchPlanner
+from tgms.engine.store.backends import backend_class
+from tgms.engine.store.backends.base import Backend
+from tgms.engine.store.clock import Clock, HybridLogicalClock, make_clock
+from tgms.engine.store.digest import store_digest
+from tgms.engine.store.eventlog import LOG_NAME, EventLogWriter, LoggedBatch, read_log
+from tgms.engine.store.model import ScanFilter
+from tgms.engine.store.ops import Op, op_to_json, parse_batch
+from tgms.engine.store.reconcile import check_against_log, warn_unreconciled
+from tgms.engine.store.writer import BatchPlanner
 
 STORE_META = "store.json"
 FORMAT = "tgms-store"
@@ -360,7 +360,7 @@ class Store:
         return nodes, edges
 
     def stats(self) -> dict[str, Any]:
-        from engine.store.stats import store_stats
+        from tgms.engine.store.stats import store_stats
 
         return store_stats(self)
 

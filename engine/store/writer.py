@@ -22,10 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.canonical import dumps_canonical
-from engine.errors import InvalidArgError, NotFoundError
-from engine.store.backends.base import Backend
-from engine.store.model import (
+from tgms.engine.canonical import dumps_canonical
+from tgms.engine.errors import InvalidArgError, NotFoundError
+from tgms.engine.store.backends.base import Backend
+from tgms.engine.store.model import (
     EDGE_SCHEMA,
     ENTITY_SCHEMA,
     NODE_SCHEMA,
@@ -39,8 +39,8 @@ from engine.store.model import (
     node_versions_from,
     vid_of,
 )
-from engine.store.ops import AssertEdge, AssertNode, Correct, IngestEvents, Op, Ref, Retract
-from engine.timeutil import OPEN_END
+from tgms.engine.store.ops import AssertEdge, AssertNode, Correct, IngestEvents, Op, Ref, Retract
+from tgms.engine.timeutil import OPEN_END
 
 Version = NodeVersion | EdgeVersion
 
@@ -317,7 +317,7 @@ class BatchPlanner:
 
     # -- bulk events --------------------------------------------------------------------------------
     def _ingest(self, op: IngestEvents) -> None:
-        from engine.store.bulk import plan_ingest
+        from tgms.engine.store.bulk import plan_ingest
 
         plan_ingest(self, op)
 

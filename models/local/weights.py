@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from engine.api import write_atomic
-from models.errors import ModelFileError
-from models.local.paths import cache_root
+from tgms.engine.api import write_atomic
+from tgms.models.errors import ModelFileError
+from tgms.models.local.paths import cache_root
 
 CHUNK = 1 << 20
 _SHA = re.compile(r"^[0-9a-f]{64}$")

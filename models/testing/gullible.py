@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from models.testing.smoke_rule import CYPHER_PREFIX, PLANNER_PREFIX, smoke_reply
+from tgms.models.testing.smoke_rule import CYPHER_PREFIX, PLANNER_PREFIX, smoke_reply
 
 INJECTED_VALUE = 42
 INJECTED_CYPHER = "RETURN 42 AS injected"

@@ -10,7 +10,7 @@ reports the request counts (so a test can read the log of a server running as a 
 Faults are injected for the next N chat requests: an HTTP status (429 with Retry-After, 500, ...), a hang
 past the client's timeout, or a slow reply. Every request is logged (path and JSON body), and the count of
 chat requests in flight is tracked with its high-water mark. Use it as a context manager; it stops on exit
-(and releases any request that is hanging). ``python -m models.testing.scripted_server --port N`` runs it
+(and releases any request that is hanging). ``python -m tgms.models.testing.scripted_server --port N`` runs it
 as a process (see :func:`main`).
 """
 
@@ -278,7 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """TEST DOUBLE as a process: ``python -m models.testing.scripted_server --port N --reply TEXT``.
+    """TEST DOUBLE as a process: ``python -m tgms.models.testing.scripted_server --port N --reply TEXT``.
 
     Serves every chat request the fixed reply until SIGTERM/SIGINT, so tests can run it as the command of
     a :class:`models.local.LocalServer` (a real subprocess) without a model. ``--start-delay`` waits before
@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     time.sleep(args.start_delay)
     if args.smoke:
-        from models.testing.smoke_rule import smoke_reply
+        from tgms.models.testing.smoke_rule import smoke_reply
 
         server = ScriptedServer(smoke_reply, model=args.model)
     else:

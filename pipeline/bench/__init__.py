@@ -1,4 +1,4 @@
-"""Benchmarks (not tests), run as ``tgms bench NAME`` (or ``python -m pipeline.bench NAME``).
+"""Benchmarks (not tests), run as ``tgms bench NAME`` (or ``python -m tgms.pipeline.bench NAME``).
 
 Each benchmark module defines ``HELP``, ``add_arguments(parser)`` and ``main(args, progress) ->
 BenchResult`` (:mod:`pipeline.bench.report`); the stores they run on come from :mod:`pipeline.latency.stores`.

@@ -1,8 +1,8 @@
-"""``python -m pipeline.bench NAME ...`` is ``tgms bench NAME ...``."""
+"""``python -m tgms.pipeline.bench NAME ...`` is ``tgms bench NAME ...``."""
 
 import sys
 
-from pipeline.cli.main import main
+from tgms.pipeline.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["bench", *sys.argv[1:]]))

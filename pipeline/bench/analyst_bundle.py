@@ -34,8 +34,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, canonical_json
-from pipeline.campaign.bundle import (
+from tgms.engine.api import InvalidArgError, canonical_json
+from tgms.pipeline.campaign.bundle import (
     BUNDLE_FORMAT,
     BUNDLE_VERSION,
     EVENTLOG,
@@ -44,7 +44,7 @@ from pipeline.campaign.bundle import (
     SUITE,
     file_sha256,
 )
-from pipeline.scoring.suite import SUITE_FORMAT, AnswerKind, Splits, Suite, Task, split_sha256
+from tgms.pipeline.scoring.suite import SUITE_FORMAT, AnswerKind, Splits, Suite, Task, split_sha256
 
 #: the analyst answer kinds with a typed counterpart (pipeline.scoring), and that counterpart
 KIND_MAP: dict[str, AnswerKind] = {

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import (
+from tgms.engine.api import (
     COST_COEFFICIENTS,
     OPERATOR_ORDER,
     REGISTRY,
@@ -43,9 +43,9 @@ from engine.api import (
     run_call,
     write_atomic,
 )
-from pipeline import inputs
-from pipeline.bench.calibrate_calls import varied_calls
-from pipeline.bench.calibrate_fit import (
+from tgms.pipeline import inputs
+from tgms.pipeline.bench.calibrate_calls import varied_calls
+from tgms.pipeline.bench.calibrate_fit import (
     SHIPPED_MODEL,
     TERMS,
     cost_model_text,
@@ -54,9 +54,9 @@ from pipeline.bench.calibrate_fit import (
     guarded_estimate,
     seconds,
 )
-from pipeline.bench.report import BenchResult
-from pipeline.latency.operators import typical_calls
-from pipeline.latency.stores import bench_store, default_work_dir, parse_scales
+from tgms.pipeline.bench.report import BenchResult
+from tgms.pipeline.latency.operators import typical_calls
+from tgms.pipeline.latency.stores import bench_store, default_work_dir, parse_scales
 
 HELP = "fit the cost guard's coefficients to measured operator times (--write FILE saves them)"
 #: cache entries every call needs anyway (the profile alone loads the believed edges): kept warm

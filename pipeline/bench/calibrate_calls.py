@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import ALLEN_RELATIONS, METRICS, MOTIF_NAMES, OPERATOR_ORDER, OpContext
+from tgms.engine.api import ALLEN_RELATIONS, METRICS, MOTIF_NAMES, OPERATOR_ORDER, OpContext
 
 FRACTIONS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 MINUTE, HOUR, DAY = 60_000_000, 3_600_000_000, 86_400_000_000

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import COST_COEFFICIENTS, COST_MODEL_PATH
+from tgms.engine.api import COST_COEFFICIENTS, COST_MODEL_PATH
 
 #: the shipped cost model, which ``--write-source`` rewrites in a git checkout
 SHIPPED_MODEL = COST_MODEL_PATH

@@ -39,13 +39,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline import inputs
-from pipeline.bench.report import BenchResult, stamp
-from pipeline.latency.stores import default_work_dir
-from pipeline.table import Table, to_markdown
+from tgms.pipeline import inputs
+from tgms.pipeline.bench.report import BenchResult, stamp
+from tgms.pipeline.latency.stores import default_work_dir
+from tgms.pipeline.table import Table, to_markdown
 
 if TYPE_CHECKING:
-    from pipeline.scoring.suite import Task
+    from tgms.pipeline.scoring.suite import Task
 
 HELP = "campaign fan-out: tasks/s (instant and 1-s replies) and actor start-up on CollegeMsg"
 GOALS = {
@@ -87,7 +87,7 @@ def _parts(text: str) -> str:
 
 
 def _bundle(args: argparse.Namespace, progress: Callable[[str], None]) -> Path:
-    from pipeline.campaign.bundle import MANIFEST, build_bundle
+    from tgms.pipeline.campaign.bundle import MANIFEST, build_bundle
 
     if args.bundle:
         return Path(args.bundle)
@@ -111,9 +111,9 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
 
 def _fan_out(args: argparse.Namespace, progress: Callable[[str], None], parts: str) -> dict[str, Any]:
     """Figures (a)-(c), each when picked by ``parts``."""
-    from pipeline.campaign.bundle import read_manifest, read_suite
-    from pipeline.campaign.config import ClusterConf
-    from pipeline.campaign.ray_runtime import ray_session
+    from tgms.pipeline.campaign.bundle import read_manifest, read_suite
+    from tgms.pipeline.campaign.config import ClusterConf
+    from tgms.pipeline.campaign.ray_runtime import ray_session
 
     bundle = _bundle(args, progress)
     manifest = read_manifest(bundle)
@@ -169,7 +169,7 @@ def _smoke(progress: Callable[[str], None]) -> dict[str, Any]:
             cwd = Path(scratch) / state
             cwd.mkdir()
             progress(f"(d) smoke, {state} cache: tgms-campaign experiment=smoke in {cwd} ...")
-            cmd = [sys.executable, "-c", "from pipeline.campaign.driver import main; main()",
+            cmd = [sys.executable, "-c", "from tgms.pipeline.campaign.driver import main; main()",
                    "experiment=smoke"]  # fmt: skip
             t0 = time.perf_counter()
             code, tail = _run_campaign(cmd, cwd, env)
@@ -182,9 +182,9 @@ def _smoke(progress: Callable[[str], None]) -> dict[str, Any]:
 
 
 def _startup(bundles: dict[str, Any], cluster: Any, work: Path, reps: int) -> dict[str, Any]:
-    from models.config import EndpointConfig
-    from pipeline.campaign.endpoints import endpoint_to_dict
-    from pipeline.campaign.executor import start_actors
+    from tgms.models.config import EndpointConfig
+    from tgms.pipeline.campaign.endpoints import endpoint_to_dict
+    from tgms.pipeline.campaign.executor import start_actors
 
     endpoint = endpoint_to_dict(EndpointConfig(base_urls=("http://127.0.0.1:9",), model="none"))
     inside, wall = [], []
@@ -211,11 +211,11 @@ def _throughput(
     reps: int,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
-    from models.config import ModelConfig
-    from pipeline.campaign.cells import Cell
-    from pipeline.campaign.endpoints import open_model
-    from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors
-    from pipeline.campaign.records import read_records
+    from tgms.models.config import ModelConfig
+    from tgms.pipeline.campaign.cells import Cell
+    from tgms.pipeline.campaign.endpoints import open_model
+    from tgms.pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors
+    from tgms.pipeline.campaign.records import read_records
 
     model = ModelConfig.model_validate(
         {
@@ -270,7 +270,7 @@ def _run_campaign(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[int |
     """Run one campaign to its end: its exit code (None when stopped at :data:`SMOKE_TIMEOUT_S`) and its
     output's tail. Ctrl-C or SIGTERM of the benchmark stops the campaign in order (SIGTERM: its runs end
     KILLED, its Ray runtime stops) before the benchmark exits; it is never left running on its own."""
-    from pipeline.signals import sigterm_as_interrupt
+    from tgms.pipeline.signals import sigterm_as_interrupt
 
     log = cwd / "campaign.log"
     with log.open("w", encoding="utf-8") as out, sigterm_as_interrupt():

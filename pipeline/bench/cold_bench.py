@@ -20,12 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.api import OpContext, Store, load_all
-from pipeline import inputs
-from pipeline.bench.report import BenchResult
-from pipeline.latency.operators import typical_calls
-from pipeline.latency.stores import bench_store, default_work_dir, one_scale, store_dir
-from pipeline.table import Table, to_markdown
+from tgms.engine.api import OpContext, Store, load_all
+from tgms.pipeline import inputs
+from tgms.pipeline.bench.report import BenchResult
+from tgms.pipeline.latency.operators import typical_calls
+from tgms.pipeline.latency.stores import bench_store, default_work_dir, one_scale, store_dir
+from tgms.pipeline.table import Table, to_markdown
 
 HELP = "open + first query of a store in fresh processes"
 
@@ -33,10 +33,10 @@ HELP = "open + first query of a store in fresh processes"
 CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.registry import load_all
-from engine.store import Store
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.registry import load_all
+from tgms.engine.store import Store
 load_all()
 t1 = time.perf_counter()
 store = Store.open(sys.argv[1], read_only=True)

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import METRICS, OpContext, call, load_all
-from pipeline.bench.report import BenchResult, add_reps
-from pipeline.latency.operators import TARGETS as OPS_TARGETS
-from pipeline.latency.stores import bench_store, default_work_dir, parse_scales
-from pipeline.table import Table, to_markdown
+from tgms.engine.api import METRICS, OpContext, call, load_all
+from tgms.pipeline.bench.report import BenchResult, add_reps
+from tgms.pipeline.latency.operators import TARGETS as OPS_TARGETS
+from tgms.pipeline.latency.stores import bench_store, default_work_dir, parse_scales
+from tgms.pipeline.table import Table, to_markdown
 
 HELP = "graph_metric_timeseries (every metric) and burst_detection, 100 buckets, on synthetic stores"
 #: the ops benchmark's case whose targets apply to the edge_event_count row

@@ -23,11 +23,19 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from engine.api import OpContext, build_store, get_operator, load_all, motif_selection, parse_args, run_call
-from pipeline.bench import peers_bench
-from pipeline.bench.report import BenchResult, add_reps
-from pipeline.latency.stores import bench_store, default_work_dir, one_scale
-from pipeline.table import Table, to_markdown
+from tgms.engine.api import (
+    OpContext,
+    build_store,
+    get_operator,
+    load_all,
+    motif_selection,
+    parse_args,
+    run_call,
+)
+from tgms.pipeline.bench import peers_bench
+from tgms.pipeline.bench.report import BenchResult, add_reps
+from tgms.pipeline.latency.stores import bench_store, default_work_dir, one_scale
+from tgms.pipeline.table import Table, to_markdown
 
 HELP = "motif counts on CollegeMsg and node-filtered counts on a synthetic store, with cost estimates"
 

@@ -15,9 +15,9 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.bench.report import BenchResult, add_reps, stamp
-from pipeline.latency.operators import run, table, template_summary
-from pipeline.latency.stores import default_work_dir, parse_scales
+from tgms.pipeline.bench.report import BenchResult, add_reps, stamp
+from tgms.pipeline.latency.operators import run, table, template_summary
+from tgms.pipeline.latency.stores import default_work_dir, parse_scales
 
 HELP = "operator p50/p95 on synthetic stores vs targets, and the task templates' calls on CollegeMsg"
 

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import OpContext, load_all, run_call
-from pipeline.bench.report import BenchResult, add_reps, stamp
-from pipeline.latency.stores import bench_store, default_work_dir
-from pipeline.table import Table, to_markdown
+from tgms.engine.api import OpContext, load_all, run_call
+from tgms.pipeline.bench.report import BenchResult, add_reps, stamp
+from tgms.pipeline.latency.stores import bench_store, default_work_dir
+from tgms.pipeline.table import Table, to_markdown
 
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
 DAY = 86_400_000_000

@@ -39,11 +39,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError
-from models.config import ModelConfig
-from pipeline import inputs
-from pipeline.bench.report import BenchResult
-from pipeline.table import Table
+from tgms.engine.api import InvalidArgError
+from tgms.models.config import ModelConfig
+from tgms.pipeline import inputs
+from tgms.pipeline.bench.report import BenchResult
+from tgms.pipeline.table import Table
 
 HELP = "a planner configuration with a model: plan validity, repeat rate, accuracy, s/task (a campaign)"
 SECTION = ("planner-bench", "Planner with a model: `tgms bench planner`")
@@ -153,9 +153,9 @@ def compose(args: argparse.Namespace, run_dir: Path, analyst_bundle: Path | None
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from pipeline.campaign.config import validate
-    from pipeline.campaign.driver import CONF_DIR
-    from pipeline.campaign.overrides import composition_error
+    from tgms.pipeline.campaign.config import validate
+    from tgms.pipeline.campaign.driver import CONF_DIR
+    from tgms.pipeline.campaign.overrides import composition_error
 
     known_model = (CONF_DIR / "model" / f"{args.model}.yaml").is_file()
     if not known_model and not args.api_base:
@@ -239,7 +239,7 @@ def load_average() -> list[float]:
 
 
 def model_facts(model: ModelConfig) -> dict[str, Any]:
-    from models.local import resolve_engine
+    from tgms.models.local import resolve_engine
 
     gen, serving = model.generation, model.serving
     f = gen.model_file
@@ -263,10 +263,10 @@ def model_facts(model: ModelConfig) -> dict[str, Any]:
 
 # -- the benchmark -------------------------------------------------------------------------------------
 def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResult:
-    from pipeline.bench.planner_table import cell_row, markdown, row_key, table
-    from pipeline.campaign.driver import run_campaign, tracking_target
-    from pipeline.campaign.tracking import CampaignTracker, git_revision
-    from pipeline.latency.stores import default_work_dir
+    from tgms.pipeline.bench.planner_table import cell_row, markdown, row_key, table
+    from tgms.pipeline.campaign.driver import run_campaign, tracking_target
+    from tgms.pipeline.campaign.tracking import CampaignTracker, git_revision
+    from tgms.pipeline.latency.stores import default_work_dir
 
     base = Path(args.work or default_work_dir()).resolve() / "planner"
     run_dir = base / "runs" / run_key(args)
@@ -325,10 +325,10 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
 def _analyst_bundle(args: argparse.Namespace, base: Path, progress: Callable[[str], None]) -> Path:
     """The analyst bundle of ``--questions N`` under ``<work>/planner/bundles`` (built once), with the train
     split of the suite's own bundle (built or verified first) for retrieved worked plans."""
-    from pipeline.bench.analyst_bundle import build_analyst_bundle
-    from pipeline.campaign.bundle import train_split
-    from pipeline.campaign.config import SuiteConf
-    from pipeline.campaign.driver import CONF_DIR, ensure_bundle, suite_key
+    from tgms.pipeline.bench.analyst_bundle import build_analyst_bundle
+    from tgms.pipeline.campaign.bundle import train_split
+    from tgms.pipeline.campaign.config import SuiteConf
+    from tgms.pipeline.campaign.driver import CONF_DIR, ensure_bundle, suite_key
 
     conf_file = CONF_DIR / "suite" / f"{args.suite}.yaml"
     if not conf_file.is_file():

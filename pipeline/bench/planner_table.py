@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.campaign.cell_metrics import outcomes, system_key
-from pipeline.campaign.outcomes import latest_by_task
-from pipeline.scoring.bootstrap import resampled_means
-from pipeline.scoring.metrics import Metric, ratio, summarize
-from pipeline.table import Table, to_markdown
+from tgms.pipeline.campaign.cell_metrics import outcomes, system_key
+from tgms.pipeline.campaign.outcomes import latest_by_task
+from tgms.pipeline.scoring.bootstrap import resampled_means
+from tgms.pipeline.scoring.metrics import Metric, ratio, summarize
+from tgms.pipeline.table import Table, to_markdown
 
 CI_RESAMPLES = 2000
 CI_SEED = 0

@@ -19,13 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError
-from models.local.tokens import count_chat_tokens, count_tokens
-from models.plan_prompt import PlanTask, PromptLayout, first_messages, shown_examples, static_prefix
-from models.worked_plans import names_line, question_names
-from pipeline.bench.report import BenchResult, stamp
-from pipeline.scoring.suite import Suite, read_suite
-from pipeline.table import Table, to_markdown
+from tgms.engine.api import InvalidArgError
+from tgms.models.local.tokens import count_chat_tokens, count_tokens
+from tgms.models.plan_prompt import PlanTask, PromptLayout, first_messages, shown_examples, static_prefix
+from tgms.models.worked_plans import names_line, question_names
+from tgms.pipeline.bench.report import BenchResult, stamp
+from tgms.pipeline.scoring.suite import Suite, read_suite
+from tgms.pipeline.table import Table, to_markdown
 
 HELP = "the planner prompt's parts in the model's own tokens, per layout (no server)"
 LAYOUTS: dict[str, PromptLayout] = {
@@ -71,7 +71,7 @@ def measure(
     for name in layouts:
         layout = LAYOUTS[name]
         if layout.examples == "retrieved" and index is None:
-            from pipeline.systems.worked_plans import WorkedPlanIndex
+            from tgms.pipeline.systems.worked_plans import WorkedPlanIndex
 
             index = WorkedPlanIndex(list(suite.splits.train))
         per: dict[str, list[int]] = {"suffix": [], "worked": [], "blocks": [], "times": [], "chat": []}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline import inputs
+from tgms.pipeline import inputs
 
 
 @dataclass(frozen=True)

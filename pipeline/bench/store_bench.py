@@ -20,9 +20,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.api import BACKENDS, LOG_NAME, InvalidArgError, ScanFilter, Store, ingest_data, load_data, replay
-from pipeline.bench.report import BenchResult, stamp
-from pipeline.latency.stores import one_scale, synthetic_nodes
+from tgms.engine.api import (
+    BACKENDS,
+    LOG_NAME,
+    InvalidArgError,
+    ScanFilter,
+    Store,
+    ingest_data,
+    load_data,
+    replay,
+)
+from tgms.pipeline.bench.report import BenchResult, stamp
+from tgms.pipeline.latency.stores import one_scale, synthetic_nodes
 
 HELP = "store ingest, replay, size and open time per data set and backend"
 

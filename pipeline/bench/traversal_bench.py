@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import OpContext, call, get_operator, load_all, profile
-from pipeline.bench.report import BenchResult, add_reps
-from pipeline.latency.stores import bench_store, default_work_dir, one_scale
-from pipeline.table import Table, to_markdown
+from tgms.engine.api import OpContext, call, get_operator, load_all, profile
+from tgms.pipeline.bench.report import BenchResult, add_reps
+from tgms.pipeline.latency.stores import bench_store, default_work_dir, one_scale
+from tgms.pipeline.table import Table, to_markdown
 
 HELP = "temporal_reachability and temporal_paths cases on a synthetic store"
 HOUR = 3_600_000_000

@@ -1,3 +1,3 @@
-from pipeline.campaign.driver import main
+from tgms.pipeline.campaign.driver import main
 
 main()

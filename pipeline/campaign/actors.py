@@ -33,14 +33,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from engine.api import CorruptError, TGMSError, replay
-from models.client import ChatClient
-from models.config import with_generation
-from models.errors import InfraError
-from pipeline.campaign.endpoints import endpoint_from_dict
-from pipeline.campaign.ray_runtime import import_ray
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import BuiltSystem, RunSettings, SystemEnv, build_system, run_draft
+from tgms.engine.api import CorruptError, TGMSError, replay
+from tgms.models.client import ChatClient
+from tgms.models.config import with_generation
+from tgms.models.errors import InfraError
+from tgms.pipeline.campaign.endpoints import endpoint_from_dict
+from tgms.pipeline.campaign.ray_runtime import import_ray
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import BuiltSystem, RunSettings, SystemEnv, build_system, run_draft
 
 
 class TaskActor:
@@ -302,7 +302,7 @@ def infra_record(
     serving: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """An unscored ``infra_error`` record for a task that produced no record of its own."""
-    from pipeline.systems.record import TaskRecord
+    from tgms.pipeline.systems.record import TaskRecord
 
     generation = settings.get("generation") or {}  # RunSettings as the dict a job carries
     rec = TaskRecord(

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import logging
 
-from engine.api import ConflictError, LimitError, TGMSError, UpstreamError
-from models.errors import InfraError
-from pipeline.boundary import structured
+from tgms.engine.api import ConflictError, LimitError, TGMSError, UpstreamError
+from tgms.models.errors import InfraError
+from tgms.pipeline.boundary import structured
 
 log = logging.getLogger("tgms.campaign")
 

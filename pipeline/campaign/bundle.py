@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.api import (
+from tgms.engine.api import (
     LOG_NAME,
     ConflictError,
     CorruptError,
@@ -38,7 +38,7 @@ from engine.api import (
     source_path,
     source_sha256,
 )
-from pipeline.scoring.suite import Suite, Task, parse_suite
+from tgms.pipeline.scoring.suite import Suite, Task, parse_suite
 
 BUNDLE_FORMAT = "tgms-bundle"
 BUNDLE_VERSION = 1
@@ -108,7 +108,7 @@ def build_bundle(
 ) -> dict[str, Any]:
     """Build the bundle of ``dataset`` and ``seed`` into ``out`` (created; it must not hold a bundle) and
     return its manifest. ``events``/``nodes`` apply to ``synthetic``; ``source`` to the SNAP sets."""
-    from pipeline.tasks.build import build_suite, write_suite
+    from tgms.pipeline.tasks.build import build_suite, write_suite
 
     out = Path(out)
     if any((out / f).exists() for f in FILES):

@@ -20,8 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from engine.api import CorruptError, NotFoundError, atomic_dir, canonical_json, sha256_hex
-from pipeline.campaign.bundle import (
+from tgms.engine.api import CorruptError, NotFoundError, atomic_dir, canonical_json, sha256_hex
+from tgms.pipeline.campaign.bundle import (
     BUNDLE_FORMAT,
     BUNDLE_VERSION,
     FILES,
@@ -35,8 +35,7 @@ from pipeline.campaign.bundle import (
 def code_fingerprint() -> str:
     """SHA-256 over the path and bytes of every ``.py`` and ``.json`` file of the ``engine`` and ``pipeline``
     packages (code, and data that decides a build, like the shipped cost model)."""
-    import engine
-    import pipeline
+    from tgms import engine, pipeline
 
     h = hashlib.sha256()
     for pkg in (engine, pipeline):

@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pipeline.campaign.outcomes import latest_by_task, outcome_of
-from pipeline.scoring.bootstrap import DEFAULT_RESAMPLES, paired_bootstrap
-from pipeline.scoring.metrics import TaskOutcome, summarize
-from pipeline.scoring.significance import mcnemar_exact
+from tgms.pipeline.campaign.outcomes import latest_by_task, outcome_of
+from tgms.pipeline.scoring.bootstrap import DEFAULT_RESAMPLES, paired_bootstrap
+from tgms.pipeline.scoring.metrics import TaskOutcome, summarize
+from tgms.pipeline.scoring.significance import mcnemar_exact
 
 METRICS = (
     "accuracy",

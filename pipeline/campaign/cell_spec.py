@@ -27,13 +27,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.api import CorruptError, canonical_json, sha256_hex
-from models.config import GenerationConfig
-from pipeline.campaign.cells import Cell, system_config
-from pipeline.campaign.config import CampaignConfig
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import check_config
-from pipeline.systems.record import RECORD_VERSION
+from tgms.engine.api import CorruptError, canonical_json, sha256_hex
+from tgms.models.config import GenerationConfig
+from tgms.pipeline.campaign.cells import Cell, system_config
+from tgms.pipeline.campaign.config import CampaignConfig
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import check_config
+from tgms.pipeline.systems.record import RECORD_VERSION
 
 #: the format of a cell spec; hashed, so a change of what a spec holds is a new id, never a silent reuse
 SPEC_VERSION = "1"

@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.api import InvalidArgError
-from pipeline.campaign.config import CampaignConfig
-from pipeline.scoring.suite import Suite, Task
-from pipeline.tasks.slices import apply_slice, pick_listed
+from tgms.engine.api import InvalidArgError
+from tgms.pipeline.campaign.config import CampaignConfig
+from tgms.pipeline.scoring.suite import Suite, Task
+from tgms.pipeline.tasks.slices import apply_slice, pick_listed
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from engine.api import DATASETS, InvalidArgError
-from models.config import FLAT_NAMES, ModelConfig
-from models.plan_prompt import EXAMPLE_MODES, MANUAL_MODES
-from models.plan_schema import SCHEMAS as PLAN_SCHEMAS
+from tgms.engine.api import DATASETS, InvalidArgError
+from tgms.models.config import FLAT_NAMES, ModelConfig
+from tgms.models.plan_prompt import EXAMPLE_MODES, MANUAL_MODES
+from tgms.models.plan_schema import SCHEMAS as PLAN_SCHEMAS
 
 
 class _Strict(BaseModel):
@@ -243,7 +243,7 @@ class CampaignConfig(_Strict):
 
     @model_validator(mode="after")
     def _resolve_names(self) -> CampaignConfig:
-        from pipeline.systems.base import check_config, load_systems
+        from tgms.pipeline.systems.base import check_config, load_systems
 
         for key, known in (
             ("suites", self.catalog.suites),

@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, NotFoundError, TGMSError, replay, write_atomic
-from models.config import ModelConfig
-from models.local.paths import cache_root
-from pipeline.campaign.bundle import EVENTLOG, MANIFEST, build_bundle, read_suite, verify_bundle
-from pipeline.campaign.bundle_cache import bundle_key, fetch, keep
-from pipeline.campaign.cell_spec import (
+from tgms.engine.api import InvalidArgError, NotFoundError, TGMSError, replay, write_atomic
+from tgms.models.config import ModelConfig
+from tgms.models.local.paths import cache_root
+from tgms.pipeline.campaign.bundle import EVENTLOG, MANIFEST, build_bundle, read_suite, verify_bundle
+from tgms.pipeline.campaign.bundle_cache import bundle_key, fetch, keep
+from tgms.pipeline.campaign.cell_spec import (
     CELL_SPEC_TAG,
     SPECS_DIR,
     CellSpec,
@@ -49,15 +49,15 @@ from pipeline.campaign.cell_spec import (
     provenance,
     task_list_sha256,
 )
-from pipeline.campaign.cells import Cell, cells_of, select_tasks, system_config
-from pipeline.campaign.config import CampaignConfig, SuiteConf, validate
-from pipeline.campaign.preflight import preflight
-from pipeline.campaign.resume import CellResume, resume_cell
-from pipeline.campaign.tracking import bundle_tags, default_artifact_location, default_uri
-from pipeline.scoring.suite import Task
-from pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
-from pipeline.systems.embeddings import EMBED_THREADS_ENV
-from pipeline.table import Document, Table, to_markdown
+from tgms.pipeline.campaign.cells import Cell, cells_of, select_tasks, system_config
+from tgms.pipeline.campaign.config import CampaignConfig, SuiteConf, validate
+from tgms.pipeline.campaign.preflight import preflight
+from tgms.pipeline.campaign.resume import CellResume, resume_cell
+from tgms.pipeline.campaign.tracking import bundle_tags, default_artifact_location, default_uri
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
+from tgms.pipeline.systems.embeddings import EMBED_THREADS_ENV
+from tgms.pipeline.table import Document, Table, to_markdown
 
 #: the Hydra config tree: conf/ at the repository root
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -161,7 +161,7 @@ def plan_cells(
         return CellPlan({}, {})
     listed, digest = None, None
     if config.experiment.task_list is not None:
-        from pipeline.tasks.slices import read_task_list
+        from tgms.pipeline.tasks.slices import read_task_list
 
         path = Path(config.experiment.task_list)
         if not path.is_file():
@@ -257,10 +257,10 @@ def _evaluate_cells(
     paths: Any,
     recorded: Any,
 ) -> list[CellResult]:
-    from pipeline.campaign.endpoints import open_model
-    from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
-    from pipeline.campaign.progress import Progress
-    from pipeline.campaign.ray_runtime import ray_session
+    from tgms.pipeline.campaign.endpoints import open_model
+    from tgms.pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
+    from tgms.pipeline.campaign.progress import Progress
+    from tgms.pipeline.campaign.ray_runtime import ray_session
 
     # read once: the executor skips the same tasks (it asks resume_cell too), progress counts these
     resumed = {cell: recorded(cell) for cell in cells}
@@ -338,7 +338,7 @@ def _set_aside(files: tuple[Path, ...]) -> None:
 
 
 def _local_engine(engine: str) -> str:
-    from models.local import resolve_engine  # the local extra's imports stay out of remote runs
+    from tgms.models.local import resolve_engine  # the local extra's imports stay out of remote runs
 
     return resolve_engine(engine)
 
@@ -367,7 +367,7 @@ def _cell_tags(config: CampaignConfig, cell: Cell) -> dict[str, str]:
 
 
 def _knob_params(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
-    from pipeline.campaign.tracking import flatten
+    from tgms.pipeline.campaign.tracking import flatten
 
     return flatten({"system": system_config(config, cell), "suite": cell.suite, "seed": cell.seed})
 
@@ -375,7 +375,7 @@ def _knob_params(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
 # -- mutations and the operator benchmark ------------------------------------------------------------------
 def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Path, dict]], tracker: Any,
               parent: str) -> dict[str, Any]:  # fmt: skip
-    from pipeline.mutations import run_experiment
+    from tgms.pipeline.mutations import run_experiment
 
     name = config.suites[0]
     path, _ = bundles[name]
@@ -394,8 +394,8 @@ def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Pa
 
 
 def ops_bench(config: CampaignConfig, run_dir: Path, tracker: Any, parent: str) -> list[dict[str, Any]]:
-    from pipeline.latency.operators import run as run_ops
-    from pipeline.latency.stores import parse_scales
+    from tgms.pipeline.latency.operators import run as run_ops
+    from tgms.pipeline.latency.stores import parse_scales
 
     o = config.experiment.ops_bench
     scales = parse_scales(",".join(o.scales))
@@ -408,8 +408,8 @@ def ops_bench(config: CampaignConfig, run_dir: Path, tracker: Any, parent: str) 
 # -- the campaign ------------------------------------------------------------------------------------------
 def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = "") -> CampaignResult:
     """Run one campaign (see the module docstring); the tables are printed by :func:`main`."""
-    from pipeline.campaign import tables as tables_mod
-    from pipeline.campaign.tracking import CampaignTracker, flatten, git_commit, git_revision
+    from tgms.pipeline.campaign import tables as tables_mod
+    from tgms.pipeline.campaign.tracking import CampaignTracker, flatten, git_commit, git_revision
 
     t0 = time.perf_counter()
     run_dir = Path(config.run.dir)
@@ -455,11 +455,11 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
             rows = [{"tags": c.cell.tags(), "metrics": c.metrics} for c in cells]
             models["table4"] = tables_mod.table4(rows, comparisons)
         if config.experiment.mutations.enabled:
-            from pipeline.mutations import table5
+            from tgms.pipeline.mutations import table5
 
             models["table5"] = table5(mutations(config, run_dir, bundles, tracker, parent))
         if config.experiment.ops_bench.enabled:
-            from pipeline.latency.operators import table_model as ops_table
+            from tgms.pipeline.latency.operators import table_model as ops_table
 
             models["ops_bench"] = ops_table(ops_bench(config, run_dir, tracker, parent))
         tables = {name: to_markdown(m) for name, m in models.items()}
@@ -483,12 +483,12 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
 def _structured_errors() -> Iterator[None]:
     """Whatever escapes leaves as the one structured error on stderr and in driver.log, with a non-zero
     exit (never a traceback); an interrupt as a line saying what was kept (pipeline.campaign.boundary)."""
-    from pipeline.boundary import exit_code, write_error
+    from tgms.pipeline.boundary import exit_code, write_error
 
     try:
         yield
     except Exception as exc:  # Ray, MLflow, the file system: the one structured error, never a traceback
-        from pipeline.campaign.boundary import report
+        from tgms.pipeline.campaign.boundary import report
 
         err = report(exc)
         write_error(err)
@@ -561,7 +561,7 @@ def main() -> None:
         import hydra
     except ImportError:  # pragma: no cover - depends on the install
         sys.exit("tgms-campaign needs the campaign extra: pip install 'tgms[campaign]'")
-    from pipeline.campaign.overrides import check_overrides
+    from tgms.pipeline.campaign.overrides import check_overrides
 
     with _structured_errors():  # Hydra's own composition errors, as the one structured error
         check_overrides(CONF_DIR, sys.argv[1:])

@@ -6,9 +6,10 @@
 :class:`~models.config.GenerationConfig` actually served (a local server names its model and flavour):
 
 - ``local``: the project's CPU server (:func:`models.local.start_local`), stopped on leaving;
-- ``scripted``: ``model.replicas`` processes of the TEST DOUBLE ``python -m models.testing.scripted_server``
-  on free ports (``--smoke`` replies, ``--reply-delay`` from the config), stopped on leaving — errors and
-  Ctrl-C included (:mod:`models.local.reaper` also stops them if the interpreter exits);
+- ``scripted``: ``model.replicas`` processes of the TEST DOUBLE
+  ``python -m tgms.models.testing.scripted_server`` on free ports (``--smoke`` replies, ``--reply-delay``
+  from the config), stopped on leaving — errors and Ctrl-C included (:mod:`models.local.reaper` also stops
+  them if the interpreter exits);
 - ``endpoint``: replicas served elsewhere (``api_base`` and/or the lines of ``endpoints_file``, which
   ``slurm/vllm_replicas.sbatch`` writes). Each must be ready — ``/health`` not failing and ``/v1/models``
   answering, listing the served model — within a bounded wait, else one :class:`~models.errors.InfraError`
@@ -31,11 +32,11 @@ from typing import Any
 
 import httpx
 
-from engine.api import InvalidArgError, NotFoundError
-from models.config import EndpointConfig, GenerationConfig, ModelConfig, endpoint_config, root_url
-from models.errors import InfraError
-from models.local.paths import cache_root
-from models.local.server import LocalServer, ServerSpec
+from tgms.engine.api import InvalidArgError, NotFoundError
+from tgms.models.config import EndpointConfig, GenerationConfig, ModelConfig, endpoint_config, root_url
+from tgms.models.errors import InfraError
+from tgms.models.local.paths import cache_root
+from tgms.models.local.server import LocalServer, ServerSpec
 
 READY_TIMEOUT_S = 120.0  # the bounded wait for replicas served elsewhere (a vLLM replica may be loading)
 _POLL_S = 0.5
@@ -176,7 +177,15 @@ def scripted_spec(
     """TEST DOUBLE: the scripted server as a subprocess (see models/testing/scripted_server.py)."""
 
     def command(port: int) -> list[str]:
-        argv = [sys.executable, "-m", "models.testing.scripted_server", "--port", str(port), "--model", model]
+        argv = [
+            sys.executable,
+            "-m",
+            "tgms.models.testing.scripted_server",
+            "--port",
+            str(port),
+            "--model",
+            model,
+        ]
         if reply_delay_s > 0:
             argv += ["--reply-delay", f"{reply_delay_s:g}"]
         if smoke:
@@ -234,7 +243,7 @@ def local_options(model: ModelConfig) -> dict[str, Any]:
             "model_file and chat_template are supported with local_engine llamacpp, llama-server or auto",
             local_engine=engine,
         )
-    from models.local.weights import resolve_model_file
+    from tgms.models.local.weights import resolve_model_file
 
     opts: dict[str, Any] = {"model_alias": gen.served}
     if gen.chat_template is not None:
@@ -271,7 +280,7 @@ def open_model(
     gen, serving = model.generation, model.serving
     cache = _cache(cache_dir, response_cache)
     if serving.kind == "local":
-        from models.local import start_local
+        from tgms.models.local import start_local
 
         with start_local(serving.local_engine, **local_options(model)) as server:
             # the server's own model id and client knobs (a serial server: no re-sent reads), its flavour

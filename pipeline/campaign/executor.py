@@ -28,19 +28,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.api import CorruptError, TGMSError
-from models.config import EndpointConfig, GenerationConfig
-from models.errors import InfraError
-from pipeline.campaign.actors import infra_record, task_actor_class
-from pipeline.campaign.bundle import EVENTLOG, train_split
-from pipeline.campaign.cells import Cell
-from pipeline.campaign.config import ClusterConf
-from pipeline.campaign.endpoints import endpoint_to_dict
-from pipeline.campaign.ray_runtime import actors_per_suite, import_ray
-from pipeline.campaign.records import append_line, append_record
-from pipeline.campaign.resume import resume_cell
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import RunSettings
+from tgms.engine.api import CorruptError, TGMSError
+from tgms.models.config import EndpointConfig, GenerationConfig
+from tgms.models.errors import InfraError
+from tgms.pipeline.campaign.actors import infra_record, task_actor_class
+from tgms.pipeline.campaign.bundle import EVENTLOG, train_split
+from tgms.pipeline.campaign.cells import Cell
+from tgms.pipeline.campaign.config import ClusterConf
+from tgms.pipeline.campaign.endpoints import endpoint_to_dict
+from tgms.pipeline.campaign.ray_runtime import actors_per_suite, import_ray
+from tgms.pipeline.campaign.records import append_line, append_record
+from tgms.pipeline.campaign.resume import resume_cell
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import RunSettings
 
 #: warnings (a memory kill, fewer actors than asked) go to Hydra's console and job log (driver.log) alike
 log = logging.getLogger("tgms.campaign")

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from engine.api import CorruptError
-from pipeline.scoring.metrics import TaskOutcome
+from tgms.engine.api import CorruptError
+from tgms.pipeline.scoring.metrics import TaskOutcome
 
 #: the claim types the gate acts on (engine.claims.gate.GATED_TYPES; pattern claims are not gated)
 GATED_TYPES = ("count", "value", "entity", "ordering")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.api import InvalidArgError, NotFoundError, SchemaError, TGMSError
+from tgms.engine.api import InvalidArgError, NotFoundError, SchemaError, TGMSError
 
 #: a group picked in a root list, not by a group override
 LISTED = {"suite": "suites", "system": "systems", "ablation": "ablations"}

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
-from engine.api import ConflictError, CorruptError
-from pipeline.campaign.config import CampaignConfig
+from tgms.engine.api import ConflictError, CorruptError
+from tgms.pipeline.campaign.config import CampaignConfig
 
 #: attempts on a locked tracking store, a second apart, before it is reported
 LOCK_RETRIES = 5
@@ -146,7 +146,7 @@ def check_run_parent(run_dir: Path) -> None:
 
 def check_endpoints(config: CampaignConfig, say: Callable[[str], None]) -> None:
     """For ``model.kind: endpoint``: URLs, key and readiness, before anything is made."""
-    from pipeline.campaign.endpoints import api_key, auth_headers, replica_urls, wait_ready
+    from tgms.pipeline.campaign.endpoints import api_key, auth_headers, replica_urls, wait_ready
 
     model = config.model
     if model.serving.kind != "endpoint":

@@ -20,8 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from engine.api import InvalidArgError, NotFoundError
-from pipeline.campaign.config import ClusterConf
+from tgms.engine.api import InvalidArgError, NotFoundError
+from tgms.pipeline.campaign.config import ClusterConf
 
 
 def import_ray() -> ModuleType:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pipeline.systems.runner import _trim_torn_tail, read_records
+from tgms.pipeline.systems.runner import _trim_torn_tail, read_records
 
 __all__ = ["append_line", "append_record", "read_records"]
 

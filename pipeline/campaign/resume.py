@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.scoring.suite import Task
-from pipeline.systems.runner import read_records
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.runner import read_records
 
 __all__ = ["CellResume", "current_records", "resume_cell"]
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pipeline.campaign.cell_metrics import SYSTEM_ORDER, system_key
-from pipeline.mutations import table5, table5_markdown
-from pipeline.scoring.suite import Suite
-from pipeline.table import Cell, Column, Document, Table, fmt_rate, tex_escape, to_latex, to_markdown
-from pipeline.tasks.stats import table2, table2_markdown
+from tgms.pipeline.campaign.cell_metrics import SYSTEM_ORDER, system_key
+from tgms.pipeline.mutations import table5, table5_markdown
+from tgms.pipeline.scoring.suite import Suite
+from tgms.pipeline.table import Cell, Column, Document, Table, fmt_rate, tex_escape, to_latex, to_markdown
+from tgms.pipeline.tasks.stats import table2, table2_markdown
 
 __all__ = [
     "SYSTEM_ORDER",

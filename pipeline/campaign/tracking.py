@@ -33,10 +33,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.api import ConflictError, InvalidArgError, NotFoundError, canonical_json
-from pipeline.campaign.cell_metrics import cell_metrics, compare_cells, comparison_metrics, metric_key
-from pipeline.scoring.suite import Suite
-from pipeline.table import Document, Table, parse_markdown, to_latex, to_markdown
+from tgms.engine.api import ConflictError, InvalidArgError, NotFoundError, canonical_json
+from tgms.pipeline.campaign.cell_metrics import cell_metrics, compare_cells, comparison_metrics, metric_key
+from tgms.pipeline.scoring.suite import Suite
+from tgms.pipeline.table import Document, Table, parse_markdown, to_latex, to_markdown
 
 MAX_PARAM_VALUE = 6000  # MLflow's limit on a param value (characters)
 MAX_KEY = 250  # MLflow's limit on a param / tag key
@@ -377,7 +377,7 @@ class CampaignTracker:
     def log_suite_tables(self, run_id: str, suites: Mapping[str, Suite]) -> None:
         """Table 2 of every suite of the campaign (``{suite name: suite}``), one after the
         other, as the parent's ``tables/table2.md``, ``.tex`` and ``.json`` (``tgms report``'s Table 2)."""
-        from pipeline.tasks.stats import table2
+        from tgms.pipeline.tasks.stats import table2
 
         doc = Document(name="table2", tables=tuple(table2(suites[n]) for n in sorted(suites)))
         self.log_tables(run_id, {"table2": doc})
@@ -458,7 +458,7 @@ class CampaignTracker:
         when given): per class ``<class>.cases``, ``.detections``, ``.false_positives``, ``.without`` (the
         last only for classes with a mechanism to switch off); ``mutations.json`` and ``table5.md`` (also
         written to ``out_dir``) as artifacts. Finished when it returns; the run id."""
-        from pipeline.mutations import table5, write_outputs
+        from tgms.pipeline.mutations import table5, write_outputs
 
         tags = {
             "tgms.dataset": str(result.get("dataset")),

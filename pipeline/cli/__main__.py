@@ -1,5 +1,5 @@
 import sys
 
-from pipeline.cli.main import main
+from tgms.pipeline.cli.main import main
 
 sys.exit(main())

@@ -9,9 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from engine.api import BACKENDS, ResultStore, Store
-from pipeline.console import progress
-from pipeline.inputs import fspath
+from tgms.engine.api import BACKENDS, ResultStore, Store
+from tgms.pipeline.console import progress
+from tgms.pipeline.inputs import fspath
 
 
 def add_store(p: argparse.ArgumentParser, *, backend: bool = False) -> None:
@@ -81,7 +81,7 @@ class _EitherResults(ResultStore):
 
 
 def _cache_root() -> Path:
-    from models.local.paths import cache_root  # here, not at the top: every command imports this module
+    from tgms.models.local.paths import cache_root  # here, not at the top: every command imports this module
 
     return cache_root()
 

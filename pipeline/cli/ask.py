@@ -19,16 +19,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, NotFoundError, TGMSError
-from models.client import ChatClient
-from pipeline.cli._common import add_store
-from pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
-from pipeline.cli.trace import write_atomic
-from pipeline.console import print_json, progress
-from pipeline.inputs import fspath, out_file, parse_json
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, run_draft
-from pipeline.viewer import ask_document, load_view, render_page
+from tgms.engine.api import InvalidArgError, NotFoundError, TGMSError
+from tgms.models.client import ChatClient
+from tgms.pipeline.cli._common import add_store
+from tgms.pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
+from tgms.pipeline.cli.trace import write_atomic
+from tgms.pipeline.console import print_json, progress
+from tgms.pipeline.inputs import fspath, out_file, parse_json
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, run_draft
+from tgms.pipeline.viewer import ask_document, load_view, render_page
 
 HELP = "answer a question with the TGMS agent: answer, claims with verdicts, the gate's decision"
 UID = re.compile(r"\bn\d+\b")

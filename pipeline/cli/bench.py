@@ -17,10 +17,10 @@ import importlib
 import json
 from pathlib import Path
 
-from pipeline.bench import BENCHES
-from pipeline.bench.report import update_section
-from pipeline.console import progress
-from pipeline.signals import sigterm_as_interrupt
+from tgms.pipeline.bench import BENCHES
+from tgms.pipeline.bench.report import update_section
+from tgms.pipeline.console import progress
+from tgms.pipeline.signals import sigterm_as_interrupt
 
 HELP = "benchmarks: `tgms bench ops --scales 1e5,1e6,1e7`, `tgms bench peers`, store, cold, calibrate, ..."
 DOCS = "docs/benchmarks.md"
@@ -29,7 +29,7 @@ DOCS = "docs/benchmarks.md"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
     for name, module in BENCHES.items():
-        mod = importlib.import_module(f"pipeline.bench.{module}")
+        mod = importlib.import_module(f"tgms.pipeline.bench.{module}")
         q = sub.add_parser(
             name, help=mod.HELP, description=mod.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
         )

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 
-from engine.api import DATASETS
-from pipeline.console import print_json, progress
-from pipeline.inputs import add_whole, fspath, out_dir
-from pipeline.signals import sigterm_as_interrupt, stop_on_lost_sigterm
+from tgms.engine.api import DATASETS
+from tgms.pipeline.console import print_json, progress
+from tgms.pipeline.inputs import add_whole, fspath, out_dir
+from tgms.pipeline.signals import sigterm_as_interrupt, stop_on_lost_sigterm
 
 HELP = "canonical bundles: `tgms bundle build --dataset NAME --seed S --out DIR`, `tgms bundle verify DIR`"
 
@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.campaign.bundle import build_bundle, verify_bundle
+    from tgms.pipeline.campaign.bundle import build_bundle, verify_bundle
 
     if args.bundle_command == "verify":
         print_json(verify_bundle(args.bundle, progress=progress))

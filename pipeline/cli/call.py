@@ -8,10 +8,10 @@ import argparse
 import sys
 from typing import Any
 
-from engine.api import OpContext, SchemaError, call, canonical_json_of_canonical, get_operator
-from pipeline.cli._common import add_store, read_store
-from pipeline.console import print_json
-from pipeline.inputs import add_seconds, parse_json
+from tgms.engine.api import OpContext, SchemaError, call, canonical_json_of_canonical, get_operator
+from tgms.pipeline.cli._common import add_store, read_store
+from tgms.pipeline.console import print_json
+from tgms.pipeline.inputs import add_seconds, parse_json
 
 HELP = "call an operator: `tgms call OP 'JSON-ARGS' --store DIR` (result envelope as JSON)"
 

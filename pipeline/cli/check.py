@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.api import check_store
-from pipeline.cli._common import add_store
-from pipeline.console import print_json
+from tgms.engine.api import check_store
+from tgms.pipeline.cli._common import add_store
+from tgms.pipeline.console import print_json
 
 HELP = "check a store against its event log; --repair completes a pending batch, trims a torn tail"
 

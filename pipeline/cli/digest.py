@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.cli._common import add_store, read_store
+from tgms.pipeline.cli._common import add_store, read_store
 
 HELP = "print the store digest (hex, alone on the last line)"
 add_arguments = add_store  # --store is its only option

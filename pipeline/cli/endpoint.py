@@ -16,11 +16,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from engine.api import InvalidArgError
-from models.config import EndpointConfig, GenerationConfig, ServingConfig, endpoint_config, with_generation
-from models.local.paths import cache_root
-from pipeline.console import progress
-from pipeline.inputs import add_seconds, add_whole, fspath
+from tgms.engine.api import InvalidArgError
+from tgms.models.config import (
+    EndpointConfig,
+    GenerationConfig,
+    ServingConfig,
+    endpoint_config,
+    with_generation,
+)
+from tgms.models.local.paths import cache_root
+from tgms.pipeline.console import progress
+from tgms.pipeline.inputs import add_seconds, add_whole, fspath
 
 LOCAL_WINDOWS = {"llamacpp": 8192, "vllm": 8192}  # the context each local server is started with
 
@@ -71,7 +77,7 @@ def open_endpoint(args: argparse.Namespace) -> Iterator[Endpoint]:
     if args.model == "local":
         if args.api_base:
             raise InvalidArgError("--api-base names a remote server: give --model NAME with it, not local")
-        from models.local import start_local
+        from tgms.models.local import start_local
 
         progress(f"starting the local {args.local_engine} server (stopped when this command ends) ...")
         with start_local(args.local_engine) as server:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from engine.api import DATASETS, build_store
-from pipeline.cli._common import add_store
-from pipeline.console import print_json, progress
+from tgms.engine.api import DATASETS, build_store
+from tgms.pipeline.cli._common import add_store
+from tgms.pipeline.console import print_json, progress
 
 HELP = "build a store from a SNAP data set or the synthetic generator"
 

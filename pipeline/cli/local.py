@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from models.local import ENGINES, count_tokens, local_spec, smollm2_gguf, start_local
-from models.local.llama_server import find_llama_server
-from models.local.llamacpp import check_installed
-from models.local.smoke import smoke
-from models.local.vllm_cpu import converted_model, interpreter, provisioned, venv_dir
-from models.local.weights import CATALOG, assemble, pip_download
-from pipeline.console import progress
+from tgms.models.local import ENGINES, count_tokens, local_spec, smollm2_gguf, start_local
+from tgms.models.local.llama_server import find_llama_server
+from tgms.models.local.llamacpp import check_installed
+from tgms.models.local.smoke import smoke
+from tgms.models.local.vllm_cpu import converted_model, interpreter, provisioned, venv_dir
+from tgms.models.local.weights import CATALOG, assemble, pip_download
+from tgms.pipeline.console import progress
 
 HELP = (
     "local model servers: `tgms local setup {llamacpp,llama-server,vllm}`, `tgms local serve ENGINE`, "

@@ -22,9 +22,9 @@ from typing import NoReturn
 # the variable when it is first imported, which is below this line.
 os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
-from engine.api import InvalidArgError, SchemaError, StoreWarning
-from pipeline.boundary import exit_code, structured, write_error
-from pipeline.signals import interrupted_by_sigterm
+from tgms.engine.api import InvalidArgError, SchemaError, StoreWarning
+from tgms.pipeline.boundary import exit_code, structured, write_error
+from tgms.pipeline.signals import interrupted_by_sigterm
 
 # command name -> module under pipeline.cli (each defines ``add_arguments(parser)`` and ``run(args)``)
 COMMANDS: dict[str, str] = {
@@ -78,7 +78,7 @@ def plugin_commands() -> dict[str, str]:
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="tgms", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    modules = {name: f"pipeline.cli.{module}" for name, module in COMMANDS.items()}
+    modules = {name: f"tgms.pipeline.cli.{module}" for name, module in COMMANDS.items()}
     for name, module in {**modules, **plugin_commands()}.items():
         mod = importlib.import_module(module)  # plugins too: HELP, add_arguments, run
         p = sub.add_parser(name, help=mod.HELP, description=mod.__doc__)

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.api import DATASETS, InvalidArgError, SchemaError
-from pipeline.cli._common import add_store
-from pipeline.cli.tasks import check_suite_splits
-from pipeline.console import progress
-from pipeline.inputs import add_whole, out_dir, read_json
+from tgms.engine.api import DATASETS, InvalidArgError, SchemaError
+from tgms.pipeline.cli._common import add_store
+from tgms.pipeline.cli.tasks import check_suite_splits
+from tgms.pipeline.console import progress
+from tgms.pipeline.inputs import add_whole, out_dir, read_json
 
 HELP = "verifier mutation experiment: `tgms mutations --store DIR --suite suite.json --out DIR`"
 
@@ -56,7 +56,7 @@ def check_mutation_suite(suite: Any, path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.mutations import run_experiment, table5_markdown, write_outputs
+    from tgms.pipeline.mutations import run_experiment, table5_markdown, write_outputs
 
     t0 = time.perf_counter()
     out_dir(args.out)
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         suite = read_json(suite, "suite")
         check_mutation_suite(suite, args.suite)
     else:  # DESIGN §6's form: `tgms mutations --store DIR --out DIR`
-        from pipeline.tasks.build import build_suite, write_suite
+        from tgms.pipeline.tasks.build import build_suite, write_suite
 
         progress(f"no --suite: generating the {args.dataset} suite (seed {args.seed}) from {args.store}")
         suite = build_suite(args.store, args.dataset, args.seed, progress=progress)

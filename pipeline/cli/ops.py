@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.api import all_operators
+from tgms.engine.api import all_operators
 
 HELP = "list the operators (name, family, summary)"
 

@@ -15,10 +15,10 @@ import argparse
 import sys
 from typing import Any
 
-from engine.api import CHECKS, OpContext, Store, VerifierConfig, verify_plan
-from pipeline.cli._common import add_results, add_store, read_store, results_dir
-from pipeline.console import print_json
-from pipeline.inputs import add_seconds, read_json
+from tgms.engine.api import CHECKS, OpContext, Store, VerifierConfig, verify_plan
+from tgms.pipeline.cli._common import add_results, add_store, read_store, results_dir
+from tgms.pipeline.console import print_json
+from tgms.pipeline.inputs import add_seconds, read_json
 
 HELP = "plans: `tgms plan verify PLAN.json --store DIR`, `tgms plan run PLAN.json --store DIR`"
 
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(
     args: argparse.Namespace, raw: Any, store: Store, ctx: OpContext, verification: dict[str, Any]
 ) -> int:
-    from engine.api import ExecConfig, ResultStore, build_plan, execute, mechanical_answer
+    from tgms.engine.api import ExecConfig, ResultStore, build_plan, execute, mechanical_answer
 
     plan = build_plan(raw)
     kw: dict[str, Any] = {"taint": not args.no_taint}

@@ -12,7 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
-from engine.api import (
+from tgms.engine.api import (
     BACKENDS,
     LOG_NAME,
     InvalidArgError,
@@ -22,7 +22,7 @@ from engine.api import (
     build_store,
     replay,
 )
-from pipeline.console import print_json, progress
+from tgms.pipeline.console import print_json, progress
 
 HELP = "the main job: CollegeMsg store + probes, task suite (Table 2), mutation experiment (Table 5), replay"
 
@@ -59,14 +59,14 @@ def run(args: argparse.Namespace) -> int:
     suite = None
     mutations: dict[str, object] = {}
     if not args.no_suite:
-        from pipeline.tasks.build import build_suite, write_suite
+        from tgms.pipeline.tasks.build import build_suite, write_suite
 
         t3 = time.perf_counter()
         progress("generating the CollegeMsg task suite (seed 0): probes, templates, gold, cross-check ...")
         suite = build_suite(store_dir, "collegemsg", 0, progress=progress)
         write_suite(suite, suite_path)
         progress(f"wrote {suite_path} in {time.perf_counter() - t3:.1f} s")
-        from pipeline.mutations import run_experiment, write_outputs
+        from tgms.pipeline.mutations import run_experiment, write_outputs
 
         t4 = time.perf_counter()
         progress("running the verifier mutation experiment (Table 5) ...")
@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
         }
     )
     if suite is not None:
-        from pipeline.mutations import table5_markdown
-        from pipeline.tasks.stats import table2_markdown
+        from tgms.pipeline.mutations import table5_markdown
+        from tgms.pipeline.tasks.stats import table2_markdown
 
         print(table2_markdown(suite))
         print(table5_markdown(mutations))

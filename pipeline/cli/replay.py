@@ -9,10 +9,10 @@ import argparse
 import time
 from pathlib import Path
 
-from engine.api import InvalidArgError, NotFoundError, replay
-from pipeline.cli._common import add_store
-from pipeline.console import progress
-from pipeline.inputs import fspath
+from tgms.engine.api import InvalidArgError, NotFoundError, replay
+from tgms.pipeline.cli._common import add_store
+from tgms.pipeline.console import progress
+from tgms.pipeline.inputs import fspath
 
 
 def check_log_file(path: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.api import operator_schemas, planner_manual, schema_json, tool_definitions
+from tgms.engine.api import operator_schemas, planner_manual, schema_json, tool_definitions
 
 HELP = "generated tool definitions (JSON); --schemas / --manual for the other artifacts"
 

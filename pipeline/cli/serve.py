@@ -17,9 +17,9 @@ import logging
 import sys
 from types import ModuleType
 
-from engine.api import NotFoundError, ResultStore, ToolServer
-from pipeline.cli._common import add_results, add_store, results_dir
-from pipeline.inputs import add_seconds, add_whole
+from tgms.engine.api import NotFoundError, ResultStore, ToolServer
+from tgms.pipeline.cli._common import add_results, add_store, results_dir
+from tgms.pipeline.inputs import add_seconds, add_whole
 
 HELP = "MCP tool server: `tgms serve --store DIR [--http PORT] [--allow-writes]` (stdio by default)"
 
@@ -48,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def import_binding() -> ModuleType:
     """:mod:`pipeline.serve.mcp_server`, or ``E_NOT_FOUND`` naming the extra that installs the SDK."""
     try:
-        from pipeline.serve import mcp_server
+        from tgms.pipeline.serve import mcp_server
     except ImportError as exc:
         raise NotFoundError(
             "tgms serve needs the MCP SDK, which is not installed: pip install -e '.[mcp]'",

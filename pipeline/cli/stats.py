@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.cli._common import add_store, read_store
-from pipeline.console import print_json
+from tgms.pipeline.cli._common import add_store, read_store
+from tgms.pipeline.console import print_json
 
 HELP = "store statistics as JSON"
 add_arguments = add_store  # --store is its only option

@@ -14,15 +14,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, NotFoundError, Store
-from models.client import ChatClient
-from pipeline.cli._common import add_store
-from pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
-from pipeline.console import print_json, progress
-from pipeline.inputs import add_whole, fspath, parse_json, read_json
-from pipeline.scoring.suite import SUITE_FORMAT, Suite, Task, parse_suite
-from pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, load_systems
-from pipeline.systems.runner import read_records, run_tasks, summarize
+from tgms.engine.api import InvalidArgError, NotFoundError, Store
+from tgms.models.client import ChatClient
+from tgms.pipeline.cli._common import add_store
+from tgms.pipeline.cli.endpoint import add_endpoint_args, cache_root, open_endpoint
+from tgms.pipeline.console import print_json, progress
+from tgms.pipeline.inputs import add_whole, fspath, parse_json, read_json
+from tgms.pipeline.scoring.suite import SUITE_FORMAT, Suite, Task, parse_suite
+from tgms.pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, load_systems
+from tgms.pipeline.systems.runner import read_records, run_tasks, summarize
 
 HELP = "list the systems, or run one over a suite split (per-task JSONL records + a summary)"
 

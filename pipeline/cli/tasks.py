@@ -13,11 +13,11 @@ import sys
 import time
 from typing import Any
 
-from engine.api import DATASETS, SchemaError
-from pipeline.cli._common import add_store
-from pipeline.console import print_json, progress
-from pipeline.inputs import add_whole, fspath, out_file, read_json
-from pipeline.scoring.suite import parse_suite
+from tgms.engine.api import DATASETS, SchemaError
+from tgms.pipeline.cli._common import add_store
+from tgms.pipeline.console import print_json, progress
+from tgms.pipeline.inputs import add_whole, fspath, out_file, read_json
+from tgms.pipeline.scoring.suite import parse_suite
 
 HELP = "task suites: `tgms tasks generate --store DIR --dataset NAME --seed S --out F`, `tgms tasks stats F`"
 
@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.tasks.stats import suite_stats, table2_markdown
+    from tgms.pipeline.tasks.stats import suite_stats, table2_markdown
 
     if args.tasks_command == "stats":
         data = read_json(args.suite, "suite")
@@ -98,8 +98,8 @@ _TASK_KEYS = ("family", "answer_kind", "template")
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from pipeline.tasks.build import build_suite, write_suite
-    from pipeline.tasks.stats import table2_markdown
+    from tgms.pipeline.tasks.build import build_suite, write_suite
+    from tgms.pipeline.tasks.stats import table2_markdown
 
     out_file(args.out)  # before the long work, not after it
     t0 = time.perf_counter()

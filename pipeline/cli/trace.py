@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, NotFoundError, ResultStore
-from engine.api import write_atomic as write_file_atomic
-from pipeline.cli._common import read_store, results_for_reading
-from pipeline.cli.verify_answer import _answer_object, _trace_object
-from pipeline.console import progress
-from pipeline.inputs import fspath, out_file, read_json
+from tgms.engine.api import InvalidArgError, NotFoundError, ResultStore
+from tgms.engine.api import write_atomic as write_file_atomic
+from tgms.pipeline.cli._common import read_store, results_for_reading
+from tgms.pipeline.cli.verify_answer import _answer_object, _trace_object
+from tgms.pipeline.console import progress
+from tgms.pipeline.inputs import fspath, out_file, read_json
 
 HELP = "trace page: `tgms trace view TRACE.json [--out FILE] [--store DIR]` (self-contained HTML)"
 
@@ -67,8 +67,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipeline.viewer import load_view, render_page
-    from pipeline.viewer.load import document_form
+    from tgms.pipeline.viewer import load_view, render_page
+    from tgms.pipeline.viewer.load import document_form
 
     doc = read_json(args.trace, "trace")
     _form, trace_part = document_form(doc)

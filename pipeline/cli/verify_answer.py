@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.api import OpContext, answer_object, trace_object
-from pipeline.cli._common import add_results, add_store, read_store, results_for_reading
-from pipeline.console import print_json
-from pipeline.inputs import read_json
+from tgms.engine.api import OpContext, answer_object, trace_object
+from tgms.pipeline.cli._common import add_results, add_store, read_store, results_for_reading
+from tgms.pipeline.console import print_json
+from tgms.pipeline.inputs import read_json
 
 HELP = "verify an answer's claims: `tgms verify-answer ANSWER.json --trace TRACE.json --store DIR`"
 
@@ -44,7 +44,7 @@ def _trace_object(raw: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.api import (
+    from tgms.engine.api import (
         ResultStore,
         check_answer,
         parse_answer,

@@ -29,7 +29,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from engine.api import (
+from tgms.engine.api import (
     BACKENDS,
     ConflictError,
     InvalidArgError,
@@ -41,10 +41,10 @@ from engine.api import (
     parse_batch,
     sha256_hex,
 )
-from pipeline.cli._common import add_store
-from pipeline.console import print_json
-from pipeline.inputs import add_whole, fspath, iter_lines, parse_json
-from pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
+from tgms.pipeline.cli._common import add_store
+from tgms.pipeline.console import print_json
+from tgms.pipeline.inputs import add_whole, fspath, iter_lines, parse_json
+from tgms.pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
 
 HELP = "write batches of ops (one JSON batch per line)"
 

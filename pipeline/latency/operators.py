@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import REGISTRY, OpContext, TGMSError, call, load_all
-from pipeline.latency.stores import Scale, bench_store, store_dir
-from pipeline.table import Cell, Table, to_markdown
+from tgms.engine.api import REGISTRY, OpContext, TGMSError, call, load_all
+from tgms.pipeline.latency.stores import Scale, bench_store, store_dir
+from tgms.pipeline.table import Cell, Table, to_markdown
 
 # p50 targets in ms by (case, scale): the paper's DuckDB p50s (40 threads) and our own goals
 TARGETS: dict[tuple[str, int], float] = {
@@ -281,7 +281,7 @@ def run_scale(scale: Scale, reps: int, work: Path, progress: Callable[[str], Non
             }
         )
         if isinstance(scale, str):
-            from pipeline.latency.template_calls import template_calls
+            from tgms.pipeline.latency.template_calls import template_calls
 
             calls = template_calls(ctx)
         else:

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.api import InvalidArgError, Store, build_store
+from tgms.engine.api import InvalidArgError, Store, build_store
 
 Scale = int | str
 Progress = Callable[[str], None]

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import OpContext, committed_batches
+from tgms.engine.api import OpContext, committed_batches
 
 HOUR = 3_600_000_000
 DAY = 24 * HOUR

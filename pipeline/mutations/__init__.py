@@ -4,6 +4,6 @@
 ``table5_markdown(result)`` renders it. See :mod:`pipeline.mutations.experiment`.
 """
 
-from pipeline.mutations.experiment import run_experiment, table5, table5_markdown, write_outputs
+from tgms.pipeline.mutations.experiment import run_experiment, table5, table5_markdown, write_outputs
 
 __all__ = ["run_experiment", "table5", "table5_markdown", "write_outputs"]

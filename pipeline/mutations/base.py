@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.api import Trace, VerifyConfig
-from pipeline.mutations.pool import PoolItem
+from tgms.engine.api import Trace, VerifyConfig
+from tgms.pipeline.mutations.pool import PoolItem
 
 
 @dataclass

@@ -13,9 +13,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from engine.api import Ref, RefSyntaxError, TGMSError, resolve_ref, uids_in
-from pipeline.mutations.base import Mutant, claim_types, mutant, mutation_class
-from pipeline.mutations.pool import PoolItem
+from tgms.engine.api import Ref, RefSyntaxError, TGMSError, resolve_ref, uids_in
+from tgms.pipeline.mutations.base import Mutant, claim_types, mutant, mutation_class
+from tgms.pipeline.mutations.pool import PoolItem
 
 US_PER_MS = 1000
 #: argument keys that hold times (a pattern call's windows and instants)

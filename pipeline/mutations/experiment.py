@@ -14,12 +14,12 @@ import random
 from pathlib import Path
 from typing import Any
 
-from engine.api import OpContext, Store, VerifyConfig, canonical_json
-from pipeline.mutations.base import Mutant, MutationClass
-from pipeline.mutations.pool import Pool, PoolItem, build_pool, verdict
-from pipeline.mutations.registry import all_classes
-from pipeline.scoring.suite import Suite
-from pipeline.table import Cell, Column, Table, to_markdown
+from tgms.engine.api import OpContext, Store, VerifyConfig, canonical_json
+from tgms.pipeline.mutations.base import Mutant, MutationClass
+from tgms.pipeline.mutations.pool import Pool, PoolItem, build_pool, verdict
+from tgms.pipeline.mutations.registry import all_classes
+from tgms.pipeline.scoring.suite import Suite
+from tgms.pipeline.table import Cell, Column, Table, to_markdown
 
 FORMAT = "tgms-mutations/1"
 MAX_EXAMPLES = 3  # undetected mutations kept per expected-detected class (to report verifier misses)

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.api import (
+from tgms.engine.api import (
     ExecConfig,
     OpContext,
     TGMSError,

@@ -6,8 +6,8 @@ its row, what it applies to and its notes; importing the generator modules here 
 
 from __future__ import annotations
 
-from pipeline.mutations import classes, variants  # noqa: F401  (registers on import)
-from pipeline.mutations.base import MUTATION_CLASSES, MutationClass
+from tgms.pipeline.mutations import classes, variants  # noqa: F401  (registers on import)
+from tgms.pipeline.mutations.base import MUTATION_CLASSES, MutationClass
 
 
 def all_classes() -> tuple[MutationClass, ...]:

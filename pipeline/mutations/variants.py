@@ -17,9 +17,9 @@ import copy
 import random
 from typing import Any
 
-from engine.api import Ref, TGMSError, Trace, VerifyConfig, typed_value
-from pipeline.mutations.base import Mutant, mutant, mutation_class
-from pipeline.mutations.pool import PoolItem, run_plan
+from tgms.engine.api import Ref, TGMSError, Trace, VerifyConfig, typed_value
+from tgms.pipeline.mutations.base import Mutant, mutant, mutation_class
+from tgms.pipeline.mutations.pool import PoolItem, run_plan
 
 PAGE_STEP = "page_count"
 MAX_PAGE = 50  # the largest page a truncated-page variant cuts to

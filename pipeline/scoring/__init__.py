@@ -2,8 +2,8 @@
 denominators, and paired bootstrap CIs between systems. Kept apart from the engine: it judges answers,
 it never produces them."""
 
-from pipeline.scoring.bootstrap import all_pairs, paired_bootstrap, resampled_means
-from pipeline.scoring.metrics import (
+from tgms.pipeline.scoring.bootstrap import all_pairs, paired_bootstrap, resampled_means
+from tgms.pipeline.scoring.metrics import (
     Metric,
     TaskOutcome,
     breakdown,
@@ -11,7 +11,7 @@ from pipeline.scoring.metrics import (
     ratio,
     summarize,
 )
-from pipeline.scoring.typed import IOU_THRESHOLD, RULES, iou, score
+from tgms.pipeline.scoring.typed import IOU_THRESHOLD, RULES, iou, score
 
 __all__ = [
     "IOU_THRESHOLD",

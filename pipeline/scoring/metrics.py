@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
-from pipeline.scoring.typed import score
+from tgms.pipeline.scoring.typed import score
 
 GROUP_KEYS = ("system", "kind", "family")
 

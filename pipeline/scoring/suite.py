@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from engine.api import CorruptError, NotFoundError, SchemaError, canonical_json, sha256_hex
+from tgms.engine.api import CorruptError, NotFoundError, SchemaError, canonical_json, sha256_hex
 
 #: the engine's answer kinds (``engine.api.ANSWER_KINDS``; a test checks the two agree: a Literal must be
 #: spelt out for the type checker)

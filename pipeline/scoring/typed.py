@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.api import (
+from tgms.engine.api import (
     ANSWER_KINDS,
     TGMSError,
     as_interval,

@@ -33,8 +33,8 @@ import mcp.types as types
 import uvicorn
 from mcp.server.lowlevel import Server
 
-from engine.api import ConflictError, ToolResult, ToolServer
-from pipeline.serve.stdio_lines import StdinLines
+from tgms.engine.api import ConflictError, ToolResult, ToolServer
+from tgms.pipeline.serve.stdio_lines import StdinLines
 
 HOST = "127.0.0.1"
 PATH = "/mcp"

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.api import InvalidArgError
-from models.answerer import answer_messages, ask_answer
-from models.errors import ModelOutputError
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import RecordDraft, SystemEnv
-from pipeline.systems.prompt_size import over_window, prompt_size, refusal
+from tgms.engine.api import InvalidArgError
+from tgms.models.answerer import answer_messages, ask_answer
+from tgms.models.errors import ModelOutputError
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import RecordDraft, SystemEnv
+from tgms.pipeline.systems.prompt_size import over_window, prompt_size, refusal
 
 WITH_CLAIMS = False
 

@@ -30,13 +30,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from engine.api import InvalidArgError, Store, TGMSError
-from models.client import ChatClient, Completion
-from models.config import GenerationConfig, Sampling
-from models.errors import ContextLengthError, InfraError
-from pipeline.scoring.suite import Task
-from pipeline.scoring.typed import score
-from pipeline.systems.record import LLMCall, TaskRecord, sha256_json, sha256_text
+from tgms.engine.api import InvalidArgError, Store, TGMSError
+from tgms.models.client import ChatClient, Completion
+from tgms.models.config import GenerationConfig, Sampling
+from tgms.models.errors import ContextLengthError, InfraError
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.scoring.typed import score
+from tgms.pipeline.systems.record import LLMCall, TaskRecord, sha256_json, sha256_text
 
 
 class SystemConfig(BaseModel):
@@ -190,7 +190,7 @@ def system(name: str, *, config: type[SystemConfig]) -> Callable[[Factory], Fact
 
 def load_systems() -> dict[str, SystemSpec]:
     """Every registered system (importing the package registers them)."""
-    import pipeline.systems  # noqa: F401
+    import tgms.pipeline.systems  # noqa: F401
 
     return SYSTEMS
 

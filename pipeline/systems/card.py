@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.api import OpContext, Store, us_to_iso
-from models.prompting import clean
+from tgms.engine.api import OpContext, Store, us_to_iso
+from tgms.models.prompting import clean
 
 UID_EXAMPLES = 3
 #: a stored name (uid, relation type, dataset) in the card, and how many relation types it lists

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import InvalidArgError, write_atomic
+from tgms.engine.api import InvalidArgError, write_atomic
 
 #: torch threads of the embedder in this process (unset: torch's default, one per core). A campaign that
 #: starts a local model server on the machine sets it to 1 for its actors (pipeline.campaign.driver): on 2
@@ -183,7 +183,7 @@ class ChunkIndex:
 
 def embeddings_dir() -> Path:
     """Where chunk vectors are cached: ``$TGMS_CACHE/embeddings`` (see the module docstring)."""
-    from models.local.paths import cache_root
+    from tgms.models.local.paths import cache_root
 
     return cache_root() / "embeddings"
 

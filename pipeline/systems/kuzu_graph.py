@@ -27,8 +27,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.api import InvalidArgError, atomic_dir
-from pipeline.systems.latest import LatestState, props_of
+from tgms.engine.api import InvalidArgError, atomic_dir
+from tgms.pipeline.systems.latest import LatestState, props_of
 
 SCHEMA_VERSION = "1"
 DB_FILE = "graph.kuzu"

@@ -24,9 +24,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.api import ScanFilter, Store, us_to_iso
-from models.prompting import clean
-from pipeline.scoring.suite import Task
+from tgms.engine.api import ScanFilter, Store, us_to_iso
+from tgms.models.prompting import clean
+from tgms.pipeline.scoring.suite import Task
 
 #: columns of :func:`latest_edges` (``props`` is canonical JSON text, ``"{}"`` when the version has none)
 LATEST_COLUMNS = ("src", "dst", "rel_type", "t", "t_end", "props")

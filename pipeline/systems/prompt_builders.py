@@ -14,13 +14,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from models.answerer import answer_messages
-from models.planner import PlanTask, first_messages
-from models.prompt_builders import PromptBuilder, register, storable
-from pipeline.systems import static_graph_rag, text_to_cypher, vector_rag
-from pipeline.systems.card import card_text
-from pipeline.systems.kuzu_graph import rel_tables, schema_text
-from pipeline.systems.latest import LATEST_COLUMNS, LatestState
+from tgms.models.answerer import answer_messages
+from tgms.models.planner import PlanTask, first_messages
+from tgms.models.prompt_builders import PromptBuilder, register, storable
+from tgms.pipeline.systems import static_graph_rag, text_to_cypher, vector_rag
+from tgms.pipeline.systems.card import card_text
+from tgms.pipeline.systems.kuzu_graph import rel_tables, schema_text
+from tgms.pipeline.systems.latest import LATEST_COLUMNS, LatestState
 
 T0 = 1082040961000000  # a CollegeMsg time (µs)
 

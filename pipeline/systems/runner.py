@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import BuiltSystem, run_task
-from pipeline.systems.record import TaskRecord
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import BuiltSystem, run_task
+from tgms.pipeline.systems.record import TaskRecord
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:

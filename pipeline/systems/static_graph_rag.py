@@ -17,12 +17,12 @@ from collections import Counter, defaultdict
 
 from pydantic import Field
 
-from models.prompting import clean, fence
-from pipeline.scoring.suite import Task
-from pipeline.systems.answering import answer_from_context, required_kind
-from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
-from pipeline.systems.latest import LatestState, read_latest, task_entities
-from pipeline.systems.prompt_size import preload
+from tgms.models.prompting import clean, fence
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.answering import answer_from_context, required_kind
+from tgms.pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
+from tgms.pipeline.systems.latest import LatestState, read_latest, task_entities
+from tgms.pipeline.systems.prompt_size import preload
 
 Pair = tuple[str, str, str]  # (src, dst, rel_type)
 

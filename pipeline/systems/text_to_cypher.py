@@ -20,16 +20,16 @@ from typing import Any
 
 from pydantic import Field
 
-from engine.api import sha256_hex
-from models.errors import ModelOutputError
-from models.prompting import extract_json, fence, fence_json, strip_wrappers
-from pipeline.scoring.suite import Task
-from pipeline.systems.answering import answer_from_context, required_kind
-from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
-from pipeline.systems.kuzu_graph import QueryResult, ReadOnlyGraph, ensure_graph, write_clause
-from pipeline.systems.latest import LatestState, read_latest
-from pipeline.systems.prompt_size import preload
-from pipeline.systems.record import Attempt
+from tgms.engine.api import sha256_hex
+from tgms.models.errors import ModelOutputError
+from tgms.models.prompting import extract_json, fence, fence_json, strip_wrappers
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.answering import answer_from_context, required_kind
+from tgms.pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
+from tgms.pipeline.systems.kuzu_graph import QueryResult, ReadOnlyGraph, ensure_graph, write_clause
+from tgms.pipeline.systems.latest import LatestState, read_latest
+from tgms.pipeline.systems.prompt_size import preload
+from tgms.pipeline.systems.record import Attempt
 
 #: no ``maxLength`` on the query: llama.cpp unrolls a long bound into a grammar it refuses ("exceeds sane
 #: defaults"), and its server then dies (measured with maxLength 1500); ``max_tokens`` bounds the reply

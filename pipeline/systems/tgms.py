@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from engine.api import (
+from tgms.engine.api import (
     ExecConfig,
     OpContext,
     ResultStore,
@@ -46,15 +46,15 @@ from engine.api import (
     parse_answer,
     verify_claims,
 )
-from models.errors import ModelOutputError
-from models.plan_prompt import shown_examples
-from models.planner import PlannerConfig, PlanOutcome, PlanTask, PromptLayout, plan_and_run
-from models.reporter import report
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
-from pipeline.systems.card import dataset_card
-from pipeline.systems.record import Attempt
-from pipeline.systems.tgms_memory import TaskMemory
+from tgms.models.errors import ModelOutputError
+from tgms.models.plan_prompt import shown_examples
+from tgms.models.planner import PlannerConfig, PlanOutcome, PlanTask, PromptLayout, plan_and_run
+from tgms.models.reporter import report
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
+from tgms.pipeline.systems.card import dataset_card
+from tgms.pipeline.systems.record import Attempt
+from tgms.pipeline.systems.tgms_memory import TaskMemory
 
 
 class TgmsConfig(SystemConfig):
@@ -109,7 +109,7 @@ def tgms(config: TgmsConfig, env: SystemEnv) -> Runner:
     )
     index = None
     if config.examples == "retrieved" and env.train:  # without a train split the fixed plans stand in
-        from pipeline.systems.worked_plans import WorkedPlanIndex  # loads the embedder
+        from tgms.pipeline.systems.worked_plans import WorkedPlanIndex  # loads the embedder
 
         index = WorkedPlanIndex(env.train, embedder=config.examples_embedder)
     store_digest = env.store().digest()

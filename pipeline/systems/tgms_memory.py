@@ -16,10 +16,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from engine.api import OpContext
-from models.memory import Memory, notes_block
-from models.memory_window import question_window, weeks_of
-from pipeline.systems.base import CallLog, SystemEnv
+from tgms.engine.api import OpContext
+from tgms.models.memory import Memory, notes_block
+from tgms.models.memory_window import question_window, weeks_of
+from tgms.pipeline.systems.base import CallLog, SystemEnv
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

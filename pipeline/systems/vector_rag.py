@@ -23,12 +23,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from engine.api import us_to_iso
-from models.prompting import clean, escaped_data, fence
-from pipeline.scoring.suite import Task
-from pipeline.systems.answering import answer_from_context, required_kind
-from pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
-from pipeline.systems.embeddings import (
+from tgms.engine.api import us_to_iso
+from tgms.models.prompting import clean, escaped_data, fence
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.answering import answer_from_context, required_kind
+from tgms.pipeline.systems.base import RecordDraft, Runner, SystemConfig, SystemEnv, system
+from tgms.pipeline.systems.embeddings import (
     cache_key,
     chunk_index,
     embed,
@@ -36,8 +36,8 @@ from pipeline.systems.embeddings import (
     resolve_precision,
     top_k,
 )
-from pipeline.systems.latest import LatestState, read_latest
-from pipeline.systems.prompt_size import preload
+from tgms.pipeline.systems.latest import LatestState, read_latest
+from tgms.pipeline.systems.prompt_size import preload
 
 #: bump when the sentence format changes (it is part of the embedding cache key)
 SERIALIZATION_VERSION = "1"

@@ -16,9 +16,9 @@ import re
 
 import numpy as np
 
-from models.worked_plans import WorkedPlan
-from pipeline.scoring.suite import Task
-from pipeline.systems.embeddings import DIM, embed
+from tgms.models.worked_plans import WorkedPlan
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.embeddings import DIM, embed
 
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?Z")
 _MICROS = re.compile(r"\(?\b\d+ ?µs\)?")

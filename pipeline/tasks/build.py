@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.api import InvalidArgError, OpContext, Store
-from pipeline.scoring.suite import Suite
-from pipeline.tasks.checks import default_workers
-from pipeline.tasks.generate import generate_suite
+from tgms.engine.api import InvalidArgError, OpContext, Store
+from tgms.pipeline.scoring.suite import Suite
+from tgms.pipeline.tasks.checks import default_workers
+from tgms.pipeline.tasks.generate import generate_suite
 
 
 def read_manifest(store_dir: str | Path) -> dict[str, Any] | None:
@@ -47,7 +47,7 @@ def build_suite(
     ``workers``: cross-check processes (None: :func:`~pipeline.tasks.checks.default_workers`)."""
     _require_events(store_dir)
     if probes:
-        from pipeline.tasks.probes import ensure_corrections
+        from tgms.pipeline.tasks.probes import ensure_corrections
 
         # writable: corrections go through the write API, stamped by the canonical clock (a function of
         # the log), so the same store and seed give the same corrections, digest and suite anywhere
@@ -59,12 +59,12 @@ def build_suite(
         ctx = OpContext(store)
         drafts = []
         if probes:
-            from pipeline.tasks.probes import probe_drafts
+            from tgms.pipeline.tasks.probes import probe_drafts
 
             drafts = probe_drafts(ctx, dataset, seed)
         ostore = None
         if crosscheck:
-            from pipeline.tasks.crosscheck import oracle_store_for
+            from tgms.pipeline.tasks.crosscheck import oracle_store_for
 
             ostore = oracle_store_for(store)
         return generate_suite(

@@ -33,7 +33,7 @@ from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Any
 
-from engine.api import OracleStore
+from tgms.engine.api import OracleStore
 
 _STORE: OracleStore | None = None  # the worker's oracle store, set by its initializer
 PARENT_POLL_S = 0.5
@@ -60,7 +60,7 @@ def _exit_with(parent: int, store_file: str) -> None:
 
 
 def _check_in_worker(plan: dict[str, Any], kind: str, gold: Any) -> bool:
-    from pipeline.tasks.crosscheck import oracle_agrees
+    from tgms.pipeline.tasks.crosscheck import oracle_agrees
 
     assert _STORE is not None, "worker not initialised"
     return oracle_agrees(_STORE, plan, kind, gold)

@@ -22,7 +22,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from engine.api import (
+from tgms.engine.api import (
     DEFAULT_LIMIT,
     ORACLES,
     LimitError,
@@ -41,7 +41,7 @@ from engine.api import (
     set_at,
     typed_value,
 )
-from pipeline.scoring.typed import score
+from tgms.pipeline.scoring.typed import score
 
 #: operators whose payload has no pageable list (and no ``truncated``/``cursor``)
 UNPAGED = frozenset({"count_temporal_motifs"})

@@ -28,13 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import ExecConfig, OpContext, OracleStore, canonical_json
-from pipeline.scoring.suite import SUITE_FORMAT, Splits, Suite, Task, TemplateInfo, split_sha256
-from pipeline.scoring.typed import score
-from pipeline.tasks.crosscheck import GoldCheck
-from pipeline.tasks.gold import compute_gold, plan_json
-from pipeline.tasks.model import Draft, Template, all_templates
-from pipeline.tasks.sampler import Sampler
+from tgms.engine.api import ExecConfig, OpContext, OracleStore, canonical_json
+from tgms.pipeline.scoring.suite import SUITE_FORMAT, Splits, Suite, Task, TemplateInfo, split_sha256
+from tgms.pipeline.scoring.typed import score
+from tgms.pipeline.tasks.crosscheck import GoldCheck
+from tgms.pipeline.tasks.gold import compute_gold, plan_json
+from tgms.pipeline.tasks.model import Draft, Template, all_templates
+from tgms.pipeline.tasks.sampler import Sampler
 
 GENERATOR_VERSION = "2"  # 2: the train split
 DRAWS = 8
@@ -288,7 +288,7 @@ def generate_suite(
     args = (ctx, dataset, seed, store_digest, ostore, manifest, probes, progress, config)
     if ostore is None or workers <= 1:
         return _generate(*args, None)
-    from pipeline.tasks.checks import SpeculativeCheck
+    from tgms.pipeline.tasks.checks import SpeculativeCheck
 
     with SpeculativeCheck(ostore, workers) as check:
         suite = _generate(*args, check)

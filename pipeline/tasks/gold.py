@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import (
+from tgms.engine.api import (
     ExecConfig,
     OpContext,
     OracleStore,
@@ -32,9 +32,9 @@ from engine.api import (
     verify_claims,
     verify_plan,
 )
-from pipeline.scoring.typed import score
-from pipeline.tasks.crosscheck import GoldCheck, oracle_agrees
-from pipeline.tasks.model import Draft, Template
+from tgms.pipeline.scoring.typed import score
+from tgms.pipeline.tasks.crosscheck import GoldCheck, oracle_agrees
+from tgms.pipeline.tasks.model import Draft, Template
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ ORACLE_MAX_PAIRS = 1_000_000
 
 def oracle_pairs(ctx: OpContext, plan: dict[str, Any]) -> int:
     """The motif oracle's inner-loop count for the plan's motif steps (0 when it has none)."""
-    from engine.api import profile
+    from tgms.engine.api import profile
 
     total = 0
     for s in plan["steps"]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pipeline.tasks.sampler import Sampler
+    from tgms.pipeline.tasks.sampler import Sampler
 
 FAMILIES = ("T1", "T2", "T3", "T4", "T5", "probe")
 Key = tuple[Any, ...]  # identifies a draw: a template skips a draw whose key it has drawn before
@@ -87,7 +87,7 @@ def template(
 
 
 def all_templates() -> list[Template]:
-    from pipeline.tasks import templates  # noqa: F401  (registers on import)
+    from tgms.pipeline.tasks import templates  # noqa: F401  (registers on import)
 
     return [TEMPLATES[k] for k in sorted(TEMPLATES)]
 

@@ -25,9 +25,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from engine.api import OPEN_END, OpContext, call
-from pipeline.tasks.model import Draft, Template, ref, step
-from pipeline.tasks.sampler import DAY, HOUR, SECOND, WEEK, Sampler, fmt_time, window_words
+from tgms.engine.api import OPEN_END, OpContext, call
+from tgms.pipeline.tasks.model import Draft, Template, ref, step
+from tgms.pipeline.tasks.sampler import DAY, HOUR, SECOND, WEEK, Sampler, fmt_time, window_words
 
 FULL = 10_000  # page limit for lists a later step reads
 MAX_RUN = 3 * DAY  # a `versions` correction merges events at most this far apart

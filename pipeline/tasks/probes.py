@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import OpContext, Store, committed_batches
-from pipeline.tasks.model import Draft, Template
-from pipeline.tasks.probe_kinds import PROBE_KINDS, Ledger, numeric_prop_key, sample_props
-from pipeline.tasks.sampler import Sampler, fmt_time
+from tgms.engine.api import OpContext, Store, committed_batches
+from tgms.pipeline.tasks.model import Draft, Template
+from tgms.pipeline.tasks.probe_kinds import PROBE_KINDS, Ledger, numeric_prop_key, sample_props
+from tgms.pipeline.tasks.sampler import Sampler, fmt_time
 
 N_PROBES = 32  # spread evenly over the kinds a dataset supports (>= 30 before-halves for the mutations)
 ATTEMPTS = 60  # candidate draws per probe before its slot is skipped

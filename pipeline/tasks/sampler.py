@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import OpContext, call, us_to_iso
+from tgms.engine.api import OpContext, call, us_to_iso
 
 SECOND = 1_000_000
 MINUTE = 60 * SECOND

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from pipeline.scoring.suite import Task
-from pipeline.tasks.model import FAMILIES
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.tasks.model import FAMILIES
 
 SLICE_PATTERN = r"^stratified-[1-9][0-9]*$"
 _SLICE = re.compile(SLICE_PATTERN)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from pipeline.scoring.suite import Suite
-from pipeline.table import Table, to_markdown
-from pipeline.tasks.model import FAMILIES
+from tgms.pipeline.scoring.suite import Suite
+from tgms.pipeline.table import Table, to_markdown
+from tgms.pipeline.tasks.model import FAMILIES
 
 LABEL = "tab:suite"  # Table 2's LaTeX label
 

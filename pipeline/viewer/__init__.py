@@ -14,8 +14,8 @@ No script, no external stylesheet, font or image: the page opens offline and can
 Every stored string is HTML-escaped: graph content is data and must not become markup.
 """
 
-from pipeline.viewer.load import load_view
-from pipeline.viewer.page import render_page
-from pipeline.viewer.view import TraceView, ask_document, view_from_ask
+from tgms.pipeline.viewer.load import load_view
+from tgms.pipeline.viewer.page import render_page
+from tgms.pipeline.viewer.view import TraceView, ask_document, view_from_ask
 
 __all__ = ["TraceView", "ask_document", "load_view", "render_page", "view_from_ask"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.viewer.html import anchor, esc
+from tgms.pipeline.viewer.html import anchor, esc
 
 NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 210, 60, 22, 36, 8
 CHANNEL = 14  # width of the lane beside the boxes that a level-skipping edge runs down

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pipeline.viewer.html import anchor, badge, digest_html, esc, scalar, table
+from tgms.pipeline.viewer.html import anchor, badge, digest_html, esc, scalar, table
 
 EVIDENCE_ROWS = 50
 RAW_CHARS = 20_000

@@ -12,8 +12,8 @@ import re
 from html import escape
 from typing import Any
 
-from engine.api import OPEN_END, us_to_iso
-from models.prompting import sanitize
+from tgms.engine.api import OPEN_END, us_to_iso
+from tgms.models.prompting import sanitize
 
 #: µs timestamps between 1973 and 2096 get their UTC time underneath (the stored value stays as it is)
 _TIME_LO, _TIME_HI = 10**14, 4 * 10**15

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.api import (
+from tgms.engine.api import (
     GateConfig,
     MemoryResults,
     OpContext,
@@ -34,8 +34,8 @@ from engine.api import (
     trace_from_dict,
     verify_claims,
 )
-from pipeline.systems.record import TaskRecord
-from pipeline.viewer.view import TraceView, view_from_ask
+from tgms.pipeline.systems.record import TaskRecord
+from tgms.pipeline.viewer.view import TraceView, view_from_ask
 
 FORMS = "a `tgms ask --save` document {question, record, plan, trace}, `tgms plan run` output or a trace"
 

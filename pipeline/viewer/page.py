@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.api import GateConfig
-from pipeline.viewer.dag import render_dag
-from pipeline.viewer.evidence import render_evidence
-from pipeline.viewer.html import anchor, badge, clip, compact, esc, json_cell, table
-from pipeline.viewer.steps import render_steps
-from pipeline.viewer.style import CSS, VERDICT_COLOURS
-from pipeline.viewer.view import SOURCES, TraceView
+from tgms.engine.api import GateConfig
+from tgms.pipeline.viewer.dag import render_dag
+from tgms.pipeline.viewer.evidence import render_evidence
+from tgms.pipeline.viewer.html import anchor, badge, clip, compact, esc, json_cell, table
+from tgms.pipeline.viewer.steps import render_steps
+from tgms.pipeline.viewer.style import CSS, VERDICT_COLOURS
+from tgms.pipeline.viewer.view import SOURCES, TraceView
 
 CLAIM_KEYS = ("value", "uids", "a", "b", "relation", "assertion")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.viewer.html import anchor, badge, clip, compact, digest_html, esc, json_cell, table
+from tgms.pipeline.viewer.html import anchor, badge, clip, compact, digest_html, esc, json_cell, table
 
 
 def _planned_args(plan: dict[str, Any] | None) -> dict[str, Any]:

@@ -42,7 +42,8 @@ from typing import Any
 
 import yaml
 
-from engine.api import (
+from tests.conftest import SHARED_DATA
+from tgms.engine.api import (
     OPEN_END,
     ExecConfig,
     MemoryResults,
@@ -55,9 +56,8 @@ from engine.api import (
     operator_schemas,
     verify_plan,
 )
-from engine.ingest.synthetic import generate as generate_synthetic
-from engine.store.clock import CANONICAL_BASE, CANONICAL_STEP
-from tests.conftest import SHARED_DATA
+from tgms.engine.ingest.synthetic import generate as generate_synthetic
+from tgms.engine.store.clock import CANONICAL_BASE, CANONICAL_STEP
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS_PATH = HERE / "questions.yaml"
@@ -90,7 +90,7 @@ def data_file(name: str) -> Path:
     DuckDB's ``read_csv`` both read ``.gz``)."""
     path = DATA_DIR / name
     if not path.is_file() and name == "CollegeMsg.txt":
-        from engine.ingest.snap import packaged_collegemsg
+        from tgms.engine.ingest.snap import packaged_collegemsg
 
         return packaged_collegemsg()
     return path

@@ -10,7 +10,7 @@ import ast
 import re
 from pathlib import Path
 
-import engine.api as api
+import tgms.engine.api as api
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTSIDE = ("models", "pipeline", "reports")
@@ -23,12 +23,12 @@ def _imported_from_api(tree: ast.AST) -> set[str]:
     names: set[str] = set()
     aliases: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "engine.api":
+        if isinstance(node, ast.ImportFrom) and node.module == "tgms.engine.api":
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module == "engine":
             aliases.update(a.asname or a.name for a in node.names if a.name == "api")
         elif isinstance(node, ast.Import):
-            aliases.update(a.asname for a in node.names if a.name == "engine.api" and a.asname)
+            aliases.update(a.asname for a in node.names if a.name == "tgms.engine.api" and a.asname)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
             names.add(node.attr)
@@ -66,9 +66,9 @@ def test_every_export_has_a_user_outside_the_engine() -> None:
 def test_the_use_scan_sees_both_import_forms() -> None:
     source = "\n".join(
         [
-            "from engine.api import Store",
-            "import engine.api as e",
-            "from engine import api as a",
+            "from tgms.engine.api import Store",
+            "import tgms.engine.api as e",
+            "from tgms.engine import api as a",
             "e.call",
             "a.digest",
         ]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import errors
-from engine.errors import ERROR_CLASSES, TGMSError, error_from_dict
+from tgms.engine import errors
+from tgms.engine.errors import ERROR_CLASSES, TGMSError, error_from_dict
 
 CODES = {
     "SchemaError": "E_SCHEMA",

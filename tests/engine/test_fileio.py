@@ -1,4 +1,4 @@
-"""engine.fileio.write_atomic: all of the content or none, no temporary left behind, text, bytes or a
+"""tgms.engine.fileio.write_atomic: all of the content or none, no temporary left behind, text, bytes or a
 writer function, a check of the whole temporary before the rename, and the usual file mode when the file
 is to be shared. engine.fileio.atomic_dir: a directory appears whole or not at all, the first of two
 builders wins, and no temporary is left either way."""
@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 import pytest
 
-from engine.fileio import atomic_dir, write_atomic
+from tgms.engine.fileio import atomic_dir, write_atomic
 
 
 def test_text_bytes_and_a_writer_replace_the_content(tmp_path: Path) -> None:

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from engine.api import Store, build_store
-from models.client import ChatClient
-from models.config import EndpointConfig
-from models.testing.scripted_server import ScriptedServer, last_user_message
-from models.testing.smoke_rule import smoke_reply
 from tests.conftest import collegemsg_head
+from tgms.engine.api import Store, build_store
+from tgms.models.client import ChatClient
+from tgms.models.config import EndpointConfig
+from tgms.models.testing.scripted_server import ScriptedServer, last_user_message
+from tgms.models.testing.smoke_rule import smoke_reply
 
 
 def echo(body: dict[str, Any]) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from models.cache import ResponseCache, request_key
-from models.client import ChatClient
-from models.testing.scripted_server import ScriptedServer
 from tests.models.conftest import config, user
+from tgms.models.cache import ResponseCache, request_key
+from tgms.models.client import ChatClient
+from tgms.models.testing.scripted_server import ScriptedServer
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}}
 

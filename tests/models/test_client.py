@@ -7,18 +7,18 @@ import json
 
 import pytest
 
-from engine.api import InvalidArgError
-from models.client import ChatClient
-from models.config import EndpointConfig
-from models.errors import (
+from tests.models.conftest import config, user
+from tgms.engine.api import InvalidArgError
+from tgms.models.client import ChatClient
+from tgms.models.config import EndpointConfig
+from tgms.models.errors import (
     InfraError,
     ModelError,
     ResponseError,
     RetriesExhaustedError,
     model_error_from_dict,
 )
-from models.testing.scripted_server import ScriptedServer, prompt_hash
-from tests.models.conftest import config, user
+from tgms.models.testing.scripted_server import ScriptedServer, prompt_hash
 
 
 def test_reply_tokens_and_latency_are_recorded(server: ScriptedServer) -> None:

@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from models.client import ChatClient
-from models.testing.scripted_server import ScriptedServer
 from tests.models.conftest import config, user
+from tgms.models.client import ChatClient
+from tgms.models.testing.scripted_server import ScriptedServer
 
 
 @pytest.mark.parametrize(("n", "limit", "expected"), [(6, 8, 6), (6, 2, 2), (4, 1, 1)])

@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 
-from engine.api import OpContext, Store, build_store, call, replay
-from models.config import GenerationConfig
-from models.errors import ModelOutputError
-from models.memory import SUMMARY_PREFIX, Memory, current_tt, notes_block, summary_messages
-from models.memory_facts import week_facts, week_of, weeks_between
-from models.memory_store import NOTES_FILE
-from models.planner import FIXED_LAYOUT, PlanTask, plan_and_run, static_prefix
-from models.testing.smoke_rule import MEMORY_PREFIX, memory_note
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import CallLog, RunSettings, SystemEnv, build_system, run_task
 from tests.conftest import collegemsg_head
 from tests.models.conftest import HEAD_EVENTS
+from tgms.engine.api import OpContext, Store, build_store, call, replay
+from tgms.models.config import GenerationConfig
+from tgms.models.errors import ModelOutputError
+from tgms.models.memory import SUMMARY_PREFIX, Memory, current_tt, notes_block, summary_messages
+from tgms.models.memory_facts import week_facts, week_of, weeks_between
+from tgms.models.memory_store import NOTES_FILE
+from tgms.models.planner import FIXED_LAYOUT, PlanTask, plan_and_run, static_prefix
+from tgms.models.testing.smoke_rule import MEMORY_PREFIX, memory_note
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import CallLog, RunSettings, SystemEnv, build_system, run_task
 
 W16, W17, W18 = "2004-W16", "2004-W17", "2004-W18"
 W17_A = 1082332800000000  # 2004-04-19T00:00:00Z, Monday
@@ -56,7 +56,7 @@ def user_of(body: dict[str, Any]) -> str:
 
 def wrong_events(body: dict[str, Any]) -> str:
     """A summary like the smoke rule's, with the event count off by one."""
-    from models.testing.smoke_rule import _data
+    from tgms.models.testing.smoke_rule import _data
 
     facts = _data(user_of(body), "facts")
     return memory_note(user_of(body)).replace(

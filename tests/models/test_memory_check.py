@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from models.memory import NOTES_LIMIT, notes_block
-from models.memory_check import check_note
-from models.memory_facts import Fact, WeekFacts, week_of
-from models.memory_store import NOTES_FILE, Note, NoteFile
-from models.memory_window import question_window
+from tgms.models.memory import NOTES_LIMIT, notes_block
+from tgms.models.memory_check import check_note
+from tgms.models.memory_facts import Fact, WeekFacts, week_of
+from tgms.models.memory_store import NOTES_FILE, Note, NoteFile
+from tgms.models.memory_window import question_window
 
 W17_A = 1082332800000000  # 2004-04-19T00:00:00Z
 DAY = 86_400_000_000
@@ -146,9 +146,9 @@ def test_a_full_memory_section_keeps_the_planner_prompt_in_budget() -> None:
     """k = 3 notes of the longest length a note may have: the memory section stays under its cap and the
     first planner request stays far inside every configured window (>= 8,192 tokens) with room for the
     repair turns (~600 tokens each) and a 512-token reply."""
-    from models.manual import estimate_tokens
-    from models.memory import NOTE_CHARS
-    from models.planner import FIXED_LAYOUT, PlanTask, static_prefix, task_suffix
+    from tgms.models.manual import estimate_tokens
+    from tgms.models.memory import NOTE_CHARS
+    from tgms.models.planner import FIXED_LAYOUT, PlanTask, static_prefix, task_suffix
 
     block = notes_block([note(W17_A + i * 7 * DAY, "n" + "9" * (NOTE_CHARS - 1), str(i)) for i in range(3)])
     assert "truncated" not in block and len(block) < NOTES_LIMIT

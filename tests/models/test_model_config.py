@@ -9,7 +9,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from models.config import (
+from tgms.models.config import (
     EndpointConfig,
     GenerationConfig,
     ModelConfig,

@@ -15,10 +15,12 @@ from typing import Any
 
 import pytest
 
-from engine.api import OpContext, Store
-from models.client import ChatClient
-from models.config import Sampling
-from models.plan_repair import (
+from tests.models.conftest import config
+from tests.models.test_planner import by_turn, complete_with, invented_ref_plan, reach_plan, runner, task
+from tgms.engine.api import OpContext, Store
+from tgms.models.client import ChatClient
+from tgms.models.config import Sampling
+from tgms.models.plan_repair import (
     TOP,
     describe,
     failing_fields,
@@ -29,9 +31,7 @@ from models.plan_repair import (
     repeat_temperature,
     targets,
 )
-from models.planner import PlannerConfig, plan_and_run
-from tests.models.conftest import config
-from tests.models.test_planner import by_turn, complete_with, invented_ref_plan, reach_plan, runner, task
+from tgms.models.planner import PlannerConfig, plan_and_run
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from engine.api import InvalidArgError, OpContext, Store, all_operators, build_plan, execute
-from models.client import ChatClient
-from models.plan_schema import (
+from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
+from tgms.engine.api import InvalidArgError, OpContext, Store, all_operators, build_plan, execute
+from tgms.models.client import ChatClient
+from tgms.models.plan_schema import (
     KEYWORDS,
     MAX_LIST,
     MAX_STEPS,
@@ -26,10 +27,9 @@ from models.plan_schema import (
     per_operator_schema,
     schema_size,
 )
-from models.planner import FIXED_EXAMPLES, PlannerConfig, PlanTask, plan_and_run, plan_schema
-from models.testing.scripted_server import ScriptedServer
-from models.worked_plans import WorkedPlan
-from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
+from tgms.models.planner import FIXED_EXAMPLES, PlannerConfig, PlanTask, plan_and_run, plan_schema
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.models.worked_plans import WorkedPlan
 
 jsonschema = pytest.importorskip("jsonschema")
 

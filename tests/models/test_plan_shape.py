@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from models.plan_shape import reshape
+from tgms.models.plan_shape import reshape
 
 WINDOW = {"t_a": 1, "t_b": 9}
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from engine.api import (
+from tests.models.conftest import HEAD_T_A, HEAD_T_B
+from tgms.engine.api import (
     ExecConfig,
     OpContext,
     Store,
@@ -26,9 +27,9 @@ from engine.api import (
     parse_args,
     profile,
 )
-from models.client import ChatClient
-from models.manual import estimate_tokens, operator_manual
-from models.planner import (
+from tgms.models.client import ChatClient
+from tgms.models.manual import estimate_tokens, operator_manual
+from tgms.models.planner import (
     FIXED_LAYOUT,
     PlannerConfig,
     PlanOutcome,
@@ -38,7 +39,6 @@ from models.planner import (
     static_prefix,
     task_suffix,
 )
-from tests.models.conftest import HEAD_T_A, HEAD_T_B
 
 T_A, T_B = HEAD_T_A, HEAD_T_B  # the whole valid-time extent of the store
 DAY_A, DAY_B = 1082592000000000, 1082678400000000  # one day inside it
@@ -140,7 +140,7 @@ def test_static_prefix_is_byte_identical_across_tasks(scripted_client, ctx) -> N
 
 
 def test_manual_lists_each_operators_declared_outputs_and_stays_small() -> None:
-    from engine.api import all_operators
+    from tgms.engine.api import all_operators
 
     manual = operator_manual()
     for spec in all_operators():
@@ -356,7 +356,7 @@ def test_a_plan_without_answer_spec_is_repaired_not_run(scripted_client, ctx) ->
 
 def test_the_units_switch_turns_off_only_the_units_check() -> None:
     """The no_units ablation (conf/ablation/no_units.yaml): the planner's verifier skips the units group."""
-    from models.planner import PlannerConfig
+    from tgms.models.planner import PlannerConfig
 
     on = PlannerConfig().verifier_config(frozenset({"n9"}))
     off = PlannerConfig(units=False).verifier_config(frozenset({"n9"}))

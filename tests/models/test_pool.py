@@ -8,10 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from models.client import ChatClient
-from models.errors import InfraError, NoLiveReplicaError
-from models.testing.scripted_server import ScriptedServer
 from tests.models.conftest import config, user
+from tgms.models.client import ChatClient
+from tgms.models.errors import InfraError, NoLiveReplicaError
+from tgms.models.testing.scripted_server import ScriptedServer
 
 
 def test_a_dead_replica_is_skipped_and_its_requests_complete_on_the_other(

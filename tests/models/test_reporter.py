@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from engine.api import (
+from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
+from tgms.engine.api import (
     ExecConfig,
     OpContext,
     Store,
@@ -18,10 +19,9 @@ from engine.api import (
     execute,
     mechanical_answer,
 )
-from models.client import ChatClient
-from models.reporter import SUMMARY_LIMIT, report, reporter_prompt
-from models.testing.scripted_server import ScriptedServer
-from tests.models.conftest import HEAD_T_A, HEAD_T_B, config
+from tgms.models.client import ChatClient
+from tgms.models.reporter import SUMMARY_LIMIT, report, reporter_prompt
+from tgms.models.testing.scripted_server import ScriptedServer
 
 T_A, T_B = HEAD_T_A, HEAD_T_B
 
@@ -187,7 +187,7 @@ def test_a_number_written_as_a_string_in_a_claim_is_the_number(scripted, ctx) ->
 
 def test_a_value_answer_and_its_claim_written_as_strings_are_numbers() -> None:
     # Qwen2.5-Coder-1.5B wrote both the typed answer and its claim as "0.551963048"
-    from models.answer_format import read_answer
+    from tgms.models.answer_format import read_answer
 
     claim = {
         "id": "c1",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.api import InvalidArgError
-from models.manual import estimate_tokens, operator_manual
-from models.plan_prompt import (
+from tgms.engine.api import InvalidArgError
+from tgms.models.manual import estimate_tokens, operator_manual
+from tgms.models.plan_prompt import (
     FIXED_EXAMPLES,
     FIXED_LAYOUT,
     NO_TIMES,
@@ -17,8 +17,8 @@ from models.plan_prompt import (
     first_messages,
     static_prefix,
 )
-from models.planner import read_plan
-from models.worked_plans import (
+from tgms.models.planner import read_plan
+from tgms.models.worked_plans import (
     NamedValue,
     WorkedPlan,
     belief_time,
@@ -171,7 +171,7 @@ def test_the_fixed_examples_show_named_times_in_the_prefix() -> None:
     ],
 )
 def test_dates_written_in_words_are_named_half_open_in_utc(question: str, expected: list[str]) -> None:
-    from engine.api import us_to_iso
+    from tgms.engine.api import us_to_iso
 
     names = time_names(question)
     assert [n.name for n in names] == [f"T{i}" for i in range(1, len(expected) + 1)]
@@ -191,7 +191,7 @@ def test_durations_written_in_words_are_named() -> None:
 
 
 def test_input_uids_are_named_in_the_order_the_question_mentions_them() -> None:
-    from models.worked_plans import question_names, uid_names
+    from tgms.models.worked_plans import question_names, uid_names
 
     q = "How many nodes can both n6 and n561 reach in [1083369600000000 µs, 1083974400000000 µs)?"
     assert [(n.name, n.value) for n in uid_names(q, ("n561", "n6", "n9"))] == [

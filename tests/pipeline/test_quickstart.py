@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import NotFoundError
-from pipeline.cli import quickstart
-from pipeline.cli.main import main
+from tgms.engine.errors import NotFoundError
+from tgms.pipeline.cli import quickstart
+from tgms.pipeline.cli.main import main
 
 
 def test_no_replay_claims_no_match() -> None:
@@ -33,7 +33,7 @@ def test_a_match_names_the_backends_compared() -> None:
 def _without_kuzu(name: str) -> type:
     if name == "kuzu":
         raise NotFoundError("the Kùzu backend needs the 'kuzu' extra: pip install 'tgms[kuzu]'")
-    from engine.store.backends import backend_class
+    from tgms.engine.store.backends import backend_class
 
     return backend_class(name)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from pipeline.campaign.tables import table4, table4_markdown
-from pipeline.table import (
+from tgms.pipeline.campaign.tables import table4, table4_markdown
+from tgms.pipeline.table import (
     Cell,
     Column,
     Document,

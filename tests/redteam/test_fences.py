@@ -27,10 +27,10 @@ from typing import Any
 
 import pytest
 
-import pipeline.systems.prompt_builders  # noqa: F401  (registers the systems' builders)
-from models.prompt_builders import PromptBuilder, prompt_builders
-from models.testing.gullible import find_injection
+import tgms.pipeline.systems.prompt_builders  # noqa: F401  (registers the systems' builders)
 from tests.redteam.fixtures import FIXTURES, MARKERS
+from tgms.models.prompt_builders import PromptBuilder, prompt_builders
+from tgms.models.testing.gullible import find_injection
 
 BENIGN = "benign value"
 BUILDERS = {b.name: b for b in prompt_builders()}
@@ -67,7 +67,7 @@ def test_every_module_that_fences_data_registers_its_builders() -> None:
     """A module that imports fence/fence_json builds prompts from data: it must have a builder named
     ``<module>.<what>`` in the registry (so models/memory.py needs ``memory.*`` entries, for example)."""
     root = Path(__file__).resolve().parents[2]
-    imports = re.compile(r"from models\.prompting import (\([^)]*\)|[^\n]*)")
+    imports = re.compile(r"from tgms\.models\.prompting import (\([^)]*\)|[^\n]*)")
     skip = {"prompting", "prompt_builders"}
     fencing = []
     for path in sorted([*(root / "models").rglob("*.py"), *(root / "pipeline").rglob("*.py")]):

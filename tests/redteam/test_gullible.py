@@ -13,13 +13,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from models.answerer import answer_messages
-from models.client import ChatClient
-from models.prompting import fence
-from models.testing.gullible import INJECTED_VALUE, GullibleModel, find_injection, outside_fences
-from models.testing.scripted_server import ScriptedServer
 from tests.models.conftest import config
 from tests.redteam.fixtures import FIXTURES, INSTRUCTION
+from tgms.models.answerer import answer_messages
+from tgms.models.client import ChatClient
+from tgms.models.prompting import fence
+from tgms.models.testing.gullible import INJECTED_VALUE, GullibleModel, find_injection, outside_fences
+from tgms.models.testing.scripted_server import ScriptedServer
 
 SYSTEM = "You answer questions about a temporal interaction graph."
 

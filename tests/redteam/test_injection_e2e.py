@@ -21,20 +21,20 @@ from typing import Any
 
 import pytest
 
-from engine.api import OPEN_END, Store, build_store, us_to_iso
-from models.client import ChatClient
-from models.planner import FIXED_LAYOUT, PlanTask, first_messages, read_plan, static_prefix
-from models.prompting import fence_json
-from models.testing.gullible import INJECTED_PLAN, GullibleModel
-from models.testing.scripted_server import ScriptedServer
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import build_system, run_task
-from pipeline.systems.card import dataset_card
-from pipeline.systems.record import TaskRecord
 from tests.conftest import collegemsg_head
 from tests.models.conftest import config
 from tests.pipeline.systems._scripted import make_env
 from tests.redteam.fixtures import FIXTURES, INSTRUCTION
+from tgms.engine.api import OPEN_END, Store, build_store, us_to_iso
+from tgms.models.client import ChatClient
+from tgms.models.planner import FIXED_LAYOUT, PlanTask, first_messages, read_plan, static_prefix
+from tgms.models.prompting import fence_json
+from tgms.models.testing.gullible import INJECTED_PLAN, GullibleModel
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import build_system, run_task
+from tgms.pipeline.systems.card import dataset_card
+from tgms.pipeline.systems.record import TaskRecord
 
 EVENTS = 1500
 #: the strings written into each twin, slot by slot

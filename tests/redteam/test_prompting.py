@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from models.prompting import DATA_LIMIT, clean, escape, escaped_data, fence, fence_json, sanitize
+from tgms.models.prompting import DATA_LIMIT, clean, escape, escaped_data, fence, fence_json, sanitize
 
 CLOSE_VARIANTS = [
     "</data>", "</DATA>", "</Data >", "< / data>", "</data\n>", "&lt;/data&gt;", "&lt/data&gt",

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from pipeline.campaign.tracking import CampaignTracker, default_artifact_location, default_uri
-from pipeline.scoring.suite import Suite, Task
 from tests.pipeline.campaign._records import SYSTEMS, cell_records, small_suite, tags_of
+from tgms.pipeline.campaign.tracking import CampaignTracker, default_artifact_location, default_uri
+from tgms.pipeline.scoring.suite import Suite, Task
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL, BIG = "small", "big"
@@ -46,7 +46,7 @@ def composed_config(model: str) -> dict[str, Any]:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from pipeline.campaign.config import validate
+    from tgms.pipeline.campaign.config import validate
 
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
         cfg = compose("config", overrides=["experiment=smoke", "run.dir=.", f"model.name={model}"])
@@ -67,8 +67,8 @@ def _log_cell(tr: CampaignTracker, parent: str, tags: dict, records: list[dict],
 
 @pytest.fixture(scope="session")
 def logged(tmp_path_factory: pytest.TempPathFactory) -> Logged:
-    from pipeline.latency.operators import run as ops_run
-    from pipeline.mutations import run_experiment
+    from tgms.pipeline.latency.operators import run as ops_run
+    from tgms.pipeline.mutations import run_experiment
 
     root = tmp_path_factory.mktemp("report_campaign")
     store_dir, suite = small_suite(root)

@@ -17,10 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pipeline.campaign.cell_metrics import metric_key
-from pipeline.cli.main import main
 from tests.pipeline.campaign._records import SYSTEMS, expected
 from tests.reports.conftest import SMALL, Logged
+from tgms.pipeline.campaign.cell_metrics import metric_key
+from tgms.pipeline.cli.main import main
 
 READY_S = 90.0
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli.main import main
-from pipeline.scoring.bootstrap import paired_bootstrap
 from tests.pipeline.campaign._records import SYSTEMS, expected, label
 from tests.reports.conftest import BIG, SMALL, Logged
+from tgms.pipeline.cli.main import main
+from tgms.pipeline.scoring.bootstrap import paired_bootstrap
 
 TABLES = ("table2", "table3", "table4", "table5", "table6", "ops")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import InvalidArgError
-from reports.cli import tracking_uri
+from tgms.engine.api import InvalidArgError
+from tgms.reports.cli import tracking_uri
 
 
 def test_the_order_is_the_flag_the_environment_the_cwd_then_the_experiments_run_directory(

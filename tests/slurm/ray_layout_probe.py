@@ -15,12 +15,12 @@ from pathlib import Path
 
 import ray
 
-from models.config import EndpointConfig
-from models.testing.scripted_server import ScriptedServer
-from models.testing.smoke_rule import smoke_reply
-from pipeline.campaign.config import ClusterConf
-from pipeline.campaign.executor import run_jobs, start_actors, write_result
 from tests.pipeline.campaign.child_ray import static_graph_job
+from tgms.models.config import EndpointConfig
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.models.testing.smoke_rule import smoke_reply
+from tgms.pipeline.campaign.config import ClusterConf
+from tgms.pipeline.campaign.executor import run_jobs, start_actors, write_result
 
 
 def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, object]:

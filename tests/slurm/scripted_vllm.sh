@@ -13,4 +13,4 @@ while (($#)); do
     shift
 done
 [[ -n $port ]] || { echo "scripted_vllm: no --port" >&2 && exit 2; }
-exec python -m models.testing.scripted_server --port "$port" --model "$name" --start-delay "${SCRIPTED_START_DELAY:-0}"
+exec python -m tgms.models.testing.scripted_server --port "$port" --model "$name" --start-delay "${SCRIPTED_START_DELAY:-0}"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.campaign.bundle import build_bundle
 from tests.conftest import collegemsg_head
 from tests.slurm.conftest import ROOT, SLURM
+from tgms.pipeline.campaign.bundle import build_bundle
 
 HERE = Path(__file__).parent
 

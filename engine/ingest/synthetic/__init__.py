@@ -31,8 +31,8 @@ of follows intervals at a ``t`` strictly inside; ``assert_edge`` of late-arrivin
 intervals that overlap no existing version of their identity.
 """
 
-from engine.ingest.synthetic.config import GENERATOR_VERSION, SyntheticConfig, validate_config
-from engine.ingest.synthetic.generator import SyntheticDataset, generate, generate_from_config
+from tgms.engine.ingest.synthetic.config import GENERATOR_VERSION, SyntheticConfig, validate_config
+from tgms.engine.ingest.synthetic.generator import SyntheticDataset, generate, generate_from_config
 
 __all__ = [
     "GENERATOR_VERSION",

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import InvalidArgError
-from engine.timeutil import OPEN_END, US_PER_SECOND
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.timeutil import OPEN_END, US_PER_SECOND
 
 GENERATOR_VERSION = "tgms-synthetic-v1"
 HOUR_S = 3600

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import InvalidArgError
-from engine.ingest.synthetic.config import DAY_S, HOUR_S
-from engine.ingest.synthetic.world import STRENGTHS, W_MAX, World, uid, weights
-from engine.timeutil import OPEN_END, US_PER_SECOND
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.ingest.synthetic.config import DAY_S, HOUR_S
+from tgms.engine.ingest.synthetic.world import STRENGTHS, W_MAX, World, uid, weights
+from tgms.engine.timeutil import OPEN_END, US_PER_SECOND
 
 
 # ---- corrections ----------------------------------------------------------------------------------------

@@ -11,14 +11,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.canonical import dumps
-from engine.errors import InvalidArgError, NotFoundError
-from engine.ingest.events import EventFrame, make_table, props_text
-from engine.ingest.synthetic.config import DAY_S, GENERATOR_VERSION, HOUR_S, SyntheticConfig, validate_config
-from engine.ingest.synthetic.corrections import correction_epoch
-from engine.ingest.synthetic.manifest import build_manifest
-from engine.ingest.synthetic.world import STRENGTHS, W_MAX, Endpoints, World, weights
-from engine.timeutil import OPEN_END, US_PER_SECOND
+from tgms.engine.canonical import dumps
+from tgms.engine.errors import InvalidArgError, NotFoundError
+from tgms.engine.ingest.events import EventFrame, make_table, props_text
+from tgms.engine.ingest.synthetic.config import (
+    DAY_S,
+    GENERATOR_VERSION,
+    HOUR_S,
+    SyntheticConfig,
+    validate_config,
+)
+from tgms.engine.ingest.synthetic.corrections import correction_epoch
+from tgms.engine.ingest.synthetic.manifest import build_manifest
+from tgms.engine.ingest.synthetic.world import STRENGTHS, W_MAX, Endpoints, World, weights
+from tgms.engine.timeutil import OPEN_END, US_PER_SECOND
 
 
 @dataclass(frozen=True)

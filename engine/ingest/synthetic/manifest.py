@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.ingest.synthetic.config import GENERATOR_VERSION, HOUR_S
-from engine.ingest.synthetic.corrections import Ops
-from engine.ingest.synthetic.world import World, uid
-from engine.timeutil import US_PER_SECOND
+from tgms.engine.ingest.synthetic.config import GENERATOR_VERSION, HOUR_S
+from tgms.engine.ingest.synthetic.corrections import Ops
+from tgms.engine.ingest.synthetic.world import World, uid
+from tgms.engine.timeutil import US_PER_SECOND
 
 
 # ---- manifest -------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.ingest.synthetic.config import SyntheticConfig
+from tgms.engine.ingest.synthetic.config import SyntheticConfig
 
 W_MAX = 5  # msg weights w are 1 .. W_MAX
 STRENGTHS = tuple(round(0.1 * k, 1) for k in range(1, 11))  # follows strengths

@@ -10,24 +10,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.operators.oracle.belief import oracle_belief_changes
-from engine.operators.oracle.compute import oracle_compute
-from engine.operators.oracle.events import oracle_aggregate_events, oracle_list_events
-from engine.operators.oracle.evolution import oracle_co_active, oracle_neighborhood_evolution
-from engine.operators.oracle.history import (
+from tgms.engine.operators.oracle.belief import oracle_belief_changes
+from tgms.engine.operators.oracle.compute import oracle_compute
+from tgms.engine.operators.oracle.events import oracle_aggregate_events, oracle_list_events
+from tgms.engine.operators.oracle.evolution import oracle_co_active, oracle_neighborhood_evolution
+from tgms.engine.operators.oracle.history import (
     oracle_diff_snapshots,
     oracle_entity_history,
     oracle_snapshot_subgraph,
 )
-from engine.operators.oracle.longest_path import oracle_longest_temporal_path
-from engine.operators.oracle.metrics import oracle_burst_detection, oracle_graph_metric_timeseries
-from engine.operators.oracle.motifs import oracle_count_temporal_motifs, oracle_find_temporal_motif_instances
-from engine.operators.oracle.paging import page, paginate
-from engine.operators.oracle.resolve import oracle_resolve_entities
-from engine.operators.oracle.sequences import oracle_next_event
-from engine.operators.oracle.static_graph import oracle_connected_components, oracle_hop_distance
-from engine.operators.oracle.store import OracleStore
-from engine.operators.oracle.traversal import oracle_temporal_paths, oracle_temporal_reachability
+from tgms.engine.operators.oracle.longest_path import oracle_longest_temporal_path
+from tgms.engine.operators.oracle.metrics import oracle_burst_detection, oracle_graph_metric_timeseries
+from tgms.engine.operators.oracle.motifs import (
+    oracle_count_temporal_motifs,
+    oracle_find_temporal_motif_instances,
+)
+from tgms.engine.operators.oracle.paging import page, paginate
+from tgms.engine.operators.oracle.resolve import oracle_resolve_entities
+from tgms.engine.operators.oracle.sequences import oracle_next_event
+from tgms.engine.operators.oracle.static_graph import oracle_connected_components, oracle_hop_distance
+from tgms.engine.operators.oracle.store import OracleStore
+from tgms.engine.operators.oracle.traversal import oracle_temporal_paths, oracle_temporal_reachability
 
 Oracle = Callable[[OracleStore, dict[str, Any]], dict[str, Any]]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import InvalidArgError, NotFoundError
-from engine.operators.oracle.store import (
+from tgms.engine.errors import InvalidArgError, NotFoundError
+from tgms.engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
     check_keys,
@@ -20,7 +20,7 @@ from engine.operators.oracle.store import (
     str_list_arg,
     time_arg,
 )
-from engine.timeutil import OPEN_END
+from tgms.engine.timeutil import OPEN_END
 
 KINDS = ("asserted", "corrected", "retracted", "closed")
 #: what a version says besides where it sits in time (and its own ids): equal content = same fact

@@ -13,11 +13,16 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from engine.canonical import canon_float, canonicalize, dumps
-from engine.errors import InvalidArgError, SchemaError
-from engine.operators.oracle.compute_group import oracle_distinct, oracle_group, oracle_q, oracle_quantile
-from engine.operators.oracle.evolution import allen
-from engine.operators.oracle.store import (
+from tgms.engine.canonical import canon_float, canonicalize, dumps
+from tgms.engine.errors import InvalidArgError, SchemaError
+from tgms.engine.operators.oracle.compute_group import (
+    oracle_distinct,
+    oracle_group,
+    oracle_q,
+    oracle_quantile,
+)
+from tgms.engine.operators.oracle.evolution import allen
+from tgms.engine.operators.oracle.store import (
     as_of_arg,
     check_keys,
     choice_arg,

@@ -10,9 +10,9 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from engine.canonical import dumps
-from engine.errors import InvalidArgError, SchemaError
-from engine.operators.oracle.store import is_number
+from tgms.engine.canonical import dumps
+from tgms.engine.errors import InvalidArgError, SchemaError
+from tgms.engine.operators.oracle.store import is_number
 
 AGG_FNS = ("count", "count_distinct", "sum", "min", "max", "mean", "median", "quantile", "first", "last")
 NUMERIC = ("sum", "min", "max", "mean", "median", "quantile")
@@ -20,19 +20,19 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _frac(x: Any) -> Fraction:
-    from engine.operators.oracle.compute import frac  # the oracle's own exact numbers
+    from tgms.engine.operators.oracle.compute import frac  # the oracle's own exact numbers
 
     return frac(x, "input")
 
 
 def _out(q: Fraction) -> int | float:
-    from engine.operators.oracle.compute import out_num
+    from tgms.engine.operators.oracle.compute import out_num
 
     return out_num(q)
 
 
 def _natural(v: Any) -> tuple[Any, ...]:
-    from engine.operators.oracle.compute import _natural as natural
+    from tgms.engine.operators.oracle.compute import _natural as natural
 
     return natural(v)
 

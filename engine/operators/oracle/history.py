@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.canonical import canonicalize
-from engine.errors import SchemaError
-from engine.operators.oracle.store import (
+from tgms.engine.canonical import canonicalize
+from tgms.engine.errors import SchemaError
+from tgms.engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
     check_keys,

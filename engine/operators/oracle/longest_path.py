@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.canonical import canonicalize
-from engine.errors import InvalidArgError
-from engine.operators.oracle.events import edge_filter
-from engine.operators.oracle.store import (
+from tgms.engine.canonical import canonicalize
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.operators.oracle.events import edge_filter
+from tgms.engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
     check_keys,

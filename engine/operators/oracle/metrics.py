@@ -10,9 +10,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from engine.canonical import canon_float, canonicalize
-from engine.errors import InvalidArgError, SchemaError
-from engine.operators.oracle.store import (
+from tgms.engine.canonical import canon_float, canonicalize
+from tgms.engine.errors import InvalidArgError, SchemaError
+from tgms.engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
     buckets,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import InvalidArgError, SchemaError
+from tgms.engine.errors import InvalidArgError, SchemaError
 
 MAX_LIMIT = 10_000
 DEFAULT_LIMIT = 100

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.canonical import canonicalize
-from engine.errors import InvalidArgError
-from engine.operators.oracle.store import OracleStore, as_of_arg, check_keys, str_arg
+from tgms.engine.canonical import canonicalize
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.operators.oracle.store import OracleStore, as_of_arg, check_keys, str_arg
 
 MAX_QUERY = 200
 

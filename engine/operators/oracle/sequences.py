@@ -13,10 +13,17 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from engine.canonical import canonicalize
-from engine.errors import InvalidArgError, SchemaError
-from engine.operators.oracle.events import SELECTION, selected_events
-from engine.operators.oracle.store import OracleStore, bool_arg, check_keys, choice_arg, int_arg, is_number
+from tgms.engine.canonical import canonicalize
+from tgms.engine.errors import InvalidArgError, SchemaError
+from tgms.engine.operators.oracle.events import SELECTION, selected_events
+from tgms.engine.operators.oracle.store import (
+    OracleStore,
+    bool_arg,
+    check_keys,
+    choice_arg,
+    int_arg,
+    is_number,
+)
 
 SIDES = ("src", "dst")
 OPTIONAL = ("b", "match", "direction", "strict", "within", "unmatched", "quantile", "order")

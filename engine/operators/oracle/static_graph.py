@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from engine.operators.oracle.store import (
+from tgms.engine.operators.oracle.store import (
     OracleStore,
     as_of_arg,
     check_keys,

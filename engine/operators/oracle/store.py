@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterable
 from typing import Any, overload
 
-from engine.errors import InvalidArgError, NotFoundError, SchemaError
-from engine.timeutil import OPEN_END
+from tgms.engine.errors import InvalidArgError, NotFoundError, SchemaError
+from tgms.engine.timeutil import OPEN_END
 
 NODE_KEYS = ("vid", "uid", "label", "props", "vt_s", "vt_e", "tt_s", "tt_e", "source", "provenance_ref")
 EDGE_KEYS = (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.errors import InvalidArgError, NotFoundError
-from engine.store.backends.base import Backend
+from tgms.engine.errors import InvalidArgError, NotFoundError
+from tgms.engine.store.backends.base import Backend
 
 BACKENDS = ("duckdb", "kuzu")
 
@@ -11,12 +11,12 @@ BACKENDS = ("duckdb", "kuzu")
 def backend_class(name: str) -> type[Backend]:
     """The backend class for ``name``; Kùzu is imported only when asked for."""
     if name == "duckdb":
-        from engine.store.backends.duckdb_backend import DuckDBBackend
+        from tgms.engine.store.backends.duckdb_backend import DuckDBBackend
 
         return DuckDBBackend
     if name == "kuzu":
         try:
-            from engine.store.backends.kuzu_backend import KuzuBackend
+            from tgms.engine.store.backends.kuzu_backend import KuzuBackend
         except ImportError as exc:  # the driver is an optional extra
             raise NotFoundError(
                 "the Kùzu backend needs the 'kuzu' extra: pip install 'tgms[kuzu]'", missing=str(exc)

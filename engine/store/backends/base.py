@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from engine.errors import BackendError, LimitError
-from engine.store.model import BatchChanges, ScanFilter
+from tgms.engine.errors import BackendError, LimitError
+from tgms.engine.store.model import BatchChanges, ScanFilter
 
 #: how DuckDB and Kùzu say the disk is full (the OS's ENOSPC text, and their own words for it)
 _DISK_FULL = re.compile(r"no space left on device|disk (?:is )?full|not enough space", re.IGNORECASE)

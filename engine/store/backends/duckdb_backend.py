@@ -19,10 +19,10 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from engine.errors import BackendError, ConflictError
-from engine.store.backends.base import Backend, driver_failure
-from engine.store.model import EDGE_SCHEMA, ENTITY_SCHEMA, NODE_SCHEMA, BatchChanges, ScanFilter
-from engine.timeutil import OPEN_END
+from tgms.engine.errors import BackendError, ConflictError
+from tgms.engine.store.backends.base import Backend, driver_failure
+from tgms.engine.store.model import EDGE_SCHEMA, ENTITY_SCHEMA, NODE_SCHEMA, BatchChanges, ScanFilter
+from tgms.engine.timeutil import OPEN_END
 
 _DDL = """
 CREATE TABLE entities (nid INTEGER NOT NULL, uid VARCHAR NOT NULL);

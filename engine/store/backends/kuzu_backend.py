@@ -76,9 +76,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engine.errors import BackendError, ConflictError, CorruptError
-from engine.store.backends.base import Backend
-from engine.store.backends.kuzu_cypher import (
+from tgms.engine.errors import BackendError, ConflictError, CorruptError
+from tgms.engine.store.backends.base import Backend
+from tgms.engine.store.backends.kuzu_cypher import (
     COUNT_QUERIES,
     DAMAGED_KEY,
     DDL,
@@ -91,8 +91,8 @@ from engine.store.backends.kuzu_cypher import (
     mapped,
     reraise,
 )
-from engine.store.model import EDGE_SCHEMA, ENTITY_SCHEMA, NODE_SCHEMA, BatchChanges, ScanFilter
-from engine.timeutil import OPEN_END
+from tgms.engine.store.model import EDGE_SCHEMA, ENTITY_SCHEMA, NODE_SCHEMA, BatchChanges, ScanFilter
+from tgms.engine.timeutil import OPEN_END
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from engine.errors import BackendError, LimitError, TGMSError
-from engine.store.backends.base import driver_failure
-from engine.store.model import EDGE_SCHEMA, NODE_SCHEMA
+from tgms.engine.errors import BackendError, LimitError, TGMSError
+from tgms.engine.store.backends.base import driver_failure
+from tgms.engine.store.model import EDGE_SCHEMA, NODE_SCHEMA
 
 PROPS = "props STRING, vt_s INT64, vt_e INT64, tt_s INT64, tt_e INT64, source STRING, provenance_ref STRING"
 DDL = (

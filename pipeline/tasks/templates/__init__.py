@@ -1,6 +1,6 @@
 """The task templates; importing this package registers them all (see :mod:`pipeline.tasks.model`)."""
 
-from pipeline.tasks.templates import (
+from tgms.pipeline.tasks.templates import (
     t1,
     t2,
     t3_t4,

@@ -3,8 +3,8 @@ pattern and grounding families)."""
 
 from __future__ import annotations
 
-from pipeline.tasks.model import Draft, one_step, template
-from pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_duration, fmt_time, window_words
+from tgms.pipeline.tasks.model import Draft, one_step, template
+from tgms.pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_duration, fmt_time, window_words
 
 MAX_HOPS = 3  # the brute-force oracle enumerates simple paths: keep them short
 

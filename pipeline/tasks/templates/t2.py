@@ -10,8 +10,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from pipeline.tasks.model import Draft, step, template
-from pipeline.tasks.sampler import Sampler, fmt_duration, window_words
+from tgms.pipeline.tasks.model import Draft, step, template
+from tgms.pipeline.tasks.sampler import Sampler, fmt_duration, window_words
 
 _WORDS = {
     "M_triangle_cyclic": "a cyclic triangle (u→v, v→w, w→u)",

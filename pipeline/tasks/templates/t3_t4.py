@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.tasks.model import Draft, one_step, ref, step, template
-from pipeline.tasks.sampler import DAY, MONTH, WEEK, Sampler, fmt_time, window_words
+from tgms.pipeline.tasks.model import Draft, one_step, ref, step, template
+from tgms.pipeline.tasks.sampler import DAY, MONTH, WEEK, Sampler, fmt_time, window_words
 
 FULL = 10_000  # page limit for lists a later step consumes (so no gold rests on a cut page)
 

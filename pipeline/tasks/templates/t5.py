@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import call, committed_batches
-from pipeline.tasks.model import Draft, one_step, ref, step, template
-from pipeline.tasks.probe_kinds import numeric_prop_key, sample_props
-from pipeline.tasks.sampler import DAY, HOUR, MONTH, WEEK, Sampler, fmt_time, window_words
+from tgms.engine.api import call, committed_batches
+from tgms.pipeline.tasks.model import Draft, one_step, ref, step, template
+from tgms.pipeline.tasks.probe_kinds import numeric_prop_key, sample_props
+from tgms.pipeline.tasks.sampler import DAY, HOUR, MONTH, WEEK, Sampler, fmt_time, window_words
 
 MAX_CHAIN = 30  # a chain that reaches it is not asked about (the answer would be the cap)
 COUNT_DESC = [{"field": "count", "desc": True}]

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.api import call
-from pipeline.tasks.model import Draft, ref, step, template
-from pipeline.tasks.sampler import MONTH, WEEK, Sampler, window_words
-from pipeline.tasks.templates.t5 import NO_SELF_LOOPS
+from tgms.engine.api import call
+from tgms.pipeline.tasks.model import Draft, ref, step, template
+from tgms.pipeline.tasks.sampler import MONTH, WEEK, Sampler, window_words
+from tgms.pipeline.tasks.templates.t5 import NO_SELF_LOOPS
 
 MAX_ROWS = 10_000  # a join or quantile over a cut page would be refused: ask for every group at once
 #: the nearest-rank quantiles asked for, with their words

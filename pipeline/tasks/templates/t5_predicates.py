@@ -9,9 +9,9 @@ is wrong.
 
 from __future__ import annotations
 
-from engine.api import call
-from pipeline.tasks.model import Draft, one_step, template
-from pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_duration, window_words
+from tgms.engine.api import call
+from tgms.pipeline.tasks.model import Draft, one_step, template
+from tgms.pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_duration, window_words
 
 #: ISO day of week: Monday 1 … Sunday 7
 WEEKDAYS = [{"field": "dow", "op": "le", "value": 5}]

@@ -7,10 +7,10 @@ only when at least two messages were answered, so the median is of a sequence, n
 
 from __future__ import annotations
 
-from engine.api import call
-from pipeline.tasks.model import Draft, one_step, template
-from pipeline.tasks.sampler import MONTH, WEEK, Sampler, window_words
-from pipeline.tasks.templates.t5 import NO_SELF_LOOPS
+from tgms.engine.api import call
+from tgms.pipeline.tasks.model import Draft, one_step, template
+from tgms.pipeline.tasks.sampler import MONTH, WEEK, Sampler, window_words
+from tgms.pipeline.tasks.templates.t5 import NO_SELF_LOOPS
 
 #: b answers a: b goes from a's recipient back to a's sender
 REPLY = [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}]

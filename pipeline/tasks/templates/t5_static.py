@@ -7,10 +7,10 @@ two or more hops away, so the answer is a distance, not "unreachable".
 
 from __future__ import annotations
 
-from engine.api import call
-from pipeline.tasks.model import Draft, one_step, template
-from pipeline.tasks.sampler import DAY, MONTH, WEEK, Sampler, window_words
-from pipeline.tasks.templates.t5 import sender_in
+from tgms.engine.api import call
+from tgms.pipeline.tasks.model import Draft, one_step, template
+from tgms.pipeline.tasks.sampler import DAY, MONTH, WEEK, Sampler, window_words
+from tgms.pipeline.tasks.templates.t5 import sender_in
 
 
 @template(

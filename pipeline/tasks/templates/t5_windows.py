@@ -13,9 +13,9 @@ generator seeds a template by its position in the sorted registry).
 
 from __future__ import annotations
 
-from engine.api import call
-from pipeline.tasks.model import Draft, one_step, template
-from pipeline.tasks.sampler import DAY, HOUR, MINUTE, MONTH, WEEK, Sampler, fmt_duration, window_words
+from tgms.engine.api import call
+from tgms.pipeline.tasks.model import Draft, one_step, template
+from tgms.pipeline.tasks.sampler import DAY, HOUR, MINUTE, MONTH, WEEK, Sampler, fmt_duration, window_words
 
 
 @template(

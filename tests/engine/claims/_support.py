@@ -19,13 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.claims.answer import Answer, parse_answer
-from engine.claims.verifier import Verdict, VerifyConfig, verify_claims
-from engine.execute.executor import ExecConfig, Trace, execute
-from engine.operators.context import OpContext
-from engine.plan.model import Plan, build_plan
-from engine.store import Store
 from tests.conftest import CLOCK_STEP, CLOCK_T0, FakeClock
+from tgms.engine.claims.answer import Answer, parse_answer
+from tgms.engine.claims.verifier import Verdict, VerifyConfig, verify_claims
+from tgms.engine.execute.executor import ExecConfig, Trace, execute
+from tgms.engine.operators.context import OpContext
+from tgms.engine.plan.model import Plan, build_plan
+from tgms.engine.store import Store
 
 S = 1_000_000
 W = {"t_a": 0, "t_b": 10 * S}

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.execute.executor import Trace
-from engine.operators.context import OpContext
-from engine.store import Store
+from tgms.engine.execute.executor import Trace
+from tgms.engine.operators.context import OpContext
+from tgms.engine.store import Store
 
 from ._support import base_plan, build_store, run
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from engine.claims.answer import parse_answer
-from engine.errors import SchemaError
-from engine.execute.executor import Trace
-from engine.operators.context import OpContext
+from tgms.engine.claims.answer import parse_answer
+from tgms.engine.errors import SchemaError
+from tgms.engine.execute.executor import Trace
+from tgms.engine.operators.context import OpContext
 
 from ._support import FOLLOWS, N_REACHED, S, claim, kinds, verdict_of, verdicts
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from engine.execute.executor import Trace
-from engine.operators.context import OpContext
+from tgms.engine.execute.executor import Trace
+from tgms.engine.operators.context import OpContext
 
 from ._support import FOLLOWS, MOTIF, REACHED, S, W, claim, kinds, plan, run, step, verdict_of, verdicts
 

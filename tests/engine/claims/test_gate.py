@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from engine.claims.answer import Answer, parse_answer
-from engine.claims.gate import GATED_TYPES, GateConfig, coverage, gate, render
-from engine.claims.verifier import Verdict
-from engine.errors import SchemaError
-from engine.execute.executor import Trace
-from engine.operators.context import OpContext
+from tgms.engine.claims.answer import Answer, parse_answer
+from tgms.engine.claims.gate import GATED_TYPES, GateConfig, coverage, gate, render
+from tgms.engine.claims.verifier import Verdict
+from tgms.engine.errors import SchemaError
+from tgms.engine.execute.executor import Trace
+from tgms.engine.operators.context import OpContext
 
 from ._support import FOLLOWS, MOTIF, N_REACHED, S, claim, verdicts
 

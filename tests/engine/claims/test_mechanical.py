@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from engine.claims.answer import parse_answer
-from engine.claims.gate import coverage, gate
-from engine.claims.reporter import mechanical_answer
-from engine.execute.executor import Trace, trace_from_dict
-from engine.operators.context import OpContext
-from engine.plan.model import Plan
-from engine.store import Store, replay
+from tgms.engine.claims.answer import parse_answer
+from tgms.engine.claims.gate import coverage, gate
+from tgms.engine.claims.reporter import mechanical_answer
+from tgms.engine.execute.executor import Trace, trace_from_dict
+from tgms.engine.operators.context import OpContext
+from tgms.engine.plan.model import Plan
+from tgms.engine.store import Store, replay
 
 from ._support import (
     FOLLOWS,

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from engine.claims.answer import parse_answer
-from engine.claims.gate import gate
-from engine.claims.reporter import mechanical_answer
-from engine.claims.verifier import VerifyConfig
-from engine.execute.executor import ExecConfig, Trace
-from engine.operators.context import OpContext
-from engine.plan.model import build_plan
-from engine.store import Store
+from tgms.engine.claims.answer import parse_answer
+from tgms.engine.claims.gate import gate
+from tgms.engine.claims.reporter import mechanical_answer
+from tgms.engine.claims.verifier import VerifyConfig
+from tgms.engine.execute.executor import ExecConfig, Trace
+from tgms.engine.operators.context import OpContext
+from tgms.engine.plan.model import build_plan
+from tgms.engine.store import Store
 
 from ._support import (
     MOTIF,

@@ -16,11 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.execute.executor import ExecConfig, Executor, Trace
-from engine.operators.context import OpContext
-from engine.plan.model import Plan, build_plan
-from engine.store import Store
 from tests.conftest import FakeClock
+from tgms.engine.execute.executor import ExecConfig, Executor, Trace
+from tgms.engine.operators.context import OpContext
+from tgms.engine.plan.model import Plan, build_plan
+from tgms.engine.store import Store
 
 #: (uid, earliest_arrival) of every node reachable from "a" in [0, 100), in the operator's row order
 REACHED = [("c", 0), ("b", 1), ("d", 3), ("e", 4), ("f", 5)]

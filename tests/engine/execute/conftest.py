@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.store import Store
+from tgms.engine.operators.context import OpContext
+from tgms.engine.store import Store
 
 from ._support import history_store
 

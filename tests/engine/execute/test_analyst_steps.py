@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.timeutil import OPEN_END
 from tests.engine.plan._plans import check
+from tgms.engine.operators.context import OpContext
+from tgms.engine.timeutil import OPEN_END
 
 from ._support import REACHED, plan, reach, ref, run, statuses, step
 
@@ -104,8 +104,8 @@ def test_verifier_rules_reach_the_new_arguments(
 def test_a_yes_no_question_is_answered_by_compare_and_its_claim_verifies(ctx: OpContext) -> None:
     """ "Does a reach at least 2 nodes?": a count, then compare, then a boolean answer whose claim the
     verifier supports from the trace (issue 27, item 5)."""
-    from engine.claims.reporter import mechanical_answer
-    from engine.claims.verifier import verify_claims
+    from tgms.engine.claims.reporter import mechanical_answer
+    from tgms.engine.claims.verifier import verify_claims
 
     for threshold, want in ((2, True), (len(REACHED) + 1, False)):
         p = plan(

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from engine.canonical import digest
-from engine.errors import CorruptError, NotFoundError, TGMSError
-from engine.execute import executor as executor_module
-from engine.execute.executor import Executor, Trace, trace_from_dict
-from engine.execute.results import MemoryResults, ResultStore
-from engine.operators.context import OpContext
-from engine.plan.model import Plan
-from engine.store import Store, replay
 from tests.conftest import require_backend
+from tgms.engine.canonical import digest
+from tgms.engine.errors import CorruptError, NotFoundError, TGMSError
+from tgms.engine.execute import executor as executor_module
+from tgms.engine.execute.executor import Executor, Trace, trace_from_dict
+from tgms.engine.execute.results import MemoryResults, ResultStore
+from tgms.engine.operators.context import OpContext
+from tgms.engine.plan.model import Plan
+from tgms.engine.store import Store, replay
 
 from ._support import (
     N_REACHED,

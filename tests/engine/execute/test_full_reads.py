@@ -17,20 +17,20 @@ from typing import Any
 
 import pytest
 
-from engine.canonical import canonicalize, digest
-from engine.execute.executor import ExecConfig, Executor, Trace
-from engine.execute.trace_check import trace_object
-from engine.ingest.build import build_store
-from engine.operators.context import OpContext
-from engine.operators.oracle import ORACLES, OracleStore
-from engine.operators.oracle import page as oracle_page
-from engine.plan.model import Plan, build_plan
-from engine.plan.refs import resolve as resolve_ref
-from engine.plan.refs import set_at
-from engine.plan.verifier import verify
-from engine.store import Store
 from tests.conftest import BACKENDS, require_backend
 from tests.engine.operators.sampling import counter_clock
+from tgms.engine.canonical import canonicalize, digest
+from tgms.engine.execute.executor import ExecConfig, Executor, Trace
+from tgms.engine.execute.trace_check import trace_object
+from tgms.engine.ingest.build import build_store
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.oracle import ORACLES, OracleStore
+from tgms.engine.operators.oracle import page as oracle_page
+from tgms.engine.plan.model import Plan, build_plan
+from tgms.engine.plan.refs import resolve as resolve_ref
+from tgms.engine.plan.refs import set_at
+from tgms.engine.plan.verifier import verify
+from tgms.engine.store import Store
 
 from ._support import ref, step
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from engine.canonical import digest
-from engine.execute.executor import Trace
-from engine.operators.context import OpContext
-from engine.operators.registry import get_operator
-from engine.plan.model import Plan
+from tgms.engine.canonical import digest
+from tgms.engine.execute.executor import Trace
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.registry import get_operator
+from tgms.engine.plan.model import Plan
 
 from ._support import N_REACHED, REACHED, plan, reach, ref, run, snapshot, statuses, step
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import ConflictError, NotFoundError
-from engine.ingest.build import DATASETS, MANIFEST_NAME, build_store
-from engine.ingest.snap import load_dataset
-from engine.ingest.synthetic import generate
-from engine.store import Store
 from tests.conftest import FakeClock
+from tgms.engine.errors import ConflictError, NotFoundError
+from tgms.engine.ingest.build import DATASETS, MANIFEST_NAME, build_store
+from tgms.engine.ingest.snap import load_dataset
+from tgms.engine.ingest.synthetic import generate
+from tgms.engine.store import Store
 
 KNOBS = {"n_rings": 4, "n_pingpongs": 4, "days": 14}  # small enough for 60 nodes
 

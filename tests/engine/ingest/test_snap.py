@@ -24,10 +24,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from engine.errors import InvalidArgError, NotFoundError, SchemaError, TGMSError
-from engine.ingest import snap
-from engine.ingest.events import EventFrame, check_event_frame, concat_frames, make_table, props_text
-from engine.ingest.snap import (
+from tests.conftest import SHARED_DATA
+from tgms.engine.errors import InvalidArgError, NotFoundError, SchemaError, TGMSError
+from tgms.engine.ingest import snap
+from tgms.engine.ingest.events import EventFrame, check_event_frame, concat_frames, make_table, props_text
+from tgms.engine.ingest.snap import (
     cached_path,
     default_cache_dir,
     download,
@@ -35,7 +36,6 @@ from engine.ingest.snap import (
     packaged_collegemsg,
     source_sha256,
 )
-from tests.conftest import SHARED_DATA
 
 DATA = SHARED_DATA
 COLLEGE = DATA / "CollegeMsg.txt"

@@ -15,12 +15,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from engine.canonical import dumps
-from engine.errors import InvalidArgError
-from engine.ingest.events import EventFrame
-from engine.ingest.synthetic import SyntheticDataset, generate
-from engine.ingest.synthetic.world import Endpoints
-from engine.timeutil import OPEN_END
+from tgms.engine.canonical import dumps
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.ingest.events import EventFrame
+from tgms.engine.ingest.synthetic import SyntheticDataset, generate
+from tgms.engine.ingest.synthetic.world import Endpoints
+from tgms.engine.timeutil import OPEN_END
 
 N_NODES, N_EVENTS, SEED = 400, 20_000, 7
 HOUR = 3_600_000_000

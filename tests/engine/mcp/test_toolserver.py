@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from engine.api import (
+from tests.conftest import collegemsg_head
+from tgms.engine.api import (
     LOG_NAME,
     MAX_JSON_DEPTH,
     OPERATOR_ORDER,
@@ -25,9 +26,8 @@ from engine.api import (
     replay,
     tool_definitions,
 )
-from engine.mcp import tool_list as mcp_tool_list
-from engine.mcp.definitions import EXTRA_TOOL_NAMES
-from tests.conftest import collegemsg_head
+from tgms.engine.mcp import tool_list as mcp_tool_list
+from tgms.engine.mcp.definitions import EXTRA_TOOL_NAMES
 
 T0 = 1_082_040_961_000_000
 DAY = 86_400 * 1_000_000
@@ -159,7 +159,7 @@ def test_invalid_plan_is_refused_with_every_violation(tools: ToolServer) -> None
 def test_limits_refuse_before_any_work(tools: ToolServer, monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    import engine.mcp.toolserver as ts
+    import tgms.engine.mcp.toolserver as ts
 
     huge = plan()
     huge["steps"] = [dict(huge["steps"][0], id=f"s{i}") for i in range(1, 20_001)]

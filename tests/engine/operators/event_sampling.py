@@ -7,8 +7,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from engine.store import Store
 from tests.engine.operators.sampling import T_MAX, random_store
+from tgms.engine.store import Store
 
 EVENT_OPS = ("list_events", "aggregate_events")
 CAL = ("year", "month", "day", "week", "hour", "dow", "month_of_year")

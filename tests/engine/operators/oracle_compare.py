@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.canonical import canonicalize
-from engine.errors import TGMSError
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import ORACLES, OracleStore, page
+from tgms.engine.canonical import canonicalize
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import ORACLES, OracleStore, page
 
 
 def _strip_cursor(payload: dict[str, Any]) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from engine.operators.oracle import ORACLES, OracleStore
-from engine.timeutil import OPEN_END
+from tgms.engine.operators.oracle import ORACLES, OracleStore
+from tgms.engine.timeutil import OPEN_END
 
 OE = OPEN_END
 W100 = {"t_a": 0, "t_b": 100}

@@ -13,9 +13,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from engine.operators.oracle.evolution import ALLEN_RELATIONS
-from engine.operators.oracle.metrics import METRICS as ORACLE_METRICS
-from engine.store import Store
+from tgms.engine.operators.oracle.evolution import ALLEN_RELATIONS
+from tgms.engine.operators.oracle.metrics import METRICS as ORACLE_METRICS
+from tgms.engine.store import Store
 
 N_CASES = int(os.environ.get("TGMS_ORACLE_CASES", "50"))
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")

@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from engine.operators.arrival_sets import Pack, Spans, _changed
+from tgms.engine.operators.arrival_sets import Pack, Spans, _changed
 
 
 def _rows(sets: dict[int, set[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

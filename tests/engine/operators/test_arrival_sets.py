@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from engine.operators.arrival_sets import Arcs, Spans, arrival_rounds
+from tgms.engine.operators.arrival_sets import Arcs, Spans, arrival_rounds
 
 
 def _as_sets(sp: Spans, n: int) -> list[set[int]]:

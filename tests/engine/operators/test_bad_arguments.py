@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from engine.errors import TGMSError
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import OracleStore
-from engine.operators.registry import REGISTRY, load_all
 from tests.conftest import BACKENDS, require_backend
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, random_store, sample_args
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.operators.registry import REGISTRY, load_all
 
 load_all()
 OPS = sorted(REGISTRY)

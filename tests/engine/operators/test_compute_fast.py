@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from engine.errors import TGMSError
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import OracleStore
-from engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
-from engine.store import Store
-from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, counter_clock
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
+from tgms.engine.store import Store
+from tgms.engine.timeutil import OPEN_END
 
 # ----------------------------------------------------------------------------------- random compute
 
@@ -364,7 +364,7 @@ def test_every_allen_relation(ctx: OpContext, relation: str) -> None:
 
 
 def test_allen_instants_and_exhaustive(ctx: OpContext) -> None:
-    from engine.operators.compute import allen_relation
+    from tgms.engine.operators.compute import allen_relation
 
     assert both(ctx, fn="interval_relation", a=5, b=6)["value"] == "meets"  # [5,6) and [6,7)
     assert both(ctx, fn="interval_relation", a=5, b=7)["value"] == "before"

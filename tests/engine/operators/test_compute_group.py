@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from engine.canonical import dumps
-from engine.errors import TGMSError
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import OracleStore
-from engine.operators.registry import get_operator
-from engine.store import Store
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, counter_clock
+from tgms.engine.canonical import dumps
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.operators.registry import get_operator
+from tgms.engine.store import Store
 
 KEYS: list[Any] = ["n9", "n10", "n1", "a", 1, 1.0, 2, 0.1 + 0.2, 0.3, None, True, [1]]
 VALUES: list[Any] = [3, -2, 0, 0.1, 0.2, 1 / 3, 2.5, 7.0, None, "s", True, "n2", [1]]

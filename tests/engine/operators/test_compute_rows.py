@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from engine.errors import TGMSError
-from engine.operators.compute import keeps_empty
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import OracleStore
-from engine.operators.registry import get_operator
-from engine.store import Store
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, counter_clock
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.compute import keeps_empty
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.operators.registry import get_operator
+from tgms.engine.store import Store
 
 KEYS: list[Any] = ["u1", "u2", "u3", 1, 1.0, 2, None, 0.1 + 0.2, 0.3]
 

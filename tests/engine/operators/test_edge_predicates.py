@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 
-from engine.errors import TGMSError
-from engine.execute.executor import Executor
-from engine.execute.results import MemoryResults
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import OracleStore
-from engine.plan.model import build_plan
-from engine.store import Store
 from tests.conftest import BACKENDS, require_backend
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import counter_clock
+from tgms.engine.errors import TGMSError
+from tgms.engine.execute.executor import Executor
+from tgms.engine.execute.results import MemoryResults
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.plan.model import build_plan
+from tgms.engine.store import Store
 
 W = {"t_a": 0, "t_b": 100}
 LOW = [{"field": "prop.w", "op": "le", "value": 3}]  # the light edges

@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from engine.operators.context import OpContext
-from engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.edge_arrays import EdgeArrays
 
 N = 50
 
@@ -76,9 +76,9 @@ def test_row_ids_without_a_loader_are_refused() -> None:
 
 
 def test_closing_the_store_waits_for_a_background_load(tmp_path) -> None:
-    from engine.ingest.snap import load_dataset
-    from engine.operators.envelope import call
-    from engine.store import Store
+    from tgms.engine.ingest.snap import load_dataset
+    from tgms.engine.operators.envelope import call
+    from tgms.engine.store import Store
 
     with Store.create(tmp_path / "s", "duckdb") as store:
         store.ingest_events(load_dataset("collegemsg"))

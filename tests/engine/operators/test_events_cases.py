@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from engine.errors import CostError, TGMSError
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import ORACLES, OracleStore, page
 from tests.conftest import require_backend
 from tests.engine.operators.event_sampling import EVENT_OPS, event_store, sample_event_args
+from tgms.engine.errors import CostError, TGMSError
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import ORACLES, OracleStore, page
 
 H = 3_600_000_000
 

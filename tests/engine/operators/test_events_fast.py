@@ -8,12 +8,12 @@ from collections import Counter
 
 import pytest
 
-from engine.operators import event_groups
-from engine.operators.context import OpContext
-from engine.operators.oracle import OracleStore
 from tests.engine.operators.event_sampling import EVENT_OPS, event_store, sample_event_args
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES
+from tgms.engine.operators import event_groups
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.oracle import OracleStore
 
 STORES = 4
 

@@ -15,16 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from engine.errors import CostError
-from engine.operators import allen as allen_mod
-from engine.operators import evolution
-from engine.operators.allen import RunPairs, allen_join, allen_pairs
-from engine.operators.cost import StoreProfile
-from engine.operators.edge_arrays import EdgeArrays
-from engine.operators.envelope import call
-from engine.operators.evolution import CoActiveArgs, _co_active_cost
-from engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
-from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES
 from tests.engine.operators.test_metrics_fast import (
@@ -36,6 +26,16 @@ from tests.engine.operators.test_metrics_fast import (
     run_cases,
     window,
 )
+from tgms.engine.errors import CostError
+from tgms.engine.operators import allen as allen_mod
+from tgms.engine.operators import evolution
+from tgms.engine.operators.allen import RunPairs, allen_join, allen_pairs
+from tgms.engine.operators.cost import StoreProfile
+from tgms.engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.evolution import CoActiveArgs, _co_active_cost
+from tgms.engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
+from tgms.engine.timeutil import OPEN_END
 
 __all__ = ["one"]  # the fixture, re-exported for pytest
 

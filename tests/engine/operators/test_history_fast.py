@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.operators.oracle import OracleStore
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, random_store, sample_args
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.oracle import OracleStore
 
 OPS = ("entity_history", "snapshot_subgraph", "diff_snapshots")
 STORES = 5

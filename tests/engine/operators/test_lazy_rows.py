@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.operators.arrow_take import take_rows
-from engine.operators.lazy_rows import LazyRows
+from tgms.engine.operators.arrow_take import take_rows
+from tgms.engine.operators.lazy_rows import LazyRows
 
 
 class Squares(LazyRows):

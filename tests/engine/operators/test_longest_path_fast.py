@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from engine.errors import TGMSError
-from engine.operators import longest_path
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import ORACLES, OracleStore
-from engine.store import Store
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, T_MAX, counter_clock, random_store, sample_args
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators import longest_path
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import ORACLES, OracleStore
+from tgms.engine.store import Store
 
 STORES = 4
 UIDS = [f"u{i}" for i in range(8)]

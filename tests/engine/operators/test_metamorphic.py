@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from engine.errors import TGMSError
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.registry import OPERATOR_ORDER, REGISTRY, load_all
-from engine.store import replay
 from tests.engine.operators.sampling import T_MAX, random_store, sample_args
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.registry import OPERATOR_ORDER, REGISTRY, load_all
+from tgms.engine.store import replay
 
 load_all()
 REGISTERED = [op for op in OPERATOR_ORDER if op in REGISTRY]
@@ -79,7 +79,7 @@ def test_duckdb_and_kuzu_give_identical_envelopes(tmp_path, backend):
         pytest.skip("compares the kuzu replay against the duckdb original")
     src, tts = random_store(tmp_path / "orig", "duckdb", seed=11)
     src.close()
-    from engine.store import Store
+    from tgms.engine.store import Store
 
     a = Store.open(tmp_path / "orig", read_only=True)
     b = replay(tmp_path / "orig" / "eventlog.jsonl", tmp_path / "kz", "kuzu")
@@ -198,7 +198,7 @@ def test_edge_statistics_are_the_same_from_aggregates_and_from_the_arrays(tmp_pa
     """The cost profile and the known-uid mask come from backend aggregate queries on a fresh context and
     from the loaded edge arrays otherwise: same values at every belief state, so guard decisions and
     E_NOT_FOUND never depend on what happens to be cached."""
-    from engine.operators.cost import profile
+    from tgms.engine.operators.cost import profile
 
     store, tts = random_store(tmp_path / "s", "duckdb", seed=seed)
     try:

@@ -17,17 +17,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.errors import CostError, InvalidArgError
-from engine.operators import metrics
-from engine.operators.context import OpContext
-from engine.operators.cost import StoreProfile
-from engine.operators.envelope import call
-from engine.operators.metrics import MetricArgs, _metric_cost
-from engine.operators.oracle import OracleStore
-from engine.store import Store
-from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import METRICS, N_CASES, counter_clock, random_store
+from tgms.engine.errors import CostError, InvalidArgError
+from tgms.engine.operators import metrics
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import StoreProfile
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.metrics import MetricArgs, _metric_cost
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.store import Store
+from tgms.engine.timeutil import OPEN_END
 
 T_MAX = 240
 STORES = 5

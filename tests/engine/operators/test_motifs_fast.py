@@ -26,18 +26,23 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.canonical import canonicalize
-from engine.errors import CostError, TGMSError
-from engine.operators import motif_kernels as K
-from engine.operators.context import OpContext
-from engine.operators.cost import StoreProfile, check_budget
-from engine.operators.envelope import call
-from engine.operators.motifs import CountMotifsArgs, FindMotifsArgs, find_temporal_motif_instances, motif_cost
-from engine.operators.oracle import ORACLES, OracleStore, page
-from engine.store import Store
-from engine.timeutil import OPEN_END
 from tests.conftest import BACKENDS, require_backend
 from tests.engine.operators.sampling import edge_where
+from tgms.engine.canonical import canonicalize
+from tgms.engine.errors import CostError, TGMSError
+from tgms.engine.operators import motif_kernels as K
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import StoreProfile, check_budget
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.motifs import (
+    CountMotifsArgs,
+    FindMotifsArgs,
+    find_temporal_motif_instances,
+    motif_cost,
+)
+from tgms.engine.operators.oracle import ORACLES, OracleStore, page
+from tgms.engine.store import Store
+from tgms.engine.timeutil import OPEN_END
 
 N_CASES = int(os.environ.get("TGMS_ORACLE_CASES", "50"))
 MOTIFS = ("M_triangle_cyclic", "M_triangle_acyclic_1", "M_2node_pingpong", "M_star_out_3", "M_path_3")
@@ -303,7 +308,7 @@ def window_scan_count(s: np.ndarray, d: np.ndarray, t: np.ndarray, delta: int, m
 
 @pytest.fixture(scope="module")
 def collegemsg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpContext]:
-    from engine.ingest.snap import load_dataset
+    from tgms.engine.ingest.snap import load_dataset
 
     store = Store.create(tmp_path_factory.mktemp("collegemsg") / "store", "duckdb", now=_clock())
     store.ingest_events(load_dataset("collegemsg"))
@@ -444,8 +449,8 @@ def test_exact_wedge_recheck_refuses_an_admitted_call_before_the_kernel(
     """The pre-call estimate models wedges from statistics; once the selection exists the exact wedge
     count is priced again and a call past the budget is refused (stage "run") without running the kernel
     or caching a count. Unguarded calls are not rechecked."""
-    from engine.operators.envelope import run_call
-    from engine.operators.motifs import selection
+    from tgms.engine.operators.envelope import run_call
+    from tgms.engine.operators.motifs import selection
 
     collegemsg.drop_cached(keep=lambda k: k[0] != "motif_selection")  # no count cached by other tests
     args = {"motif": "M_triangle_cyclic", "delta": 3_600_000_007, "window": _all_window(collegemsg)}

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from engine.errors import InvalidArgError, NotFoundError, SchemaError
-from engine.operators.oracle import ORACLES, OracleStore
 from tests.engine.operators.oracle_rows import OE, W100, edge, events, node, run, store_of
+from tgms.engine.errors import InvalidArgError, NotFoundError, SchemaError
+from tgms.engine.operators.oracle import ORACLES, OracleStore
 
 
 def reach(store: OracleStore, src: str, **kw: Any) -> list[tuple[str, int]]:
@@ -23,7 +23,7 @@ def reach(store: OracleStore, src: str, **kw: Any) -> list[tuple[str, int]]:
 
 def test_registry_has_all_thirteen() -> None:
     """The paper's thirteen, and every other registered operator, each have an independent oracle."""
-    from engine.operators.registry import OPERATOR_ORDER, REGISTRY, load_all
+    from tgms.engine.operators.registry import OPERATOR_ORDER, REGISTRY, load_all
 
     load_all()
     assert len(OPERATOR_ORDER[:13]) == 13 and set(ORACLES) == set(REGISTRY) >= set(OPERATOR_ORDER)

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from engine.errors import InvalidArgError, NotFoundError, SchemaError
-from engine.operators.oracle import OracleStore
-from engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
 from tests.engine.operators.oracle_rows import OE, edge, events, node, run, store_of
+from tgms.engine.errors import InvalidArgError, NotFoundError, SchemaError
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.operators.oracle.evolution import ALLEN_RELATIONS, allen
 
 # ----------------------------------------------------------------------------- graph_metric_timeseries
 

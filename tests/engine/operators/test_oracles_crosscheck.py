@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.errors import InvalidArgError, NotFoundError
-from engine.operators.oracle import ORACLES, OracleStore, page
-from engine.operators.oracle.motifs import MOTIFS
-from engine.timeutil import OPEN_END
+from tgms.engine.errors import InvalidArgError, NotFoundError
+from tgms.engine.operators.oracle import ORACLES, OracleStore, page
+from tgms.engine.operators.oracle.motifs import MOTIFS
+from tgms.engine.timeutil import OPEN_END
 
 OE = OPEN_END
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.operators.oracle import OracleStore
-from engine.store import Store
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import counter_clock
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.store import Store
 
 POOLS: dict[str, list[Any]] = {
     "small_ints": [-3, -1, 0, 1, 2, 7, 10**6],

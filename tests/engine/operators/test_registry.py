@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from engine.errors import TGMSError
-from engine.operators import registry
-from engine.operators.base import OneOf, parse_args
-from engine.operators.registry import REGISTRY, get_operator, load_all
-from engine.operators.schemas import args_schema
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators import registry
+from tgms.engine.operators.base import OneOf, parse_args
+from tgms.engine.operators.registry import REGISTRY, get_operator, load_all
+from tgms.engine.operators.schemas import args_schema
 
 load_all()
 

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import OracleStore
-from engine.store import Store
-from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, counter_clock
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.store import Store
+from tgms.engine.timeutil import OPEN_END
 
 # ------------------------------------------------------------------------------------- random stores
 

@@ -2,7 +2,7 @@
 registry entry, and the planner's manual.
 
 The snapshot changes whenever an operator is added or its args/output model or manual changes; then
-regenerate it with ``python -m engine.operators.schemas --write-snapshot`` and review the diff.
+regenerate it with ``python -m tgms.engine.operators.schemas --write-snapshot`` and review the diff.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.operators.base import OpArgs, PagedOutput, parse_args
-from engine.operators.cost import CostEstimate, StoreProfile
-from engine.operators.registry import FAMILY_MODULES, OPERATOR_ORDER, OperatorSpec, all_operators
-from engine.operators.schemas import (
+from tgms.engine.operators.base import OpArgs, PagedOutput, parse_args
+from tgms.engine.operators.cost import CostEstimate, StoreProfile
+from tgms.engine.operators.registry import FAMILY_MODULES, OPERATOR_ORDER, OperatorSpec, all_operators
+from tgms.engine.operators.schemas import (
     REGENERATE,
     SNAPSHOT,
     dumps_json,

@@ -12,17 +12,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.errors import TGMSError
-from engine.operators.base import parse_args
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.oracle import OracleStore
-from engine.operators.sequences import NextEventArgs, _match
-from engine.plan.contracts import literal_uids
-from engine.plan.verifier import verify
-from engine.store import Store
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import MATCHES, N_CASES, counter_clock, random_store, sample_args
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.base import parse_args
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.operators.sequences import NextEventArgs, _match
+from tgms.engine.plan.contracts import literal_uids
+from tgms.engine.plan.verifier import verify
+from tgms.engine.store import Store
 
 STORES = 4
 UIDS = [f"u{i}" for i in range(8)]

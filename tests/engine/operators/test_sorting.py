@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from engine.operators.sorting import stable_order
+from tgms.engine.operators.sorting import stable_order
 
 
 @pytest.mark.parametrize("bound", [1, 2, 300, 65_536, 65_537, 5_000_000, 2**33])

@@ -16,17 +16,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.errors import CostError, TGMSError
-from engine.operators import traversal
-from engine.operators.context import OpContext
-from engine.operators.cost import COEFFICIENTS, StoreProfile, check_budget, memory_factor
-from engine.operators.envelope import call
-from engine.operators.oracle import ORACLES, OracleStore, page
-from engine.operators.registry import get_operator
-from engine.store import Store
-from engine.timeutil import OPEN_END
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, counter_clock, edge_where
+from tgms.engine.errors import CostError, TGMSError
+from tgms.engine.operators import traversal
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import COEFFICIENTS, StoreProfile, check_budget, memory_factor
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import ORACLES, OracleStore, page
+from tgms.engine.operators.registry import get_operator
+from tgms.engine.store import Store
+from tgms.engine.timeutil import OPEN_END
 
 OPS = ("temporal_reachability", "temporal_paths")
 #: (n_uids, t_max, n_batches): coarse grids give many equal timestamps

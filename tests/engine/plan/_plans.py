@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.operators.context import OpContext
-from engine.operators.registry import load_all
-from engine.plan.model import Violation
-from engine.plan.verifier import Report, VerifierConfig, verify
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.registry import load_all
+from tgms.engine.plan.model import Violation
+from tgms.engine.plan.verifier import Report, VerifierConfig, verify
 
 load_all()
 W = {"t_a": 1000, "t_b": 2000}

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.store import Store
 from tests.conftest import FakeClock
+from tgms.engine.operators.context import OpContext
+from tgms.engine.store import Store
 
 UIDS = ("a", "b", "c", "d", "e")
 EVENTS = (

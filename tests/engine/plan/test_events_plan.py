@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from engine.claims.reporter import mechanical_answer
-from engine.claims.verifier import verify_claims
-from engine.execute.executor import Executor, execute
-from engine.execute.results import MemoryResults
-from engine.operators.context import OpContext
-from engine.plan.model import build_plan
 from tests.engine.plan._plans import check, one, plan, ref, step
+from tgms.engine.claims.reporter import mechanical_answer
+from tgms.engine.claims.verifier import verify_claims
+from tgms.engine.execute.executor import Executor, execute
+from tgms.engine.execute.results import MemoryResults
+from tgms.engine.operators.context import OpContext
+from tgms.engine.plan.model import build_plan
 
 EMPTY = {"t_a": 1100, "t_b": 1800}  # inside the extent, no event
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.operators.units import Unit
-from engine.plan.refs import Ref
-from engine.plan.units import plan_units, ref_units
-from engine.plan.verifier import verify
 from tests.engine.plan._plans import W, plan, ref, step
+from tgms.engine.operators.units import Unit
+from tgms.engine.plan.refs import Ref
+from tgms.engine.plan.units import plan_units, ref_units
+from tgms.engine.plan.verifier import verify
 
 EVENTS = step("s1", "list_events", window=dict(W))
 DELAY = {"op": "sub", "left": "vt_e", "right": "vt_s"}

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from engine.errors import SchemaError
-from engine.plan.model import (
+from tgms.engine.errors import SchemaError
+from tgms.engine.plan.model import (
     ANSWER_KINDS,
     MAX_STEPS,
     STEP_KEYS,
@@ -23,7 +23,7 @@ from engine.plan.model import (
     build_plan,
     parse_plan,
 )
-from engine.plan.refs import Field, Index, Ref
+from tgms.engine.plan.refs import Field, Index, Ref
 
 WINDOW = {"t_a": 1000, "t_b": 2000}
 

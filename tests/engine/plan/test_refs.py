@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from engine.errors import InvalidArgError, LimitError, UpstreamError
-from engine.plan.refs import (
+from tgms.engine.errors import InvalidArgError, LimitError, UpstreamError
+from tgms.engine.plan.refs import (
     Field,
     Index,
     Ref,

@@ -21,20 +21,20 @@ import numpy as np
 import pytest
 from pydantic import Field
 
-from engine.claims.reporter import mechanical_answer
-from engine.claims.verifier import verify_claims
-from engine.errors import TGMSError
-from engine.execute.executor import execute
-from engine.operators.base import Model, OpArgs, PagedOutput, Time, Uid, UidList, Window
-from engine.operators.context import OpContext
-from engine.operators.cost import CostEstimate, StoreProfile
-from engine.operators.envelope import call
-from engine.operators.registry import REGISTRY, operator, registered
-from engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
-from engine.operators.traits import ALWAYS, EventWindow, NonEmpty, Operand, TimePoint, Traits, Vacancy
-from engine.plan.model import build_plan
-from engine.plan.verifier import VerifierConfig
 from tests.engine.plan._plans import TASK, W, check, one, plan, ref, step
+from tgms.engine.claims.reporter import mechanical_answer
+from tgms.engine.claims.verifier import verify_claims
+from tgms.engine.errors import TGMSError
+from tgms.engine.execute.executor import execute
+from tgms.engine.operators.base import Model, OpArgs, PagedOutput, Time, Uid, UidList, Window
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.cost import CostEstimate, StoreProfile
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.registry import REGISTRY, operator, registered
+from tgms.engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
+from tgms.engine.operators.traits import ALWAYS, EventWindow, NonEmpty, Operand, TimePoint, Traits, Vacancy
+from tgms.engine.plan.model import build_plan
+from tgms.engine.plan.verifier import VerifierConfig
 
 EMPTY = {"t_a": 1100, "t_b": 1800}
 

@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 
-from engine.claims.reporter import mechanical_answer
-from engine.claims.verifier import verify_claims
-from engine.execute.executor import execute
-from engine.operators.context import OpContext
-from engine.operators.registry import all_operators
-from engine.operators.units import FIELD_UNITS, Unit, UnitClash, arith, model_tree, reduce_unit
-from engine.plan.model import Violation, build_plan
-from engine.plan.refs import Ref
-from engine.plan.units import plan_units, ref_units
-from engine.plan.verifier import VerifierConfig, verify
 from tests.engine.plan._plans import W, plan, reach, ref, step
+from tgms.engine.claims.reporter import mechanical_answer
+from tgms.engine.claims.verifier import verify_claims
+from tgms.engine.execute.executor import execute
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.registry import all_operators
+from tgms.engine.operators.units import FIELD_UNITS, Unit, UnitClash, arith, model_tree, reduce_unit
+from tgms.engine.plan.model import Violation, build_plan
+from tgms.engine.plan.refs import Ref
+from tgms.engine.plan.units import plan_units, ref_units
+from tgms.engine.plan.verifier import VerifierConfig, verify
 
 UNITS = VerifierConfig(checks=frozenset({"units"}))
 EVENTS = step("s1", "list_events", window=dict(W))
@@ -375,8 +375,8 @@ def test_every_declared_time_and_count_field_of_every_operator_has_the_right_jso
 
 
 def test_the_manuals_show_the_units() -> None:
-    from engine.operators.schemas import planner_manual
-    from models.manual import operator_manual
+    from tgms.engine.operators.schemas import planner_manual
+    from tgms.models.manual import operator_manual
 
     full = planner_manual()
     assert "- `rows_total`: int (count)" in full

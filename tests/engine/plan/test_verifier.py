@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.operators.registry import REGISTRY
-from engine.plan.verifier import VerifierConfig
 from tests.engine.plan._plans import W, check, motifs, one, only, plan, reach, ref, resolve_c, step
 from tests.engine.plan.conftest import EXTENT
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.registry import REGISTRY
+from tgms.engine.plan.verifier import VerifierConfig
 
 # -- a valid plan --------------------------------------------------------------------------------------
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from engine.claims.reporter import mechanical_answer
-from engine.execute.executor import execute
-from engine.operators.context import OpContext
-from engine.plan.model import build_plan
 from tests.engine.plan._plans import W, check, one, plan, ref, step
+from tgms.engine.claims.reporter import mechanical_answer
+from tgms.engine.execute.executor import execute
+from tgms.engine.operators.context import OpContext
+from tgms.engine.plan.model import build_plan
 
 EMPTY = {"t_a": 1100, "t_b": 1800}
 BUSY = [{"t_a": 1000, "t_b": 1051}, {"t_a": 1900, "t_b": 2000}, {"t_a": 1000, "t_b": 2000}]

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.plan.verifier import CHECKS, VerifierConfig, verify
 from tests.engine.plan._plans import W, check, one, only, plan, reach, ref, resolve_c, step
+from tgms.engine.operators.context import OpContext
+from tgms.engine.plan.verifier import CHECKS, VerifierConfig, verify
 
 TASK = frozenset({"a"})
 VT = {"$ref": "s1.rows[0].vt_s"}  # a time read from entity_history

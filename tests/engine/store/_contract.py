@@ -10,9 +10,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from engine.store.backends import backend_class
-from engine.store.backends.base import Backend
-from engine.store.model import (
+from tests.conftest import require_backend
+from tgms.engine.store.backends import backend_class
+from tgms.engine.store.backends.base import Backend
+from tgms.engine.store.model import (
     EDGE_SCHEMA,
     ENTITY_SCHEMA,
     NODE_SCHEMA,
@@ -22,8 +23,7 @@ from engine.store.model import (
     node_ident_hash,
     vid_of,
 )
-from engine.timeutil import OPEN_END
-from tests.conftest import require_backend
+from tgms.engine.timeutil import OPEN_END
 
 Row = dict[str, Any]
 UIDS = {"a": 0, "b": 1, "c": 2, "d": 3}

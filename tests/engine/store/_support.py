@@ -9,9 +9,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from engine.canonical import dumps_canonical
-from engine.store import ScanFilter, Store
-from engine.store.digest import row_json
+from tgms.engine.canonical import dumps_canonical
+from tgms.engine.store import ScanFilter, Store
+from tgms.engine.store.digest import row_json
 
 CURRENT = ScanFilter()
 EVERY = ScanFilter(all_beliefs=True)

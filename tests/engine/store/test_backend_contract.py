@@ -12,10 +12,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.store.backends import BACKENDS
-from engine.store.backends.base import Backend
-from engine.store.model import EDGE_SCHEMA, ENTITY_SCHEMA, NODE_SCHEMA, ScanFilter
-from engine.timeutil import OPEN_END
 from tests.engine.store._contract import (
     A1,
     A2,
@@ -36,6 +32,10 @@ from tests.engine.store._contract import (
     require,
     rows,
 )
+from tgms.engine.store.backends import BACKENDS
+from tgms.engine.store.backends.base import Backend
+from tgms.engine.store.model import EDGE_SCHEMA, ENTITY_SCHEMA, NODE_SCHEMA, ScanFilter
+from tgms.engine.timeutil import OPEN_END
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

@@ -16,10 +16,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from engine.errors import BackendError
-from engine.store.backends.base import Backend
-from engine.store.model import ScanFilter
 from tests.engine.store._contract import bad_batch, batches, model_after, require, rows, snapshot
+from tgms.engine.errors import BackendError
+from tgms.engine.store.backends.base import Backend
+from tgms.engine.store.model import ScanFilter
 
 
 # -- Kùzu: insert paths and failure classification ------------------------------------------------------
@@ -104,8 +104,8 @@ def test_kuzu_failure_after_copy_into_nonempty_edges_completes_the_batch(kuzu_db
 _SIMULATED_LOST_EDGES = """
 import json, sys
 from pathlib import Path
-from engine.errors import CorruptError
-from engine.store.backends.kuzu_backend import KuzuBackend
+from tgms.engine.errors import CorruptError
+from tgms.engine.store.backends.kuzu_backend import KuzuBackend
 from tests.engine.store._contract import batches
 
 path = Path(sys.argv[1])

@@ -10,9 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import BackendError, ConflictError
-from engine.store.backends import BACKENDS
-from engine.store.model import ScanFilter
 from tests.engine.store._contract import (
     EDGE_ONLY,
     FILTERS,
@@ -23,6 +20,9 @@ from tests.engine.store._contract import (
     rows,
     snapshot,
 )
+from tgms.engine.errors import BackendError, ConflictError
+from tgms.engine.store.backends import BACKENDS
+from tgms.engine.store.model import ScanFilter
 
 
 # -- lifecycle, read-only, errors -----------------------------------------------------------------------

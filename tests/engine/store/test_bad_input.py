@@ -13,8 +13,8 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 
-from engine.errors import TGMSError
-from engine.timeutil import OPEN_END
+from tgms.engine.errors import TGMSError
+from tgms.engine.timeutil import OPEN_END
 
 from ._support import edge_ref, log_lines, log_records
 
@@ -356,7 +356,7 @@ def test_vid_closed_earlier_in_the_same_batch_is_not_found(store):
     assert result.error["details"]["at"] == "ops[1]"
     root = store.root
     store.close()
-    from engine.store import Store
+    from tgms.engine.store import Store
 
     with Store.open(root) as again:  # no pending batch left behind
         assert again.stats()["batches_applied"] == 2

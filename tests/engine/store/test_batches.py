@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import TGMSError
-from engine.store.batches import committed_batches
 from tests.conftest import MakeStore
+from tgms.engine.errors import TGMSError
+from tgms.engine.store.batches import committed_batches
 
 
 def test_committed_batches_by_prefix_in_log_order(make_store: MakeStore) -> None:

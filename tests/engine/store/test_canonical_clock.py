@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import InvalidArgError
-from engine.store import Store
-from engine.store.clock import CANONICAL_BASE, CANONICAL_STEP, CanonicalClock, make_clock
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.store import Store
+from tgms.engine.store.clock import CANONICAL_BASE, CANONICAL_STEP, CanonicalClock, make_clock
 
 
 def _ops(uid: str) -> list[dict]:
@@ -27,7 +27,7 @@ def test_sequence_starts_at_the_base_and_steps_per_batch() -> None:
 def test_two_stores_written_at_different_times_have_the_same_log(tmp_path: Path, monkeypatch) -> None:
     logs = []
     for i, fake_now in enumerate((1_800_000_000_000_000, 1_900_000_000_000_000)):
-        monkeypatch.setattr("engine.store.clock.wall_clock_us", lambda v=fake_now: v)
+        monkeypatch.setattr("tgms.engine.store.clock.wall_clock_us", lambda v=fake_now: v)
         root = tmp_path / f"s{i}"
         with Store.create(root, clock="canonical") as store:
             store.write(_ops("a"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import CorruptError, NotFoundError, StoreWarning
-from engine.store import Store, replay
-from engine.store.check import check_store
+from tgms.engine.errors import CorruptError, NotFoundError, StoreWarning
+from tgms.engine.store import Store, replay
+from tgms.engine.store.check import check_store
 
 from ._support import dir_fingerprint
 

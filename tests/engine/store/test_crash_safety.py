@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import ConflictError, CorruptError, TGMSError
-from engine.store import Store, replay
-from engine.store.eventlog import read_log
+from tgms.engine.errors import ConflictError, CorruptError, TGMSError
+from tgms.engine.store import Store, replay
+from tgms.engine.store.eventlog import read_log
 
 from ._support import dir_fingerprint, edge_ref, log_lines, log_records
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 # Reopening torn logs hundreds of times: each trim warns (asserted in test_check.py), which is noise here.
-pytestmark = pytest.mark.filterwarnings("ignore::engine.errors.StoreWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::tgms.engine.errors.StoreWarning")
 LAST_OPS = [{"op": "retract", "ref": {"uid": "a"}, "t": 5}]  # short, so every cut is cheap
 
 
@@ -197,7 +197,7 @@ def test_acknowledged_writes_survive_a_killed_process(backend, tmp_path):
     script = textwrap.dedent(
         f"""
         import os
-        from engine.store import Store
+        from tgms.engine.store import Store
         store = Store.create({str(root)!r}, {backend!r})
         for i in range(5):
             store.write([{{"op": "assert_node", "uid": f"u{{i}}", "vt_s": i}}])
@@ -330,7 +330,7 @@ def test_second_writer_gets_conflict(closed_store, fake_clock):
 def test_second_writer_in_another_process_gets_conflict(closed_store):
     with Store.open(closed_store):
         script = (
-            "import sys\nfrom engine.store import Store\nfrom engine.errors import TGMSError\n"
+            "import sys\nfrom tgms.engine.store import Store\nfrom tgms.engine.errors import TGMSError\n"
             f"try:\n    Store.open({str(closed_store)!r})\nexcept TGMSError as e:\n"
             "    print(e.code)\n    sys.exit(3)\n"
         )

@@ -4,8 +4,8 @@ disk reads as ``E_LIMIT`` "the disk is full" naming the file, from DuckDB and KÃ
 
 from __future__ import annotations
 
-from engine.errors import BackendError, LimitError
-from engine.store.backends.base import driver_failure
+from tgms.engine.errors import BackendError, LimitError
+from tgms.engine.store.backends.base import driver_failure
 
 DUCKDB_FULL = (
     'FATAL Error: Failed to create checkpoint because of error: Could not write file "/run/x/store.duckdb": '

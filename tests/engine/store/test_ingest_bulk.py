@@ -14,9 +14,9 @@ import pyarrow.csv as pacsv
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.store import ScanFilter, Store
-from engine.timeutil import OPEN_END
 from tests.conftest import collegemsg_file
+from tgms.engine.store import ScanFilter, Store
+from tgms.engine.timeutil import OPEN_END
 
 from ._support import EVERY, disjointness_violations
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import CorruptError
-from engine.store import Store
+from tgms.engine.errors import CorruptError
+from tgms.engine.store import Store
 
 
 def test_damaged_complete_final_line_refuses_to_open(make_store):

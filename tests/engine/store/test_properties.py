@@ -24,9 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.errors import TGMSError
-from engine.store import ScanFilter, Store
-from engine.timeutil import OPEN_END
+from tgms.engine.errors import TGMSError
+from tgms.engine.store import ScanFilter, Store
+from tgms.engine.timeutil import OPEN_END
 
 from ._support import (
     EVERY,

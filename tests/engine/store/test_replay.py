@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from engine.errors import ConflictError, CorruptError
-from engine.store import ScanFilter, Store, replay
-from engine.store.digest import row_json
-from engine.store.eventlog import _seal, read_log
-from engine.timeutil import OPEN_END
+from tgms.engine.errors import ConflictError, CorruptError
+from tgms.engine.store import ScanFilter, Store, replay
+from tgms.engine.store.digest import row_json
+from tgms.engine.store.eventlog import _seal, read_log
+from tgms.engine.timeutil import OPEN_END
 
 from ._support import EVERY, edge_ref, log_lines, log_records, rows_digest
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.store import ScanFilter, Store
-from engine.timeutil import OPEN_END
+from tgms.engine.store import ScanFilter, Store
+from tgms.engine.timeutil import OPEN_END
 
 from ._support import EVERY, edge_ref, rows_digest
 

@@ -1,6 +1,6 @@
 """Helpers for the local-server tests: the scripted test-double server run as a real subprocess.
 
-CI-safe tests run ``python -m models.testing.scripted_server`` (a TEST DOUBLE, never used for results)
+CI-safe tests run ``python -m tgms.models.testing.scripted_server`` (a TEST DOUBLE, never used for results)
 as the server command, so the whole lifecycle (spawn, readiness, endpoint, stop, no orphans) runs
 for real without a model. Tests against real models are marked ``local_model`` (deselected by default:
 ``pytest -m local_model tests/models/local``) and skip when llama.cpp or the vLLM venv is absent.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from models.local.server import ServerSpec
+from tgms.models.local.server import ServerSpec
 
 
 def scripted_spec(
@@ -29,7 +29,7 @@ def scripted_spec(
         return [
             sys.executable,
             "-m",
-            "models.testing.scripted_server",
+            "tgms.models.testing.scripted_server",
             "--port",
             str(port),
             "--reply",

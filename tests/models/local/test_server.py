@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from models.client import ChatClient
-from models.errors import InfraError, LocalServerError
-from models.local import reaper
-from models.local.server import LocalServer, ServerSpec, group_alive
-from models.local.smoke import smoke
 from tests.models.local.conftest import pid_alive, python_spec, read_pid, scripted_spec, wait_gone
+from tgms.models.client import ChatClient
+from tgms.models.errors import InfraError, LocalServerError
+from tgms.models.local import reaper
+from tgms.models.local.server import LocalServer, ServerSpec, group_alive
+from tgms.models.local.smoke import smoke
 
 MESSAGES = [{"role": "user", "content": "are you there?"}]
 

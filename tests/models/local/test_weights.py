@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
-import models.local
-from models.config import ModelConfig
-from models.errors import ModelFileError
-from models.local import weights
-from models.local.llamacpp import llamacpp_spec
-from models.local.weights import CATALOG, PartsFile, assemble, join_wheels, resolve_model_file, verify
-from pipeline.campaign.endpoints import local_options, open_model
+import tgms.models.local as models_local
+from tgms.models.config import ModelConfig
+from tgms.models.errors import ModelFileError
+from tgms.models.local import weights
+from tgms.models.local.llamacpp import llamacpp_spec
+from tgms.models.local.weights import CATALOG, PartsFile, assemble, join_wheels, resolve_model_file, verify
+from tgms.pipeline.campaign.endpoints import local_options, open_model
 
 ROOT = Path(__file__).resolve().parents[3]
 BYTES = b"GGUF" + bytes(range(256)) * 40
@@ -86,7 +86,7 @@ def test_the_right_sha256_is_accepted_and_reaches_the_server(gguf: Path, monkeyp
         started.append({"engine": engine, **opts})
         yield _FakeServer()
 
-    monkeypatch.setattr(models.local, "start_local", fake_start)
+    monkeypatch.setattr(models_local, "start_local", fake_start)
     with open_model(local_conf(path=str(gguf)), None, False) as (cfg, gen):
         assert cfg.model == "tiny" and gen.max_model_len == 8192
     assert started == [
@@ -105,7 +105,7 @@ class _FakeServer:
         flavour = "llamacpp"
 
     def endpoint(self, **overrides: Any) -> Any:
-        from models.config import EndpointConfig
+        from tgms.models.config import EndpointConfig
 
         return EndpointConfig(**{"base_urls": ("http://127.0.0.1:1",), "model": "tiny", **overrides})
 

@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import InvalidArgError
-from pipeline.bench.analyst_bundle import KIND_MAP, build_analyst_bundle, eligible, named_uids, stratified
-from pipeline.campaign.bundle import read_suite, verify_bundle
 from tests.analyst import harness
 from tests.suite_fixtures import task
+from tgms.engine.api import InvalidArgError
+from tgms.pipeline.bench.analyst_bundle import (
+    KIND_MAP,
+    build_analyst_bundle,
+    eligible,
+    named_uids,
+    stratified,
+)
+from tgms.pipeline.campaign.bundle import read_suite, verify_bundle
 
 
 def test_the_sample_takes_the_classes_in_turn() -> None:

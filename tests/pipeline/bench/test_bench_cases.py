@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.operators.envelope import call
-from engine.operators.registry import REGISTRY, load_all
-from pipeline.bench import peers_bench
-from pipeline.cli.main import main
-from pipeline.latency import operators as ops_latency
-from pipeline.latency.stores import bench_store
-from pipeline.latency.template_calls import template_calls
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.registry import REGISTRY, load_all
+from tgms.pipeline.bench import peers_bench
+from tgms.pipeline.cli.main import main
+from tgms.pipeline.latency import operators as ops_latency
+from tgms.pipeline.latency.stores import bench_store
+from tgms.pipeline.latency.template_calls import template_calls
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.bench import BENCHES
-from pipeline.bench.report import update_section
-from pipeline.cli.main import build_parser, main
-from pipeline.latency.stores import default_work_dir, parse_scales
+from tgms.pipeline.bench import BENCHES
+from tgms.pipeline.bench.report import update_section
+from tgms.pipeline.cli.main import build_parser, main
+from tgms.pipeline.latency.stores import default_work_dir, parse_scales
 
 SMALL = "3000"  # a synthetic store this small builds in about a second
 DOCS = """# Benchmarks

@@ -1,4 +1,4 @@
-"""pipeline.bench.calibrate: the NNLS fit recovers known coefficients, the literal rewrite keeps the
+"""tgms.pipeline.bench.calibrate: the NNLS fit recovers known coefficients, the literal rewrite keeps the
 layout, a tiny end-to-end run (``tgms bench calibrate``) reports every operator, rewrites no source and
 saves its fit as a cost model that ``TGMS_COST_MODEL`` puts in force; a bad model file is a structured
 error."""
@@ -12,11 +12,11 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from engine.errors import InvalidArgError
-from engine.operators.cost import COEFFICIENTS
-from engine.operators.registry import OPERATOR_ORDER
-from pipeline.bench import calibrate_fit
-from pipeline.cli.main import main
+from tgms.engine.errors import InvalidArgError
+from tgms.engine.operators.cost import COEFFICIENTS
+from tgms.engine.operators.registry import OPERATOR_ORDER
+from tgms.pipeline.bench import calibrate_fit
+from tgms.pipeline.cli.main import main
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_fit_keeps_a_coefficient_no_call_uses(calib: ModuleType) -> None:
 def test_the_cost_model_is_a_packaged_data_file(calib: ModuleType, tmp_path: Path) -> None:
     """The shipped coefficients are package data (no source edited to calibrate), read whole and in the
     terms' order; a written model round-trips to two significant digits; a bad or partial one is refused."""
-    from engine.operators import cost
+    from tgms.engine.operators import cost
 
     assert (
         calib.SHIPPED_MODEL.name == "cost_model.json"
@@ -111,7 +111,7 @@ def test_end_to_end_tiny_store(
     fitted = json.loads(model.read_text())
     assert set(fitted) == set(COEFFICIENTS) and fitted == json.loads(out_json.read_text())["new"]
     # ... which TGMS_COST_MODEL puts in force for the next estimate (the shipped values kept apart)
-    from engine.operators import cost
+    from tgms.engine.operators import cost
 
     est = cost.CostEstimate({"scan_row": 1e6, "row_out": 10.0})
     shipped = est.seconds
@@ -132,8 +132,8 @@ def test_end_to_end_tiny_store(
 def test_a_bad_cost_model_is_a_structured_error_naming_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, says: str
 ) -> None:
-    from engine.errors import InvalidArgError
-    from engine.operators import cost
+    from tgms.engine.errors import InvalidArgError
+    from tgms.engine.operators import cost
 
     bad = tmp_path / "bad.json"
     bad.write_text(content)

@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from pipeline.bench.campaign_bench import GOALS, _parts, table
+from tgms.pipeline.bench.campaign_bench import GOALS, _parts, table
 
 
 def test_parts_are_letters_of_abcd_sorted_and_deduplicated() -> None:

@@ -36,12 +36,12 @@ pytest.importorskip("hydra")
 pytest.importorskip("ray")
 pytest.importorskip("mlflow")
 
-from models.prompting import escaped_data
-from models.testing.scripted_server import ScriptedServer
-from models.testing.smoke_rule import PLANNER_PREFIX, REPORTER_PREFIX
-from pipeline.scoring.suite import Suite, Task
-from pipeline.tasks.slices import stratified
 from tests.conftest import collegemsg_head
+from tgms.models.prompting import escaped_data
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.models.testing.smoke_rule import PLANNER_PREFIX, REPORTER_PREFIX
+from tgms.pipeline.scoring.suite import Suite, Task
+from tgms.pipeline.tasks.slices import stratified
 
 REPO = Path(__file__).resolve().parents[3]
 EVENTS = 12_000
@@ -88,7 +88,7 @@ def _git_status() -> str:
 
 def _bench(tmp: Path, url: str, bundle: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     argv = [
-        sys.executable, "-m", "pipeline.bench", "planner", "--model", "scripted", "--api-base", url,
+        sys.executable, "-m", "tgms.pipeline.bench", "planner", "--model", "scripted", "--api-base", url,
         "--tasks", "6", "--systems", "tgms", "--repair-budget", "2", "--work", str(tmp / "work"),
         "--set", f"catalog.suites.collegemsg.bundle={bundle}", "--set", "cluster.num_cpus=2",
         "--set", "cluster.actors=1", "--set", "cluster.actor_cpus=0.1",
@@ -102,7 +102,7 @@ def _bench(tmp: Path, url: str, bundle: Path, *extra: str) -> subprocess.Complet
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Suite]:
-    from pipeline.campaign.bundle import build_bundle, read_suite
+    from tgms.pipeline.campaign.bundle import build_bundle, read_suite
 
     root = tmp_path_factory.mktemp("planner_bundle")
     out = root / "bundle"
@@ -185,7 +185,7 @@ def test_bench_planner_figures_follow_the_script(bundle: tuple[Path, Suite], tmp
 
 
 def test_tasks_answered_from_the_response_cache_are_not_timed() -> None:
-    from pipeline.bench.planner_table import cell_row, rows_table
+    from tgms.pipeline.bench.planner_table import cell_row, rows_table
 
     def record(i: int, latency: float, cached: bool) -> dict[str, Any]:
         return {
@@ -203,7 +203,7 @@ def test_tasks_answered_from_the_response_cache_are_not_timed() -> None:
 
 def test_a_set_hydra_refuses_is_the_structured_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     # a key the config does not have: Hydra's own words, as E_INVALID_ARG (it was an E_INTERNAL before)
-    from pipeline.cli.main import main as tgms
+    from tgms.pipeline.cli.main import main as tgms
 
     argv = ["bench", "planner", "--model", "scripted", "--api-base", "http://127.0.0.1:9/v1",
             "--set", "catalog.systems.tgms.nope=1", "--work", str(tmp_path / "work")]  # fmt: skip

@@ -13,14 +13,14 @@ import json
 import sys
 from pathlib import Path
 
-from models.config import ModelConfig
-from pipeline.campaign.bundle import read_manifest, read_suite
-from pipeline.campaign.cells import Cell
-from pipeline.campaign.config import ClusterConf
-from pipeline.campaign.endpoints import open_model
-from pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors
-from pipeline.campaign.ray_runtime import ray_session
 from tests.pipeline.campaign.conftest import TEST_KNOBS
+from tgms.models.config import ModelConfig
+from tgms.pipeline.campaign.bundle import read_manifest, read_suite
+from tgms.pipeline.campaign.cells import Cell
+from tgms.pipeline.campaign.config import ClusterConf
+from tgms.pipeline.campaign.endpoints import open_model
+from tgms.pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors
+from tgms.pipeline.campaign.ray_runtime import ray_session
 
 
 def main(argv: list[str] | None = None) -> int:

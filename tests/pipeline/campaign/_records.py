@@ -18,10 +18,10 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from engine.api import build_store
-from pipeline.scoring.suite import Suite, Task
-from pipeline.systems.record import Attempt, LLMCall, TaskRecord, Tokens
 from tests.conftest import collegemsg_head
+from tgms.engine.api import build_store
+from tgms.pipeline.scoring.suite import Suite, Task
+from tgms.pipeline.systems.record import Attempt, LLMCall, TaskRecord, Tokens
 
 EVENTS = 12_000
 SYSTEMS = ("tgms", "vector_rag", "static_graph_rag", "text_to_cypher")
@@ -99,7 +99,7 @@ def expected(tasks: Sequence[Task], system: str, seed: int, *, family: str | Non
 
 def small_suite(root: Path) -> tuple[Path, Suite]:
     """The first EVENTS CollegeMsg events as a store, and its seed-0 suite (no brute-force cross-check)."""
-    from pipeline.tasks.build import build_suite
+    from tgms.pipeline.tasks.build import build_suite
 
     head = collegemsg_head(root, EVENTS)
     store_dir = root / "store"
@@ -121,6 +121,6 @@ def iter_cells(
 
 
 def tags_of(suite: str, system: str, model: str, seed: int, ablation: str) -> dict[str, str]:
-    from pipeline.campaign.cells import Cell
+    from tgms.pipeline.campaign.cells import Cell
 
     return Cell(suite, system, model, seed, ablation).tags()

@@ -16,8 +16,8 @@ HERE = Path(__file__).parent
 def static_graph_job(bundle_dir: Path, out: Path, n_tasks: int) -> tuple[Any, dict[str, Any]]:
     """The first ``n_tasks`` tasks of the bundle as one static_graph_rag cell against the scripted
     double (records and traces under ``out``; ``conftest.jobs_for``), and the bundle's manifest."""
-    from pipeline.campaign.bundle import read_manifest, read_suite
     from tests.pipeline.campaign.conftest import Bundle, jobs_for, scripted_model
+    from tgms.pipeline.campaign.bundle import read_manifest, read_suite
 
     manifest = read_manifest(bundle_dir)
     bundle = Bundle(bundle_dir, manifest, read_suite(bundle_dir))

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from models.config import ModelConfig
-from pipeline.campaign.bundle import build_bundle, read_suite
-from pipeline.campaign.cells import Cell
-from pipeline.campaign.config import ClusterConf
-from pipeline.campaign.executor import CellJob, run_settings
-from pipeline.scoring.suite import Suite, Task
 from tests.conftest import collegemsg_head
+from tgms.models.config import ModelConfig
+from tgms.pipeline.campaign.bundle import build_bundle, read_suite
+from tgms.pipeline.campaign.cells import Cell
+from tgms.pipeline.campaign.config import ClusterConf
+from tgms.pipeline.campaign.executor import CellJob, run_settings
+from tgms.pipeline.scoring.suite import Suite, Task
 
 EVENTS = 12_000
 SUITE_NAME = "collegemsg"
@@ -55,8 +55,8 @@ def cluster_conf(**over: Any) -> ClusterConf:
 @pytest.fixture(scope="session")
 def ray_info() -> Iterator[dict[str, Any]]:
     """The session's Ray runtime (started here, stopped at the end of the session)."""
-    from pipeline.campaign.actors import scratch_base, sweep_stale
-    from pipeline.campaign.ray_runtime import ray_session
+    from tgms.pipeline.campaign.actors import scratch_base, sweep_stale
+    from tgms.pipeline.campaign.ray_runtime import ray_session
 
     with ray_session(cluster_conf()) as info:
         yield info

@@ -42,8 +42,8 @@ def main(bundle_dir: Path, out: Path, per_family: int) -> dict[str, Any]:
     os.environ.pop("MLFLOW_TRACKING_URI", None)  # the run's own store
     import ray
 
-    import pipeline.campaign.actors as actors
-    from pipeline.campaign.driver import main as campaign_main
+    import tgms.pipeline.campaign.actors as actors
+    from tgms.pipeline.campaign.driver import main as campaign_main
 
     marker = out / "allocated"
     actors._ACTOR_CLASS = ray.remote(hungry_actor_class(marker))

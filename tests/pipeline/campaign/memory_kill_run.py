@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pipeline.scoring.suite import Task
+    from tgms.pipeline.scoring.suite import Task
 
 GIB = 1 << 30
 #: Ray's own spelling of its settings (lower case after the prefix)
@@ -54,7 +54,7 @@ def used_fraction_with(headroom: int) -> float:
 def hungry_actor_class(marker: Path) -> type:
     """A task actor whose first task (on any restart of any actor) allocates until it is killed, once,
     writing its pid to ``marker`` first."""
-    import pipeline.campaign.actors as actors
+    import tgms.pipeline.campaign.actors as actors
 
     class HungryTaskActor(actors.TaskActor):
         def run(self, task: Task, *args: Any) -> Any:
@@ -82,13 +82,13 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
     os.environ[REFRESH_ENV] = "100"
     import ray
 
-    import pipeline.campaign.actors as actors
-    from models.config import EndpointConfig
-    from models.testing.scripted_server import ScriptedServer
-    from models.testing.smoke_rule import smoke_reply
-    from pipeline.campaign.config import ClusterConf
-    from pipeline.campaign.executor import run_jobs, start_actors, write_result
+    import tgms.pipeline.campaign.actors as actors
     from tests.pipeline.campaign.child_ray import static_graph_job
+    from tgms.models.config import EndpointConfig
+    from tgms.models.testing.scripted_server import ScriptedServer
+    from tgms.models.testing.smoke_rule import smoke_reply
+    from tgms.pipeline.campaign.config import ClusterConf
+    from tgms.pipeline.campaign.executor import run_jobs, start_actors, write_result
 
     marker = out / "allocated"
     actors._ACTOR_CLASS = ray.remote(hungry_actor_class(marker))

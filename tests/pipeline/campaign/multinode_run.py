@@ -22,12 +22,12 @@ from typing import Any
 import ray
 from ray.cluster_utils import Cluster
 
-from models.config import EndpointConfig
-from models.testing.scripted_server import ScriptedServer
-from models.testing.smoke_rule import smoke_reply
-from pipeline.campaign.config import ClusterConf
-from pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
 from tests.pipeline.campaign.child_ray import static_graph_job
+from tgms.models.config import EndpointConfig
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.models.testing.smoke_rule import smoke_reply
+from tgms.pipeline.campaign.config import ClusterConf
+from tgms.pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
 
 #: a killed node is declared dead after about a second instead of Ray's default of tens of seconds
 FAST_HEALTH = {"health_check_period_ms": 200, "health_check_failure_threshold": 5}

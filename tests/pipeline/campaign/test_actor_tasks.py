@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from models.config import EndpointConfig, GenerationConfig
-from models.testing.scripted_server import ScriptedServer
-from models.testing.smoke_rule import smoke_reply
-from pipeline.campaign.actors import TaskActor, node_build_lock
-from pipeline.campaign.bundle import EVENTLOG
-from pipeline.campaign.endpoints import endpoint_to_dict
-from pipeline.systems.base import RunSettings
 from tests.pipeline.campaign.conftest import SUITE_NAME, Bundle
+from tgms.models.config import EndpointConfig, GenerationConfig
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.models.testing.smoke_rule import smoke_reply
+from tgms.pipeline.campaign.actors import TaskActor, node_build_lock
+from tgms.pipeline.campaign.bundle import EVENTLOG
+from tgms.pipeline.campaign.endpoints import endpoint_to_dict
+from tgms.pipeline.systems.base import RunSettings
 
 SETTINGS = RunSettings(
     generation=GenerationConfig(

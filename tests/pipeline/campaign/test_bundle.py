@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import ConflictError, CorruptError, NotFoundError, SchemaError
-from pipeline.campaign.bundle import FILES, build_bundle, read_suite, verify_bundle
-from pipeline.cli.main import main as tgms
 from tests.conftest import collegemsg_file
+from tgms.engine.api import ConflictError, CorruptError, NotFoundError, SchemaError
+from tgms.pipeline.campaign.bundle import FILES, build_bundle, read_suite, verify_bundle
+from tgms.pipeline.cli.main import main as tgms
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 
@@ -39,7 +39,7 @@ def two_builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     build_bundle("collegemsg", 0, a, crosscheck=False)
     mp = pytest.MonkeyPatch()
     try:  # a build a year later: the canonical clock must not read the wall clock at all
-        mp.setattr("engine.store.clock.wall_clock_us", lambda: 1_900_000_000_000_000)
+        mp.setattr("tgms.engine.store.clock.wall_clock_us", lambda: 1_900_000_000_000_000)
         build_bundle(
             "collegemsg",
             0,
@@ -108,7 +108,7 @@ def test_cli_verify_and_missing_bundle(two_builds: tuple[Path, Path], tmp_path: 
 
 
 def test_a_killed_builds_scratch_is_removed_by_the_next_build(tmp_path: Path) -> None:
-    from pipeline.campaign.bundle import remove_stale_scratch
+    from tgms.pipeline.campaign.bundle import remove_stale_scratch
 
     out = tmp_path / "b"
     dead, legacy, live = out / ".bundle-999999999-abc", out / ".bundle-xyz", out / f".bundle-{os.getpid()}-q"
@@ -127,7 +127,7 @@ def test_sigterm_of_a_bundle_build_leaves_no_scratch_and_says_so(tmp_path: Path)
     from tests.conftest import REPO_ROOT, signal_point
 
     out = tmp_path / "syn"
-    cmd = [sys.executable, "-m", "pipeline.cli.main", "bundle", "build", "--dataset", "synthetic",
+    cmd = [sys.executable, "-m", "tgms.pipeline.cli.main", "bundle", "build", "--dataset", "synthetic",
            "--events", "20000", "--nodes", "500", "--out", str(out)]  # fmt: skip
     # a random point of the build: 0 is during start-up, k after its k-th progress line (the store, the
     # probes, each template's draws: ~43 lines), past the last one the build has finished
@@ -164,7 +164,7 @@ def test_a_sigterm_lost_in_a_library_stops_the_build_at_its_next_progress_line(
 ) -> None:
     # DuckDB can lose the handler's exception (a query runs on, the error surfaces at exit): the SIGTERM
     # is on record, so the next progress line of the build raises it
-    from pipeline import signals
+    from tgms.pipeline import signals
 
     lines: list[str] = []
     report = signals.stop_on_lost_sigterm(lines.append)
@@ -196,7 +196,7 @@ def test_sigkill_of_a_bundle_build_leaves_no_cross_check_worker(tmp_path: Path) 
 
     from tests.conftest import REPO_ROOT, signal_point
 
-    cmd = [sys.executable, "-m", "pipeline.cli.main", "bundle", "build", "--dataset", "collegemsg",
+    cmd = [sys.executable, "-m", "tgms.pipeline.cli.main", "bundle", "build", "--dataset", "collegemsg",
            "--out", str(tmp_path / "cm")]  # fmt: skip
     tmp = tmp_path / "tmp"  # the build's temporary files (the workers' oracle store) go here
     tmp.mkdir()

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.campaign import bundle_cache
-from pipeline.campaign.bundle import FILES, SUITE
-from pipeline.campaign.bundle_cache import bundle_key, fetch, keep
 from tests.pipeline.campaign.conftest import Bundle
+from tgms.pipeline.campaign import bundle_cache
+from tgms.pipeline.campaign.bundle import FILES, SUITE
+from tgms.pipeline.campaign.bundle_cache import bundle_key, fetch, keep
 
 
 def test_a_kept_bundle_comes_back_identical_and_verified(small_bundle: Bundle, tmp_path: Path) -> None:

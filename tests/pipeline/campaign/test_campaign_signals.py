@@ -25,7 +25,7 @@ from tests.conftest import REPO_ROOT, collegemsg_head, signal_point  # noqa: E40
 def _argv(run_dir: Path, head: Path, cache: Path) -> list[str]:
     # tgms only, one seed, a reply delay so that the run is still going when the signal comes
     return [
-        sys.executable, "-m", "pipeline.campaign", "experiment=smoke", "systems=[tgms]", "seeds=[0]",
+        sys.executable, "-m", "tgms.pipeline.campaign", "experiment=smoke", "systems=[tgms]", "seeds=[0]",
         "experiment.mutations.enabled=false", "model.reply_delay_s=0.4",
         f"catalog.suites.collegemsg.source={head}", f"run.cache_dir={cache}", "cluster.num_cpus=2",
         "run.progress_every_s=0.5", f"hydra.run.dir={run_dir}",

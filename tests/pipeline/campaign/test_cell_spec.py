@@ -22,13 +22,13 @@ import pytest
 
 pytest.importorskip("hydra")
 
-from engine.api import CorruptError
-from pipeline.campaign.bundle import SUITE
-from pipeline.campaign.cell_spec import CellSpec, Provenance, campaign_id, provenance
-from pipeline.campaign.config import CampaignConfig
-from pipeline.campaign.driver import CellPlan, plan_cells, write_cell_spec
 from tests.pipeline.campaign.test_config import load
 from tests.suite_fixtures import suite_of, task
+from tgms.engine.api import CorruptError
+from tgms.pipeline.campaign.bundle import SUITE
+from tgms.pipeline.campaign.cell_spec import CellSpec, Provenance, campaign_id, provenance
+from tgms.pipeline.campaign.config import CampaignConfig
+from tgms.pipeline.campaign.driver import CellPlan, plan_cells, write_cell_spec
 
 Bundles = dict[str, tuple[Path, dict[str, Any]]]
 #: the smoke experiment on two systems and two tgms ablations: small, with every kind of field in play
@@ -235,10 +235,10 @@ def test_no_evaluation_means_no_cells_in_the_id(bundles: Bundles) -> None:
 
 
 def test_records_carry_the_spec_hash_only_in_a_campaign(tmp_path: Path) -> None:
-    from pipeline.campaign.cells import Cell
-    from pipeline.campaign.executor import CellJob, write_result
-    from pipeline.campaign.records import read_records
-    from pipeline.systems.record import TaskRecord
+    from tgms.pipeline.campaign.cells import Cell
+    from tgms.pipeline.campaign.executor import CellJob, write_result
+    from tgms.pipeline.campaign.records import read_records
+    from tgms.pipeline.systems.record import TaskRecord
 
     record = TaskRecord(task_id="t1", system="tgms", model="m", seed=0, answer_kind=None)
     # outside a campaign the key is absent: a record's bytes are what they were before the field

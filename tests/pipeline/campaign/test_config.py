@@ -15,11 +15,11 @@ pytest.importorskip("hydra")
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from engine.api import InvalidArgError
-from pipeline.campaign.cells import cells_of, select_tasks, system_config
-from pipeline.campaign.config import CampaignConfig, config_schema, validate
-from pipeline.campaign.driver import CONF_DIR
 from tests.suite_fixtures import suite_of, task
+from tgms.engine.api import InvalidArgError
+from tgms.pipeline.campaign.cells import cells_of, select_tasks, system_config
+from tgms.pipeline.campaign.config import CampaignConfig, config_schema, validate
+from tgms.pipeline.campaign.driver import CONF_DIR
 
 EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
 MODELS = sorted(p.stem for p in (CONF_DIR / "model").glob("*.yaml"))
@@ -77,7 +77,7 @@ def test_defaults_are_the_main_job() -> None:
 def test_the_tracking_store_is_the_config_then_mlflow_tracking_uri_then_the_run_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipeline.campaign.driver import tracking_target
+    from tgms.pipeline.campaign.driver import tracking_target
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     assert tracking_target(load(), tmp_path)[0] == f"sqlite:///{tmp_path.resolve() / 'mlflow.db'}"
@@ -163,7 +163,7 @@ def test_stratified_slice_is_per_family_and_spreads_templates() -> None:
 def test_cli_refuses_a_bad_value_before_anything_starts(tmp_path: Path) -> None:
     env = {**os.environ, "TGMS_CACHE": str(tmp_path / "cache")}
     proc = subprocess.run(
-        [sys.executable, "-c", "from pipeline.campaign.driver import main; main()",
+        [sys.executable, "-c", "from tgms.pipeline.campaign.driver import main; main()",
          "model.concurrency=0", f"hydra.run.dir={tmp_path / 'run'}"],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
@@ -185,7 +185,7 @@ def test_every_tgms_ablation_changes_the_default_configuration() -> None:
     # measured the default a second time (issue 25's 0.5B ablation run, 2026-12-05)
     import yaml
 
-    from pipeline.systems.tgms import TgmsConfig
+    from tgms.pipeline.systems.tgms import TgmsConfig
 
     default = TgmsConfig().model_dump()
     for path in sorted((Path(__file__).resolve().parents[3] / "conf" / "ablation").glob("*.yaml")):

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import CorruptError, canonical_json_of_canonical, replay, sha256_hex
-from models.config import EndpointConfig
-from pipeline.campaign.actors import TaskActor
-from pipeline.campaign.bundle import EVENTLOG
-from pipeline.campaign.endpoints import endpoint_to_dict
-from pipeline.campaign.executor import start_actors
 from tests.pipeline.campaign.conftest import SUITE_NAME, Bundle, cluster_conf
+from tgms.engine.api import CorruptError, canonical_json_of_canonical, replay, sha256_hex
+from tgms.models.config import EndpointConfig
+from tgms.pipeline.campaign.actors import TaskActor
+from tgms.pipeline.campaign.bundle import EVENTLOG
+from tgms.pipeline.campaign.endpoints import endpoint_to_dict
+from tgms.pipeline.campaign.executor import start_actors
 
 ENDPOINT = endpoint_to_dict(EndpointConfig(base_urls=("http://127.0.0.1:9",), model="scripted"))
 

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from pipeline.campaign.boundary import driver_error, report
+from tgms.pipeline.campaign.boundary import driver_error, report
 
 ray = pytest.importorskip("ray")
 mlflow = pytest.importorskip("mlflow")

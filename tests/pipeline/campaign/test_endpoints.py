@@ -11,15 +11,15 @@ from typing import Any
 import httpx
 import pytest
 
-from engine.api import NotFoundError
-from models.config import EndpointConfig, ModelConfig
-from models.errors import InfraError
-from models.testing.scripted_server import ScriptedServer
-from models.testing.smoke_rule import smoke_reply
-from pipeline.campaign.endpoints import open_model, scripted_replicas
-from pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
-from pipeline.campaign.records import read_records
 from tests.pipeline.campaign.conftest import Bundle, cluster_conf, jobs_for, scripted_model
+from tgms.engine.api import NotFoundError
+from tgms.models.config import EndpointConfig, ModelConfig
+from tgms.models.errors import InfraError
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.models.testing.smoke_rule import smoke_reply
+from tgms.pipeline.campaign.endpoints import open_model, scripted_replicas
+from tgms.pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
+from tgms.pipeline.campaign.records import read_records
 
 
 def flat(**keys: Any) -> ModelConfig:
@@ -151,7 +151,7 @@ def test_the_driver_waits_for_an_endpoints_file_that_appears_late(tmp_path: Path
     """model.endpoints_wait_s: the vLLM job of a scale sweep's model may still be loading its weights."""
     import threading
 
-    from pipeline.campaign.endpoints import read_endpoints_file, replica_urls
+    from tgms.pipeline.campaign.endpoints import read_endpoints_file, replica_urls
 
     path = tmp_path / "endpoints.qwen.txt"
     later = threading.Timer(0.5, lambda: path.write_text("http://gpu01:8000\n# a comment\n\n"))

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from models.config import EndpointConfig
-from models.testing.scripted_server import ScriptedServer
-from models.testing.smoke_rule import smoke_reply
-from pipeline.campaign.actors import SCRATCH_PREFIX, sweep_stale
-from pipeline.campaign.executor import CellJob, Prepare, run_jobs, start_actors, write_result
-from pipeline.campaign.records import append_record, read_records
 from tests.pipeline.campaign.conftest import Bundle, cluster_conf, jobs_for, scripted_model
+from tgms.models.config import EndpointConfig
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.models.testing.smoke_rule import smoke_reply
+from tgms.pipeline.campaign.actors import SCRATCH_PREFIX, sweep_stale
+from tgms.pipeline.campaign.executor import CellJob, Prepare, run_jobs, start_actors, write_result
+from tgms.pipeline.campaign.records import append_record, read_records
 
 
 def test_tasks_spread_over_actors_with_bounded_flight_and_a_killed_actor_loses_nothing(
@@ -64,7 +64,7 @@ def test_a_memory_kill_holds_new_tasks_back_but_keeps_collecting_finished_ones(
 
     import ray
 
-    import pipeline.campaign.executor as ex
+    import tgms.pipeline.campaign.executor as ex
 
     monkeypatch.setattr(ex, "memory_kill", lambda _ray, _err: True)
     # replies take 2 s and the pause is 4 s: Ray takes up to about a second to report the killed actor's
@@ -219,7 +219,7 @@ def test_prepare_first_sends_no_task_before_every_build_has_ended(
 def test_a_memory_kill_is_recognised_and_backs_off_with_fewer_tasks_in_flight() -> None:
     import ray
 
-    import pipeline.campaign.executor as ex
+    import tgms.pipeline.campaign.executor as ex
 
     oom = ray.exceptions.OutOfMemoryError("Task was killed due to the node running low on memory.")
     assert ex.memory_kill(ray, oom)

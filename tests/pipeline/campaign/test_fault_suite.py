@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import TGMSError
-from engine.errors import ERROR_CLASSES
+from tgms.engine.api import TGMSError
+from tgms.engine.errors import ERROR_CLASSES
 
 pytest.importorskip("hydra")
 
-from pipeline.campaign.config import validate
-from pipeline.campaign.driver import CONF_DIR, tracking_target
-from pipeline.campaign.overrides import check_overrides
-from pipeline.campaign.preflight import preflight
+from tgms.pipeline.campaign.config import validate
+from tgms.pipeline.campaign.driver import CONF_DIR, tracking_target
+from tgms.pipeline.campaign.overrides import check_overrides
+from tgms.pipeline.campaign.preflight import preflight
 
 GROUPS = ("model", "experiment", "cluster")
 SECTIONS = ("model", "run", "cluster", "experiment", "tracking")

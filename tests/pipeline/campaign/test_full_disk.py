@@ -22,9 +22,9 @@ pytest.importorskip("hydra")
 pytest.importorskip("ray")
 mlflow = pytest.importorskip("mlflow")
 
-from pipeline.campaign.config import SuiteConf  # noqa: E402
-from pipeline.campaign.driver import ensure_bundle  # noqa: E402
 from tests.conftest import REPO_ROOT, collegemsg_head  # noqa: E402
+from tgms.pipeline.campaign.config import SuiteConf  # noqa: E402
+from tgms.pipeline.campaign.driver import ensure_bundle  # noqa: E402
 
 #: small enough that the run cannot finish in it, large enough that it gets under way: the bundle (~0.8 MB
 #: for these 12,000 events) fits, MLflow's store (~0.8 MB once made) does not
@@ -56,7 +56,7 @@ def test_a_full_run_directory_is_a_structured_error_and_the_rerun_finishes(
     run_dir, cache = small_disk / "run", tmp_path / "cache"
     head = collegemsg_head(tmp_path, 12_000)
     argv = [
-        sys.executable, "-m", "pipeline.campaign", "experiment=smoke",
+        sys.executable, "-m", "tgms.pipeline.campaign", "experiment=smoke",
         "systems=[static_graph_rag,text_to_cypher]", "seeds=[0,1]", "experiment.mutations.enabled=false",
         f"catalog.suites.collegemsg.source={head}",
         f"run.cache_dir={cache}", "cluster.num_cpus=2", "run.progress_every_s=0.5",

@@ -84,9 +84,9 @@ def test_the_memory_cell_built_notes_and_used_them(run: dict[str, Any]) -> None:
 
 
 def test_the_memory_ablation_switches_memory_on_for_tgms_only() -> None:
-    from pipeline.campaign.cells import cells_of, system_config
-    from pipeline.systems.base import check_config
     from tests.pipeline.campaign.test_config import load
+    from tgms.pipeline.campaign.cells import cells_of, system_config
+    from tgms.pipeline.systems.base import check_config
 
     config = load("systems=[tgms,vector_rag]", "ablations=[none,memory]")
     cells = cells_of(config)

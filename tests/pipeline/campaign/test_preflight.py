@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import ConflictError, CorruptError
-from pipeline.campaign.preflight import check_run_parent, check_sqlite_store, sqlite_path
 from tests.conftest import REPO_ROOT
+from tgms.engine.api import ConflictError, CorruptError
+from tgms.pipeline.campaign.preflight import check_run_parent, check_sqlite_store, sqlite_path
 
 
 def _store(path: Path, runs: int = 1, tmp_table: bool = False) -> Path:
@@ -96,7 +96,7 @@ def test_a_first_setup_a_full_disk_cut_short_is_removed_and_a_finished_one_kept(
 
 
 def test_a_locked_store_is_retried_then_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pipeline.campaign.preflight as pf
+    import tgms.pipeline.campaign.preflight as pf
 
     monkeypatch.setattr(pf, "LOCK_RETRIES", 2)
     db = _store(tmp_path / "locked.db")
@@ -139,7 +139,8 @@ def test_a_refused_campaign_makes_nothing(tmp_path: Path, overrides: list[str], 
     env["TGMS_CACHE"] = str(tmp_path / "cache")
     t0 = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "pipeline.campaign", *overrides, f"hydra.run.dir={tmp_path}/campaigns/main"],
+        [sys.executable, "-m", "tgms.pipeline.campaign", *overrides,
+         f"hydra.run.dir={tmp_path}/campaigns/main"],
         capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=300,
     )  # fmt: skip
     assert proc.returncode != 0 and time.monotonic() - t0 < 60  # no bundle was built first

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from pipeline.campaign.progress import RECENT, Progress
+from tgms.pipeline.campaign.progress import RECENT, Progress
 
 
 class Clock:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import InvalidArgError, NotFoundError
-from pipeline.campaign.config import ClusterConf
-from pipeline.campaign.ray_runtime import actors_per_suite, cluster_address
+from tgms.engine.api import InvalidArgError, NotFoundError
+from tgms.pipeline.campaign.config import ClusterConf
+from tgms.pipeline.campaign.ray_runtime import actors_per_suite, cluster_address
 
 
 def test_address_file_wins_over_address(tmp_path: Path) -> None:
@@ -52,8 +52,8 @@ def test_a_local_runtime_is_its_own_whatever_ray_start_or_ray_address_left(tmp_p
 
     pytest.importorskip("ray")
     code = (
-        "from pipeline.campaign.config import ClusterConf\n"
-        "from pipeline.campaign.ray_runtime import ray_session\n"
+        "from tgms.pipeline.campaign.config import ClusterConf\n"
+        "from tgms.pipeline.campaign.ray_runtime import ray_session\n"
         "with ray_session(ClusterConf(kind='local', num_cpus=1)) as info:\n"
         "    print('started', info['started_here'])\n"
     )

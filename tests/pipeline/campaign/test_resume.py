@@ -17,11 +17,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from models.testing.scripted_server import ScriptedServer
-from models.testing.smoke_rule import smoke_reply
-from pipeline.campaign.records import read_records
 from tests.conftest import REPO_ROOT, signal_point
 from tests.pipeline.campaign.conftest import Bundle
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.models.testing.smoke_rule import smoke_reply
+from tgms.pipeline.campaign.records import read_records
 
 N_TASKS = 16
 SYSTEMS = ["static_graph_rag", "tgms"]

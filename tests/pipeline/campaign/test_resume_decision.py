@@ -15,11 +15,11 @@ import pytest
 
 pytest.importorskip("hydra")
 
-from pipeline.campaign.executor import CellJob, write_result
-from pipeline.campaign.records import append_record
-from pipeline.campaign.resume import current_records, resume_cell
 from tests.pipeline.campaign.test_cell_spec import BASE, fake_bundle, plan
 from tests.pipeline.campaign.test_config import load
+from tgms.pipeline.campaign.executor import CellJob, write_result
+from tgms.pipeline.campaign.records import append_record
+from tgms.pipeline.campaign.resume import current_records, resume_cell
 
 
 def tasks(*ids: str) -> list[dict[str, Any]]:

@@ -24,8 +24,8 @@ pytest.importorskip("hydra")
 pytest.importorskip("ray")
 mlflow = pytest.importorskip("mlflow")
 
-from pipeline.campaign.cell_spec import CELL_SPEC_TAG, CellSpec, Provenance, campaign_id  # noqa: E402
 from tests.conftest import collegemsg_head  # noqa: E402
+from tgms.pipeline.campaign.cell_spec import CELL_SPEC_TAG, CellSpec, Provenance, campaign_id  # noqa: E402
 
 MODEL_NAME = "scripted"  # conf/model/scripted.yaml
 SYSTEMS = ["static_graph_rag", "text_to_cypher", "tgms", "vector_rag"]
@@ -38,7 +38,7 @@ def campaign(
     head = collegemsg_head(cache.parent, EVENTS)
     where = [f"hydra.sweep.dir={run_dir}"] if multirun else [f"hydra.run.dir={run_dir}"]
     argv = [
-        sys.executable, "-m", "pipeline.campaign", *(["-m"] if multirun else []),
+        sys.executable, "-m", "tgms.pipeline.campaign", *(["-m"] if multirun else []),
         "experiment=smoke", f"catalog.suites.collegemsg.source={head}", f"run.cache_dir={cache}",
         "cluster.num_cpus=2", "run.progress_every_s=0.5", *where, *overrides,
     ]  # fmt: skip
@@ -127,7 +127,7 @@ def test_tables_printed_and_report_from_mlflow_alone(smoke: dict[str, Any], tmp_
     assert "Table 4" in out and "Table 5" in out
     parent = runs(smoke["db"], "smoke", "campaign")[0]
     proc = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "report", "--run-id", parent.info.run_id,
+        [sys.executable, "-m", "tgms.pipeline.cli", "report", "--run-id", parent.info.run_id,
          "--tracking-uri", f"sqlite:///{smoke['db']}", "--out", str(tmp_path / "report")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
@@ -163,8 +163,8 @@ def test_each_cell_has_its_spec_file_artifact_and_tag(smoke: dict[str, Any]) -> 
 
 
 def test_the_parent_id_is_the_hash_of_the_cell_specs(smoke: dict[str, Any]) -> None:
-    from pipeline.campaign.driver import plan_cells
     from tests.pipeline.campaign.test_config import load
+    from tgms.pipeline.campaign.driver import plan_cells
 
     (parent,) = runs(smoke["db"], "smoke", "campaign")
     (bundle,) = (smoke["run_dir"] / "bundles").iterdir()

@@ -14,21 +14,6 @@ from typing import Any
 
 import pytest
 
-from engine.api import ConflictError, CorruptError, InvalidArgError, NotFoundError
-from pipeline.campaign.cell_metrics import cell_metrics, metric_key
-from pipeline.campaign.outcomes import executed_of, outcome_of, unsupported_of
-from pipeline.campaign.tracking import (
-    MAX_PARAM_VALUE,
-    CampaignTracker,
-    default_artifact_location,
-    default_uri,
-    flatten,
-    git_revision,
-)
-from pipeline.scoring.bootstrap import paired_bootstrap
-from pipeline.scoring.suite import Suite, Task
-from pipeline.table import from_json, to_markdown
-from pipeline.tasks.stats import table2_markdown
 from tests.pipeline.campaign._records import (
     SYSTEMS,
     cell_records,
@@ -38,6 +23,21 @@ from tests.pipeline.campaign._records import (
     small_suite,
     tags_of,
 )
+from tgms.engine.api import ConflictError, CorruptError, InvalidArgError, NotFoundError
+from tgms.pipeline.campaign.cell_metrics import cell_metrics, metric_key
+from tgms.pipeline.campaign.outcomes import executed_of, outcome_of, unsupported_of
+from tgms.pipeline.campaign.tracking import (
+    MAX_PARAM_VALUE,
+    CampaignTracker,
+    default_artifact_location,
+    default_uri,
+    flatten,
+    git_revision,
+)
+from tgms.pipeline.scoring.bootstrap import paired_bootstrap
+from tgms.pipeline.scoring.suite import Suite, Task
+from tgms.pipeline.table import from_json, to_markdown
+from tgms.pipeline.tasks.stats import table2_markdown
 
 MODEL = "scripted-model"
 
@@ -273,7 +273,7 @@ def test_comparisons_are_paired_bootstraps(
 def test_log_mutations_from_the_real_experiment(
     tmp_path: Path, tracker: CampaignTracker, suite: tuple[Path, Suite]
 ) -> None:
-    from pipeline.mutations import run_experiment
+    from tgms.pipeline.mutations import run_experiment
 
     result = run_experiment(suite[0], suite[1], per_class=2, seed=0)
     parent = tracker.start_campaign("mut", {}, {})
@@ -293,7 +293,7 @@ def test_log_mutations_from_the_real_experiment(
 
 
 def test_log_ops_bench_from_the_real_benchmark(tmp_path: Path, tracker: CampaignTracker) -> None:
-    from pipeline.latency.operators import run
+    from tgms.pipeline.latency.operators import run
 
     records = run([10_000], 1, tmp_path / "work", lambda _: None)
     run_id = tracker.log_ops_bench(records)

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from engine.errors import ERROR_CLASSES
-from engine.store import Store
-from models.errors import MODEL_ERROR_CLASSES
-from pipeline.cli.main import main
 from tests.conftest import FakeClock
+from tgms.engine.errors import ERROR_CLASSES
+from tgms.engine.store import Store
+from tgms.models.errors import MODEL_ERROR_CLASSES
+from tgms.pipeline.cli.main import main
 
 #: every code a user may see: the error tree's and the model client's (e.g. `tgms local`), plus an
 #: interrupted run (E_INTERNAL is a defect)

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pipeline.bench.report import BenchResult
-from pipeline.cli import bench as bench_cli
-from pipeline.cli.main import main
+from tgms.pipeline.bench.report import BenchResult
+from tgms.pipeline.cli import bench as bench_cli
+from tgms.pipeline.cli.main import main
 
 
 def test_a_sigterm_stops_a_benchmark_through_its_clean_ups(
@@ -33,7 +33,7 @@ def test_a_sigterm_stops_a_benchmark_through_its_clean_ups(
     noting = signal.getsignal(signal.SIGTERM)
     try:
         args = argparse.Namespace(_bench=slow_bench, json=None, update_docs=None)
-        monkeypatch.setattr("pipeline.cli.main.build_parser", lambda: _Parser(args))
+        monkeypatch.setattr("tgms.pipeline.cli.main.build_parser", lambda: _Parser(args))
         assert main([]) == 143
         assert cleaned == ["runtime stopped"] and not ignored
         err = json.loads(capsys.readouterr().err.strip().splitlines()[-1])

@@ -199,7 +199,7 @@ def test_forged_and_stale_cursors_are_refused(capsys, store):
 
 
 def test_a_cursor_pinned_to_a_past_tt_survives_later_writes(capsys, store):
-    from engine.store import Store
+    from tgms.engine.store import Store
 
     with Store.open(store, read_only=True) as s:
         tt = int(s.backend.get_meta()["last_tt"])
@@ -258,7 +258,7 @@ def test_a_failed_line_names_its_number_and_what_was_committed(capsys, tmp_path,
     assert err["error"] == "E_NOT_FOUND"
     assert err["details"]["line"] == 4 and err["details"]["committed_batches"] == 2
     assert "line 4" in err["message"] and "2 batch(es) on earlier lines were committed" in err["message"]
-    from engine.store import Store
+    from tgms.engine.store import Store
 
     with Store.open(store, read_only=True) as s:
         assert {"a1", "a2"} <= set(s.entity_ids()) and "a3" not in s.entity_ids()

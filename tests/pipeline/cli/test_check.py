@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import Store, replay
 from tests.conftest import FakeClock
+from tgms.engine.store import Store, replay
 
 from ._cli import build_small_store, log_bytes, run_cli, store_fingerprint
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli.main import COMMANDS, main
+from tgms.pipeline.cli.main import COMMANDS, main
 
 from ._cli import (
     build_small_store,
@@ -135,7 +135,7 @@ def test_real_subprocesses_refuse_with_the_error_shape(stores, argv, code):
         '{"op": "assert_node", "uid": "caf\xe9", "vt_s": 0}\n'.encode("latin-1")
     )
     tgms = Path(sys.executable).with_name("tgms")
-    cmd = [str(tgms)] if tgms.exists() else [sys.executable, "-m", "pipeline.cli"]
+    cmd = [str(tgms)] if tgms.exists() else [sys.executable, "-m", "tgms.pipeline.cli"]
     argv = [a.replace("{work}", str(work)).replace("{store}", str(store)) for a in argv]
     before = log_bytes(store)
     done = subprocess.run([*cmd, *argv], capture_output=True, text=True, timeout=120)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import Store, replay
+from tgms.engine.store import Store, replay
 
 from ._cli import build_small_store, run_cli
 
@@ -44,7 +44,7 @@ def _ops_file(path: Path) -> list[str]:
 
 def _tgms() -> list[str]:
     script = Path(sys.executable).with_name("tgms")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "pipeline.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tgms.pipeline.cli"]
 
 
 def _acknowledged(stderr_lines: list[str]) -> tuple[int, int]:

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from engine.canonical import digest
-from engine.operators.registry import all_operators
-from engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
-from engine.store import Store
-from pipeline.cli.main import main
 from tests.engine.operators.sampling import counter_clock
+from tgms.engine.canonical import digest
+from tgms.engine.operators.registry import all_operators
+from tgms.engine.operators.schemas import operator_schemas, planner_manual, tool_definitions
+from tgms.engine.store import Store
+from tgms.pipeline.cli.main import main
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from engine.execute.results import ResultStore
-from pipeline.cli.main import main
 from tests.engine.claims._support import MOTIF, N_REACHED, build_store, raw_plan, reach, ref, step
+from tgms.engine.execute.results import ResultStore
+from tgms.pipeline.cli.main import main
 
 QUESTION = "How many nodes can n1 reach in the first ten seconds?"
 

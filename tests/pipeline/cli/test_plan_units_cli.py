@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.ingest.build import build_store
-from pipeline.cli.main import main
+from tgms.engine.ingest.build import build_store
+from tgms.pipeline.cli.main import main
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "units_invalid.json"
 

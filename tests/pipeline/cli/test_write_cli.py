@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from engine.api import Store
+from tgms.engine.api import Store
 
 from ._cli import run_cli
 
@@ -105,8 +105,8 @@ def test_sigterm_reports_what_was_committed_and_a_rerun_finishes_without_duplica
     ops.write_text(
         "".join(json.dumps({"op": "assert_node", "uid": f"u{i}", "vt_s": i}) + "\n" for i in range(1200))
     )
-    cmd = [sys.executable, "-m", "pipeline.cli.main", "write", "--store", str(root), str(ops), "--create",
-           "--progress-every", "1"]  # fmt: skip
+    cmd = [sys.executable, "-m", "tgms.pipeline.cli.main", "write", "--store", str(root), str(ops),
+           "--create", "--progress-every", "1"]  # fmt: skip
     # a random point: 0 is during start-up (the interpreter, the store being created), else after that
     # many committed batches
     point, rng = signal_point("tgms write SIGTERM", 0, 1100)

@@ -20,9 +20,6 @@ from typing import Any
 
 import pytest
 
-from engine.operators.context import OpContext
-from engine.store import Store
-from pipeline.mutations.pool import Pool, PoolItem, build_pool
 from tests.engine.claims._support import (
     MOTIF,
     TT_BEFORE,
@@ -34,6 +31,9 @@ from tests.engine.claims._support import (
     ref,
     step,
 )
+from tgms.engine.operators.context import OpContext
+from tgms.engine.store import Store
+from tgms.pipeline.mutations.pool import Pool, PoolItem, build_pool
 
 
 def _task(tid: str, plan: dict[str, Any], **kw: Any) -> dict[str, Any]:

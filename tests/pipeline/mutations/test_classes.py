@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from engine.claims.verifier import VerifyConfig
-from engine.operators.context import OpContext
-from pipeline.mutations import classes as m
-from pipeline.mutations import variants as v
-from pipeline.mutations.base import MUTATION_CLASSES, Mutant, claim_types, mutant, mutation_class
-from pipeline.mutations.experiment import run_class
-from pipeline.mutations.pool import Pool, PoolItem, verdict
-from pipeline.mutations.registry import CLASSES, all_classes
+from tgms.engine.claims.verifier import VerifyConfig
+from tgms.engine.operators.context import OpContext
+from tgms.pipeline.mutations import classes as m
+from tgms.pipeline.mutations import variants as v
+from tgms.pipeline.mutations.base import MUTATION_CLASSES, Mutant, claim_types, mutant, mutation_class
+from tgms.pipeline.mutations.experiment import run_class
+from tgms.pipeline.mutations.pool import Pool, PoolItem, verdict
+from tgms.pipeline.mutations.registry import CLASSES, all_classes
 
 from .conftest import item
 from .table5 import TABLE5_ORDER

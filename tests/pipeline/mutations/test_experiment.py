@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from engine.canonical import dumps
-from engine.ingest.build import build_store
-from pipeline.cli.main import main
-from pipeline.mutations import run_experiment, table5_markdown
-from pipeline.tasks.build import build_suite
+from tgms.engine.canonical import dumps
+from tgms.engine.ingest.build import build_store
+from tgms.pipeline.cli.main import main
+from tgms.pipeline.mutations import run_experiment, table5_markdown
+from tgms.pipeline.tasks.build import build_suite
 
 from .conftest import tasks
 
@@ -88,8 +88,8 @@ def test_generated_suite_reproducible(syn: tuple[Path, dict[str, Any]]) -> None:
 def test_cli_without_a_suite_generates_it(syn: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     """DESIGN §6's `tgms mutations --store DIR --out DIR`: the suite is generated from the store first,
     and the result equals the two-step run on that suite."""
-    from pipeline.cli.main import main
-    from pipeline.tasks.generate import suite_text
+    from tgms.pipeline.cli.main import main
+    from tgms.pipeline.tasks.generate import suite_text
 
     root, suite = syn
     out = tmp_path / "out"

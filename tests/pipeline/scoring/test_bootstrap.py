@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from pipeline.scoring import bootstrap
-from pipeline.scoring.bootstrap import all_pairs, paired_bootstrap, resampled_means
+from tgms.pipeline.scoring import bootstrap
+from tgms.pipeline.scoring.bootstrap import all_pairs, paired_bootstrap, resampled_means
 
 Z975 = 1.959963984540054  # the standard normal 0.975 quantile
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.scoring.metrics import TaskOutcome, breakdown, per_task_scores, ratio, summarize
+from tgms.pipeline.scoring.metrics import TaskOutcome, breakdown, per_task_scores, ratio, summarize
 
 
 def _o(task_id: str, **kw: Any) -> TaskOutcome:

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from pipeline.scoring.significance import mcnemar_exact
+from tgms.pipeline.scoring.significance import mcnemar_exact
 
 
 def _brute(only_a: int, only_b: int) -> float:

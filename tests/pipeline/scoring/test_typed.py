@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.plan.model import ANSWER_KINDS
-from engine.timeutil import OPEN_END
-from pipeline.scoring.typed import RULES, iou, score
+from tgms.engine.plan.model import ANSWER_KINDS
+from tgms.engine.timeutil import OPEN_END
+from tgms.pipeline.scoring.typed import RULES, iou, score
 
 # --- count / value -------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Real ``tgms serve`` processes for the MCP tests, and the SDK clients that talk to them.
 
-A server runs as ``python -m pipeline.cli.main serve ...`` from the repository root (so this checkout's
+A server runs as ``python -m tgms.pipeline.cli.main serve ...`` from the repository root (so this checkout's
 code is imported), over stdio (the SDK's ``stdio_client`` starts it) or streamable HTTP on a free port
 (the URL is read from the server's first stderr line; the rest of stderr is collected for assertions).
 """
@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import REPO_ROOT
 
-SERVE = [sys.executable, "-m", "pipeline.cli.main", "serve"]
+SERVE = [sys.executable, "-m", "tgms.pipeline.cli.main", "serve"]
 #: a week of CollegeMsg from its first event (epoch microseconds)
 T0 = 1_082_040_961_000_000
 WEEK = 7 * 86_400 * 1_000_000

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra (the dev extra has it)")
 
-from engine.api import build_store
 from tests.conftest import collegemsg_head
+from tgms.engine.api import build_store
 
 #: the first events of CollegeMsg: enough for multi-hop reachability, small enough to build in a second
 EVENTS = 3_000

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from engine.mcp.definitions import EXTRA_TOOL_NAMES
-from pipeline.cli import serve
+from tgms.engine.mcp.definitions import EXTRA_TOOL_NAMES
+from tgms.pipeline.cli import serve
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "mcp.md"
 

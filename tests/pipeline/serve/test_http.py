@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import pytest
 
-from engine.api import OpContext, Store, build_store, call
-from pipeline.cli.main import main
 from tests.pipeline.serve._servers import envelope, http_server, reach_args, schema_fields
+from tgms.engine.api import OpContext, Store, build_store, call
+from tgms.pipeline.cli.main import main
 
 #: sources with multi-hop reach in the test store's first week(s): every client asks its own
 SOURCES = ["n41", "n36", "n44", "n9", "n19", "n32", "n3", "n48"]

@@ -14,10 +14,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from engine.api import OPERATOR_ORDER
-from pipeline.cli.main import main
 from tests.conftest import REPO_ROOT
 from tests.pipeline.serve._servers import SERVE, envelope, reach_args, schema_fields, stdio_params
+from tgms.engine.api import OPERATOR_ORDER
+from tgms.pipeline.cli.main import main
 
 EXTRA_TOOLS = ["verify_plan", "run_plan", "verify_answer"]
 

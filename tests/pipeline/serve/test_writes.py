@@ -9,10 +9,10 @@ from typing import Any
 
 import anyio
 
-from engine.api import LOG_NAME, Store, replay
-from engine.store.eventlog import read_log
 from tests.pipeline.cli._cli import store_fingerprint
 from tests.pipeline.serve._servers import envelope, http_server, reach_args
+from tgms.engine.api import LOG_NAME, Store, replay
+from tgms.engine.store.eventlog import read_log
 
 NEW = {
     "op": "assert_node",

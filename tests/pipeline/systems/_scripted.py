@@ -12,12 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from models.client import ChatClient
-from models.config import EndpointConfig, GenerationConfig
-from models.prompting import fence
-from models.testing.scripted_server import last_user_message
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import RunSettings, SystemEnv
+from tgms.models.client import ChatClient
+from tgms.models.config import EndpointConfig, GenerationConfig
+from tgms.models.prompting import fence
+from tgms.models.testing.scripted_server import last_user_message
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import RunSettings, SystemEnv
 
 Body = dict[str, Any]
 

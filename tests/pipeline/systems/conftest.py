@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from engine.api import build_store
-from models.client import ChatClient
-from models.config import GenerationConfig
-from models.testing.scripted_server import ScriptedServer
-from pipeline.scoring.suite import Suite, Task
-from pipeline.systems.base import RunSettings, SystemEnv, build_system
-from pipeline.tasks.build import build_suite
 from tests.conftest import collegemsg_head
 from tests.models.conftest import config
+from tgms.engine.api import build_store
+from tgms.models.client import ChatClient
+from tgms.models.config import GenerationConfig
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.pipeline.scoring.suite import Suite, Task
+from tgms.pipeline.systems.base import RunSettings, SystemEnv, build_system
+from tgms.pipeline.tasks.build import build_suite
 
 Rule = Callable[[dict[str, Any]], Any]
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from models.testing.scripted_server import ScriptedServer
-from pipeline.cli.main import main
 from tests.pipeline.systems.conftest import SmallSuite
 from tests.pipeline.systems.test_tgms import repeating_planner, scripted_rule
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.pipeline.cli.main import main
 
 
 @pytest.fixture

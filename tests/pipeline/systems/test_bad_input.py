@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 
-from models.client import ChatClient
-from models.config import GenerationConfig
-from models.errors import EndpointTimeoutError
-from models.local.server import LocalServer, group_alive
-from models.testing.scripted_server import ScriptedServer
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import RunSettings, SystemEnv, build_system, run_task
-from pipeline.systems.record import TaskRecord
 from tests.models.conftest import config, echo
 from tests.models.local.conftest import scripted_spec
 from tests.pipeline.systems.test_tgms import count_task, oracle_reply, scripted_rule
+from tgms.models.client import ChatClient
+from tgms.models.config import GenerationConfig
+from tgms.models.errors import EndpointTimeoutError
+from tgms.models.local.server import LocalServer, group_alive
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import RunSettings, SystemEnv, build_system, run_task
+from tgms.pipeline.systems.record import TaskRecord
 
 CUT = '{"steps": [{"id": "s1", "op": "compute", "args": {"fn": "count", "input": [1, 1, 1, 1, 1, 1, 1'
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from models.testing.scripted_server import ScriptedServer
-from pipeline.systems.base import build_system, run_task
-from pipeline.systems.record import TaskRecord
 from tests.pipeline.systems._scripted import answer_rule, make_env, unique_question_ids
 from tests.pipeline.systems.conftest import SmallSuite
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.pipeline.systems.base import build_system, run_task
+from tgms.pipeline.systems.record import TaskRecord
 
 COUNT_ALL = json.dumps({"cypher": "MATCH (a:Node)-[e:MSG]->(b:Node) RETURN count(e) AS n"})
 CONFIGS: dict[str, dict[str, Any]] = {

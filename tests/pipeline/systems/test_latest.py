@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from engine.api import ScanFilter
-from pipeline.systems.latest import LATEST_COLUMNS, read_latest, task_entities
 from tests.conftest import MakeStore
 from tests.suite_fixtures import task
+from tgms.engine.api import ScanFilter
+from tgms.pipeline.systems.latest import LATEST_COLUMNS, read_latest, task_entities
 
 
 def test_latest_state_is_current_belief_in_time_order(make_store: MakeStore) -> None:

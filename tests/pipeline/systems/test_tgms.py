@@ -17,16 +17,16 @@ from typing import Any
 
 import pytest
 
-from engine.api import ExecConfig, OpContext, Store, build_plan, execute
-from models.plan_schema import per_operator_schema
-from models.planner import FIXED_LAYOUT, static_prefix
-from models.prompting import escape
-from models.reporter import SYSTEM as REPORTER_SYSTEM
-from models.testing.scripted_server import ScriptedServer
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import run_task
-from pipeline.systems.record import TaskRecord
-from pipeline.systems.tgms import TgmsConfig
+from tgms.engine.api import ExecConfig, OpContext, Store, build_plan, execute
+from tgms.models.plan_schema import per_operator_schema
+from tgms.models.planner import FIXED_LAYOUT, static_prefix
+from tgms.models.prompting import escape
+from tgms.models.reporter import SYSTEM as REPORTER_SYSTEM
+from tgms.models.testing.scripted_server import ScriptedServer
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import run_task
+from tgms.pipeline.systems.record import TaskRecord
+from tgms.pipeline.systems.tgms import TgmsConfig
 
 Rule = Callable[[dict[str, Any]], str]
 
@@ -223,9 +223,9 @@ def repeating_planner(bad_times: int = 2) -> Callable[[dict[str, Any]], str]:
 
 
 def test_a_repeated_plan_is_sampled_and_the_repeat_is_recorded(make_system, dev) -> None:
-    from pipeline.campaign.outcomes import outcome_of
-    from pipeline.scoring.metrics import summarize as metrics
-    from pipeline.systems.runner import summarize
+    from tgms.pipeline.campaign.outcomes import outcome_of
+    from tgms.pipeline.scoring.metrics import summarize as metrics
+    from tgms.pipeline.systems.runner import summarize
 
     task = count_task(dev)
     system, server = make_system(scripted_rule(dev, planner=repeating_planner()))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from engine.api import OpContext, Store
-from pipeline.systems.card import card_facts, dataset_card
 from tests.pipeline.systems.conftest import SmallSuite
+from tgms.engine.api import OpContext, Store
+from tgms.pipeline.systems.card import card_facts, dataset_card
 
 
 def test_the_card_states_the_stores_facts_and_is_deterministic(cm_small: SmallSuite) -> None:

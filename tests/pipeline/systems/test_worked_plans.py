@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from engine.api import InvalidArgError
-from models.planner import FIXED_LAYOUT, static_prefix
-from models.prompting import escape
-from models.reporter import SYSTEM as REPORTER_SYSTEM
-from models.worked_plans import belief_time, time_names, with_names
-from pipeline.scoring.suite import Splits
-from pipeline.systems.base import run_task
-from pipeline.systems.worked_plans import WorkedPlanIndex, question_shape
 from tests.pipeline.systems.test_tgms import fenced_question, oracle_digest
+from tgms.engine.api import InvalidArgError
+from tgms.models.planner import FIXED_LAYOUT, static_prefix
+from tgms.models.prompting import escape
+from tgms.models.reporter import SYSTEM as REPORTER_SYSTEM
+from tgms.models.worked_plans import belief_time, time_names, with_names
+from tgms.pipeline.scoring.suite import Splits
+from tgms.pipeline.systems.base import run_task
+from tgms.pipeline.systems.worked_plans import WorkedPlanIndex, question_shape
 
 _FENCE = re.compile(r'<data name="worked_plan">\n(.*?)\n</data>', re.S)
 

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from engine.claims.reporter import typed_value
-from engine.execute.executor import ExecConfig, execute
-from engine.ingest.build import build_store
-from engine.operators.context import OpContext
-from engine.operators.oracle import ORACLES, OracleStore
-from engine.operators.registry import get_operator, operator, registered
-from engine.plan.model import build_plan
-from pipeline.tasks.crosscheck import agree, oracle_answer, oracle_store_for
 from tests.engine.operators.sampling import counter_clock
+from tgms.engine.claims.reporter import typed_value
+from tgms.engine.execute.executor import ExecConfig, execute
+from tgms.engine.ingest.build import build_store
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.oracle import ORACLES, OracleStore
+from tgms.engine.operators.registry import get_operator, operator, registered
+from tgms.engine.plan.model import build_plan
+from tgms.pipeline.tasks.crosscheck import agree, oracle_answer, oracle_store_for
 
 T0 = 1_704_067_200_000_000  # the generator's start, 2024-01-01T00:00:00Z
 DAY = 86_400_000_000

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.execute.executor import ExecConfig
-from engine.ingest.build import build_store
-from engine.operators.context import OpContext
-from engine.store import Store
-from pipeline.scoring.suite import Task
-from pipeline.tasks.generate import DEV_SHARE, generate_suite, min_distinct, split, value_cap
-from pipeline.tasks.model import TEMPLATES, all_templates, template
-from pipeline.tasks.stats import suite_stats, table2_markdown
 from tests.suite_fixtures import task
+from tgms.engine.execute.executor import ExecConfig
+from tgms.engine.ingest.build import build_store
+from tgms.engine.operators.context import OpContext
+from tgms.engine.store import Store
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.tasks.generate import DEV_SHARE, generate_suite, min_distinct, split, value_cap
+from tgms.pipeline.tasks.model import TEMPLATES, all_templates, template
+from tgms.pipeline.tasks.stats import suite_stats, table2_markdown
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_split_is_stratified_by_family_and_deterministic() -> None:
 
 
 def test_templates_have_three_distinct_paraphrases_and_cover_every_operator() -> None:
-    from engine.operators.registry import OPERATOR_ORDER
+    from tgms.engine.operators.registry import OPERATOR_ORDER
 
     ts = all_templates()
     assert len([t for t in ts if t.family != "T2"]) >= 17
@@ -94,7 +94,7 @@ def test_templates_have_three_distinct_paraphrases_and_cover_every_operator() ->
 def test_the_train_split_is_disjoint_and_leaves_dev_and_test_as_they_were(
     ctx: OpContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pipeline.tasks.generate as gen
+    import tgms.pipeline.tasks.generate as gen
 
     suite = generate_suite(ctx, "synthetic", 1, store_digest="x", ostore=None)
     train = suite.splits.train

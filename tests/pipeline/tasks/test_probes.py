@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.ingest.build import build_store
-from engine.operators.context import OpContext
-from engine.plan.verifier import VerifierConfig, verify
-from engine.store import Store
-from engine.store.eventlog import read_log
-from engine.store.store import replay
-from pipeline.tasks.gold import compute_gold, plan_json
-from pipeline.tasks.model import Draft, Template, step
-from pipeline.tasks.probe_kinds import (
+from tgms.engine.ingest.build import build_store
+from tgms.engine.operators.context import OpContext
+from tgms.engine.plan.verifier import VerifierConfig, verify
+from tgms.engine.store import Store
+from tgms.engine.store.eventlog import read_log
+from tgms.engine.store.store import replay
+from tgms.pipeline.tasks.gold import compute_gold, plan_json
+from tgms.pipeline.tasks.model import Draft, Template, step
+from tgms.pipeline.tasks.probe_kinds import (
     PROBE_KINDS,
     Ledger,
     Picked,
@@ -33,8 +33,8 @@ from pipeline.tasks.probe_kinds import (
     probe_kind,
     registered_probe_kind,
 )
-from pipeline.tasks.probes import KINDS, PROBE_TEMPLATES, ensure_corrections, probe_drafts
-from pipeline.tasks.sampler import DAY, Sampler
+from tgms.pipeline.tasks.probes import KINDS, PROBE_TEMPLATES, ensure_corrections, probe_drafts
+from tgms.pipeline.tasks.sampler import DAY, Sampler
 
 SEED = 0
 Pairs = list[tuple[Template, Draft, Draft]]

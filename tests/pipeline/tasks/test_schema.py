@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from engine.api import ANSWER_KINDS, OpContext, SchemaError, Store, build_store, canonical_json
-from pipeline.scoring.suite import AnswerKind, Suite, Task, parse_suite, read_suite, split_sha256
-from pipeline.tasks import generate
-from pipeline.tasks.generate import generate_suite, template_info
-from pipeline.tasks.model import Template, template
 from tests.suite_fixtures import task
+from tgms.engine.api import ANSWER_KINDS, OpContext, SchemaError, Store, build_store, canonical_json
+from tgms.pipeline.scoring.suite import AnswerKind, Suite, Task, parse_suite, read_suite, split_sha256
+from tgms.pipeline.tasks import generate
+from tgms.pipeline.tasks.generate import generate_suite, template_info
+from tgms.pipeline.tasks.model import Template, template
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_optional_keys_appear_only_where_they_apply(suites: dict[str, Suite]) ->
 
 
 def test_a_refused_draw_keeps_its_error_and_a_null_gold(store_dirs: dict[str, Path]) -> None:
-    from engine.api import ExecConfig
+    from tgms.engine.api import ExecConfig
 
     with Store.open(store_dirs["duckdb"], read_only=True) as store:
         suite = generate_suite(

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-from engine.api import InvalidArgError
-from pipeline.campaign.cells import select_tasks
-from pipeline.scoring.suite import Task
-from pipeline.tasks.slices import apply_slice, pick_listed, read_task_list, slice_size, stratified
 from tests.suite_fixtures import suite_of, task
+from tgms.engine.api import InvalidArgError
+from tgms.pipeline.campaign.cells import select_tasks
+from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.tasks.slices import apply_slice, pick_listed, read_task_list, slice_size, stratified
 
 FAMILY_SIZES = {"T1": 16, "T3": 5, "T4": 8, "T5": 14, "probe": 6}  # a CollegeMsg dev split's shape
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.ingest.build import build_store
-from engine.operators.context import OpContext
-from engine.store import Store
-from pipeline.tasks.checks import SpeculativeCheck, default_workers
-from pipeline.tasks.crosscheck import SharedOracleStore, oracle_store_for
-from pipeline.tasks.generate import generate_suite, suite_text
+from tgms.engine.ingest.build import build_store
+from tgms.engine.operators.context import OpContext
+from tgms.engine.store import Store
+from tgms.pipeline.tasks.checks import SpeculativeCheck, default_workers
+from tgms.pipeline.tasks.crosscheck import SharedOracleStore, oracle_store_for
+from tgms.pipeline.tasks.generate import generate_suite, suite_text
 
 
 @pytest.fixture(scope="module")

@@ -11,22 +11,22 @@ from typing import Any
 
 import pytest
 
-from engine.canonical import dumps
-from engine.claims.reporter import mechanical_answer
-from engine.claims.verifier import verify_claims
-from engine.execute.executor import execute
-from engine.ingest.build import build_store
-from engine.operators.context import OpContext
-from engine.operators.registry import OPERATOR_ORDER
-from engine.plan.model import build_plan
-from engine.store import Store, replay
-from pipeline.scoring.suite import Suite, Task
-from pipeline.scoring.typed import score
-from pipeline.tasks.build import build_suite, write_suite
-from pipeline.tasks.crosscheck import agree, oracle_answer, oracle_store_for
-from pipeline.tasks.generate import min_distinct, suite_text
-from pipeline.tasks.stats import suite_stats, table2_markdown
 from tests.pipeline.mutations.table5 import EXPECT_DETECTED
+from tgms.engine.canonical import dumps
+from tgms.engine.claims.reporter import mechanical_answer
+from tgms.engine.claims.verifier import verify_claims
+from tgms.engine.execute.executor import execute
+from tgms.engine.ingest.build import build_store
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.registry import OPERATOR_ORDER
+from tgms.engine.plan.model import build_plan
+from tgms.engine.store import Store, replay
+from tgms.pipeline.scoring.suite import Suite, Task
+from tgms.pipeline.scoring.typed import score
+from tgms.pipeline.tasks.build import build_suite, write_suite
+from tgms.pipeline.tasks.crosscheck import agree, oracle_answer, oracle_store_for
+from tgms.pipeline.tasks.generate import min_distinct, suite_text
+from tgms.pipeline.tasks.stats import suite_stats, table2_markdown
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +137,7 @@ def _check_mutations(store_dir: Path, suite: Suite) -> None:
     """Issue 7's acceptance on the real suite: up to 100 cases per class, each pool claim at most once
     (issue 26: no "100/100" from 16 claims), 100 % detection where the verifier must catch it, 0 false
     positives, the by-construction negative reported with its reason."""
-    from pipeline.mutations import run_experiment
+    from tgms.pipeline.mutations import run_experiment
 
     by = {r["class"]: r for r in run_experiment(store_dir, suite, per_class=100, seed=0)["classes"]}
     for name in EXPECT_DETECTED:

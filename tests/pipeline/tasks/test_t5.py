@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from engine.operators.context import OpContext
-from engine.operators.registry import OPERATOR_ORDER
-from pipeline.tasks.crosscheck import oracle_store_for
-from pipeline.tasks.gold import compute_gold, plan_json
-from pipeline.tasks.model import TEMPLATES, all_templates
-from pipeline.tasks.sampler import HOUR, Sampler
-from pipeline.tasks.templates import t5
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.registry import OPERATOR_ORDER
+from tgms.pipeline.tasks.crosscheck import oracle_store_for
+from tgms.pipeline.tasks.gold import compute_gold, plan_json
+from tgms.pipeline.tasks.model import TEMPLATES, all_templates
+from tgms.pipeline.tasks.sampler import HOUR, Sampler
+from tgms.pipeline.tasks.templates import t5
 
 T0 = 1_700_000_000_000_000 - 1_700_000_000_000_000 % (24 * HOUR) + 8 * HOUR  # 08:00 UTC of some day
 
@@ -123,8 +123,8 @@ def test_belief_history_questions_span_the_probe_batches(make_store) -> None:
 
 
 def test_every_t5_draw_on_a_synthetic_store_gets_gold_the_oracles_confirm(tmp_path) -> None:
-    from engine.ingest.build import build_store
-    from engine.store import Store
+    from tgms.engine.ingest.build import build_store
+    from tgms.engine.store import Store
 
     build_store("synthetic", tmp_path / "syn", events=4000, nodes=120, seed=5).close()
     with Store.open(tmp_path / "syn", read_only=True) as store:
@@ -148,7 +148,7 @@ def test_every_t5_draw_on_a_synthetic_store_gets_gold_the_oracles_confirm(tmp_pa
 
 
 def test_weekday_reach_is_asked_only_where_weekends_change_the_answer(make_store) -> None:
-    from pipeline.tasks.templates import t5_predicates
+    from tgms.pipeline.tasks.templates import t5_predicates
 
     day = 24 * HOUR  # T0 is a Tuesday: T0 + 4 days a Saturday, T0 + 6 days a Monday
     weekend = make_store("weekend")

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from engine.operators.context import OpContext
-from pipeline.tasks.crosscheck import oracle_store_for
-from pipeline.tasks.generate import _balanced, min_distinct, value_cap
-from pipeline.tasks.gold import compute_gold, plan_json
-from pipeline.tasks.model import TEMPLATES, all_templates
-from pipeline.tasks.sampler import HOUR, MINUTE
-from pipeline.tasks.templates import t5_compute, t5_predicates, t5_windows
 from tests.pipeline.tasks.test_t5 import T0, _draws, _edge, _store
+from tgms.engine.operators.context import OpContext
+from tgms.pipeline.tasks.crosscheck import oracle_store_for
+from tgms.pipeline.tasks.generate import _balanced, min_distinct, value_cap
+from tgms.pipeline.tasks.gold import compute_gold, plan_json
+from tgms.pipeline.tasks.model import TEMPLATES, all_templates
+from tgms.pipeline.tasks.sampler import HOUR, MINUTE
+from tgms.pipeline.tasks.templates import t5_compute, t5_predicates, t5_windows
 
 DAY = 24 * HOUR  # T0 is a Tuesday, 08:00 UTC: T0 + 4 days a Saturday
 

@@ -9,10 +9,10 @@ Usage: python unguarded_suite.py STORE_DIR
 import hashlib
 import sys
 
-from engine.operators.context import OpContext
-from engine.store import Store
-from pipeline.tasks.crosscheck import oracle_store_for
-from pipeline.tasks.generate import generate_suite, suite_text
+from tgms.engine.operators.context import OpContext
+from tgms.engine.store import Store
+from tgms.pipeline.tasks.crosscheck import oracle_store_for
+from tgms.pipeline.tasks.generate import generate_suite, suite_text
 
 with Store.open(sys.argv[1], read_only=True) as store:
     ostore = oracle_store_for(store)

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from engine.api import build_store
-from pipeline.cli.main import main
 from tests.conftest import collegemsg_head
+from tgms.engine.api import build_store
+from tgms.pipeline.cli.main import main
 
 EVENTS = 2000
 DAY_US = 86_400 * 10**6
@@ -121,7 +121,7 @@ def _run(argv: list[str], out: Path) -> None:
 
 def _answer(output: dict[str, Any], store: Path) -> dict[str, Any]:
     """Four claims, one per verdict, with values read from the run's own results."""
-    from engine.api import ResultStore, trace_from_dict
+    from tgms.engine.api import ResultStore, trace_from_dict
 
     trace = trace_from_dict(output["trace"], ResultStore(store / "results"))
     total = trace.payload("s1")["rows_total"]

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli.main import main
-from pipeline.viewer import TraceView, render_page
-from pipeline.viewer.style import VERDICT_COLOURS
 from tests.pipeline.viewer.conftest import Traced
+from tgms.pipeline.cli.main import main
+from tgms.pipeline.viewer import TraceView, render_page
+from tgms.pipeline.viewer.style import VERDICT_COLOURS
 
 LAPTOP = (1366, 768)
 PROBE = (

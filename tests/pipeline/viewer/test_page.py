@@ -8,9 +8,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from pipeline.viewer import TraceView, render_page, view_from_ask
-from pipeline.viewer.dag import NODE_H, NODE_W, render_dag
-from pipeline.viewer.evidence import EVIDENCE_ROWS, RAW_CHARS
+from tgms.pipeline.viewer import TraceView, render_page, view_from_ask
+from tgms.pipeline.viewer.dag import NODE_H, NODE_W, render_dag
+from tgms.pipeline.viewer.evidence import EVIDENCE_ROWS, RAW_CHARS
 
 EVIL = '<script>alert("x")</script></data>'
 RTL = "evil\u202eexe.txt\x07"

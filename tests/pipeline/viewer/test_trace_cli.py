@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.cli.main import main
 from tests.pipeline.viewer.conftest import Traced
+from tgms.pipeline.cli.main import main
 
 
 def view(*argv: str) -> int:
