@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from itertools import chain
 from typing import Any
 
 from tgms.engine.errors import InvalidArgError, LimitError
@@ -61,8 +62,11 @@ def canonicalize(value: Any, path: str = "$") -> Any:
             out[k] = v if type(v) in _PLAIN else canonicalize(v, f"{path}.{k}")
         return out
     if isinstance(value, (list, tuple)):
-        if all(type(v) in _PLAIN for v in value):  # a list of 10^6 ids or times: copied, not walked
+        kinds = set(map(type, value))  # one C-level pass: a 10^6-element list is not walked per element
+        if kinds <= _PLAIN:  # a list of 10^6 ids or times: copied, not walked
             return list(value)
+        if kinds == _DICT and _flat_rows(value):  # 10^6 rows {src, t}: each copied, not walked
+            return list(map(dict, value))
         return [v if type(v) in _PLAIN else canonicalize(v, f"{path}[{i}]") for i, v in enumerate(value)]
     # numpy scalars: accept ints and floats by value (arrays are not JSON values)
     if type(value).__module__ == "numpy" and getattr(value, "shape", None) == ():
@@ -70,6 +74,23 @@ def canonicalize(value: Any, path: str = "$") -> Any:
     raise InvalidArgError(
         f"value of type {type(value).__name__} is not JSON", path=path, type=type(value).__name__
     )
+
+
+_DICT = frozenset({dict})
+#: exact types that hold no container (check_depth's leaves; float too, unlike _PLAIN)
+_LEAF = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat_rows(rows: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether every element (each a plain dict) has str keys and only _PLAIN values: canonicalize would
+    then copy each as it is, and none holds a container."""
+    return (
+        set(map(type, chain.from_iterable(rows))) <= _STR
+        and set(map(type, chain.from_iterable(map(dict.values, rows)))) <= _PLAIN
+    )
+
+
+_STR = frozenset({str})
 
 
 def check_depth(value: Any, what: str = "value", limit: int = MAX_JSON_DEPTH) -> None:
@@ -87,6 +108,16 @@ def check_depth(value: Any, what: str = "value", limit: int = MAX_JSON_DEPTH) ->
             continue
         if depth > limit:
             raise LimitError(f"{what} is nested more than {limit} levels deep", what=what, max_depth=limit)
+        if type(node) is list:  # a long list of scalars or of flat rows: typed in C-level passes
+            kinds = set(map(type, node))
+            if kinds <= _LEAF:
+                continue
+            if kinds == _DICT and set(map(type, chain.from_iterable(map(dict.values, node)))) <= _LEAF:
+                if depth + 1 > limit:  # its rows are containers one level down, holding none
+                    raise LimitError(
+                        f"{what} is nested more than {limit} levels deep", what=what, max_depth=limit
+                    )
+                continue
         # only containers can nest deeper: scalars (most of a big list) are not stacked
         stack.extend([(c, depth + 1) for c in children if isinstance(c, (dict, list, tuple))])
 

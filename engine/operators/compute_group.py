@@ -37,6 +37,7 @@ from tgms.engine.operators.compute_fns import (
     shape_error,
     value_error,
 )
+from tgms.engine.operators.compute_group_fast import fast_rows
 
 #: group's aggregates: count; the distinct non-null values; numeric ones over the field's numbers; the
 #: field's value at the group's first / last row in input order
@@ -276,6 +277,16 @@ def _group(args: dict[str, Any]) -> Result:
     items = args.get("input")
     if not isinstance(items, list):
         shape_error("input", "input must be a list", items)
+    rows = fast_rows(items, keys, aggs, _key_part, _value, _out)
+    if rows is None:
+        rows = general_rows(items, keys, aggs)
+    rows = _sort(rows, order)
+    return len(rows), rows
+
+
+def general_rows(items: list[Any], keys: list[str], aggs: list[Agg]) -> list[dict[str, Any]]:
+    """The group's rows in key order, row by row: any input (the vectorized path's fallback, and the
+    reference it is tested against); every bad row is reported here, the first one in input order."""
     needed = list(dict.fromkeys([*keys, *(a[1] for a in aggs if a[1] is not None)]))
     groups: dict[Key, list[dict[str, Any]]] = {}
     memo: dict[str, Key] = {}
@@ -303,8 +314,7 @@ def _group(args: dict[str, Any]) -> Result:
         for fn, field, name, q in aggs:
             out[name] = _value(fn, q, [m[field] for m in members] if field is not None else members)
         rows.append(out)
-    rows = _sort(rows, order)
-    return len(rows), rows
+    return rows
 
 
 def evaluate_group(fn: str, args: dict[str, Any], field: str | None) -> Result:
