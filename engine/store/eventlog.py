@@ -14,6 +14,7 @@ was acknowledged (fsynced), so the store applies it on open; nothing acknowledge
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mmap
@@ -177,7 +178,8 @@ def _scan_mapped(fd: int, size: int) -> list[tuple[int, int, dict[str, Any] | No
     Only plain values leave this function, so no view into the map outlives it (an exception raised
     while a view is alive would keep the map from closing)."""
     out: list[tuple[int, int, dict[str, Any] | None, bool]] = []
-    with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mm:
+    mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    try:
         view = memoryview(mm)
         try:
             spans: list[tuple[int, int]] = []
@@ -196,11 +198,21 @@ def _scan_mapped(fd: int, size: int) -> list[tuple[int, int, dict[str, Any] | No
                     verdict = dict(zip(big, oks, strict=True))
             for i, (a, b) in enumerate(spans):
                 raw = view[a:b]
-                ok = verdict[i] if i in verdict else _check_seal(raw)
-                out.append((a, b, _head(raw) if ok else None, mm[b - 1 : b] == b"\n"))
-                raw.release()
+                try:
+                    ok = verdict[i] if i in verdict else _check_seal(raw)
+                    out.append((a, b, _head(raw) if ok else None, mm[b - 1 : b] == b"\n"))
+                finally:
+                    raw.release()
         finally:
             view.release()
+    except BaseException:
+        # on the way out of an error or an interrupt (a SIGTERM turned KeyboardInterrupt mid-scan), a view
+        # still alive would make close() raise BufferError in place of the real exception: the map is then
+        # left to the garbage collector and the exception goes on
+        with contextlib.suppress(BufferError):
+            mm.close()
+        raise
+    mm.close()
     return out
 
 

@@ -25,7 +25,7 @@ def _imported_from_api(tree: ast.AST) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == "tgms.engine.api":
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module == "engine":
+        elif isinstance(node, ast.ImportFrom) and node.module == "tgms.engine":
             aliases.update(a.asname or a.name for a in node.names if a.name == "api")
         elif isinstance(node, ast.Import):
             aliases.update(a.asname for a in node.names if a.name == "tgms.engine.api" and a.asname)

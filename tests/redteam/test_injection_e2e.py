@@ -166,7 +166,7 @@ def test_injected_store_gives_the_same_plans_and_answers(system, twins, extent, 
 def test_negative_control_an_unfenced_card_changes_the_plan(twins, extent) -> None:
     """A planner prompt that forgets to fence the card (this test's NAIVE builder): the gullible model obeys
     the injected relation type and the twins' plans differ. With the real builder they are the same."""
-    question = tasks(extent)[0]["question"]
+    question = tasks(extent)[0].question
 
     def naive(card: str) -> list[dict[str, Any]]:
         user = "\n".join(["DATASET", card, "TASK INPUT UIDS", fence_json(["n1"], "input_uids"), "QUESTION",

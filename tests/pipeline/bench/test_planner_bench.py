@@ -169,7 +169,7 @@ def test_bench_planner_figures_follow_the_script(bundle: tuple[Path, Suite], tmp
     # the sampled retry is on the record: attempt 3 of the "sampled" task was a seeded, sampled request
     run_dir = Path(data["run"]["run_dir"])
     records = [json.loads(x) for x in next((run_dir / "records").glob("*.jsonl")).read_text().splitlines()]
-    sampled = next(r for r in records if r["task_id"] == tasks[3]["id"])
+    sampled = next(r for r in records if r["task_id"] == tasks[3].id)
     assert [a["repeated"] for a in sampled["attempts"]] == [False, True, False]
     assert sampled["attempts"][2]["sampling"]["temperature"] > 0 and sampled["correct"] is True
 

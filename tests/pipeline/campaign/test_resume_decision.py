@@ -17,13 +17,15 @@ pytest.importorskip("hydra")
 
 from tests.pipeline.campaign.test_cell_spec import BASE, fake_bundle, plan
 from tests.pipeline.campaign.test_config import load
+from tests.suite_fixtures import task
 from tgms.pipeline.campaign.executor import CellJob, write_result
 from tgms.pipeline.campaign.records import append_record
 from tgms.pipeline.campaign.resume import current_records, resume_cell
+from tgms.pipeline.scoring.suite import Task
 
 
-def tasks(*ids: str) -> list[dict[str, Any]]:
-    return [{"id": i, "family": "T1"} for i in ids]
+def tasks(*ids: str) -> list[Task]:
+    return [task(id=i, family="T1") for i in ids]
 
 
 def rec(task_id: str, status: str = "answered", spec: str | None = "s" * 64, **extra: Any) -> dict[str, Any]:
@@ -35,7 +37,7 @@ def rec(task_id: str, status: str = "answered", spec: str | None = "s" * 64, **e
 
 def test_an_absent_file_leaves_every_task_to_run(tmp_path: Path) -> None:
     decision = resume_cell(tmp_path / "none.jsonl", tasks("a", "b"), "s" * 64)
-    assert decision.records == [] and [t["id"] for t in decision.todo] == ["a", "b"] and decision.stale == 0
+    assert decision.records == [] and [t.id for t in decision.todo] == ["a", "b"] and decision.stale == 0
 
 
 def test_finished_records_count_infra_errors_rerun_and_a_torn_tail_is_no_record(tmp_path: Path) -> None:
@@ -45,7 +47,7 @@ def test_finished_records_count_infra_errors_rerun_and_a_torn_tail_is_no_record(
     with path.open("a", encoding="utf-8") as fh:  # a kill mid-write leaves half a line
         fh.write(json.dumps(rec("d"))[:20])
     decision = resume_cell(path, tasks("a", "b", "c", "d"), "s" * 64)
-    assert [t["id"] for t in decision.todo] == ["b", "d"], "infra errors and unrecorded tasks run"
+    assert [t.id for t in decision.todo] == ["b", "d"], "infra errors and unrecorded tasks run"
     assert decision.done_ids == {"a", "c"}
     assert {r["task_id"]: r["status"] for r in decision.records} == {
         "a": "answered",
@@ -69,7 +71,7 @@ def test_records_of_another_spec_or_none_are_not_reused(tmp_path: Path) -> None:
     ):
         append_record(path, r)
     decision = resume_cell(path, tasks("a", "b", "c"), mine)
-    assert [t["id"] for t in decision.todo] == ["a", "b"] and decision.stale == 2
+    assert [t.id for t in decision.todo] == ["a", "b"] and decision.stale == 2
     assert [(r["task_id"], r["status"]) for r in decision.records] == [
         ("c", "answered"),
         ("a", "infra_error"),
@@ -89,7 +91,7 @@ def test_a_rerun_with_another_temperature_in_the_same_directory_runs_every_task_
     path = tmp_path / "records" / f"{cell.cell_id}.jsonl"
     job = CellJob(cell, {}, {}, cell_tasks, path, tmp_path / "traces.jsonl", p1.specs[cell].sha256())
     for t in cell_tasks[:3]:  # the first run finished three tasks, stamped by the executor's writer
-        write_result(job, {"record": rec(t["id"], spec=None), "trace": None})
+        write_result(job, {"record": rec(t.id, spec=None), "trace": None})
     again = resume_cell(path, cell_tasks, p1.specs[cell].sha256())
     assert len(again.todo) == len(cell_tasks) - 3 and again.stale == 0, "the same spec resumes"
     hotter = resume_cell(path, cell_tasks, p2.specs[cell].sha256())

@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Any
 
 from tests.pipeline.tasks.test_t5 import T0, _draws, _edge, _store
+from tests.suite_fixtures import task
 from tgms.engine.operators.context import OpContext
 from tgms.pipeline.tasks.crosscheck import oracle_store_for
 from tgms.pipeline.tasks.generate import _balanced, min_distinct, value_cap
@@ -46,10 +47,12 @@ def test_a_yes_no_template_keeps_both_answers_and_needs_both() -> None:
     assert value_cap(8, "boolean") == 4 and value_cap(8, "count") == value_cap(8) == 2
     assert min_distinct("boolean") == 2 and min_distinct("value") == 3
     golds = [True, True, False, True, True, False]
-    tasks = [{"id": f"d/T5.x/{k:02d}", "gold": g} for k, g in enumerate(golds)]
+    tasks = [
+        task(id=f"d/T5.x/{k:02d}", family="T5", answer_kind="boolean", gold=g) for k, g in enumerate(golds)
+    ]
     dropped: Counter[str] = Counter()
     kept = _balanced(tasks, dropped)  # two of each, the first drawn: a constant answer scores one half
-    assert [t["id"][-2:] for t in kept] == ["00", "01", "02", "05"]
+    assert [t.id[-2:] for t in kept] == ["00", "01", "02", "05"]
     assert dropped == {"degenerate: yes/no answers unbalanced": 2}
     assert _balanced(tasks[:2], Counter()) == []  # one answer only: nothing to keep
 
