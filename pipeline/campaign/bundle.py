@@ -150,14 +150,19 @@ def build_bundle(
     return manifest
 
 
-def read_manifest(bundle: str | os.PathLike[str]) -> dict[str, Any]:
-    path = Path(bundle) / MANIFEST
+def _read_json(path: Path, missing: NotFoundError) -> Any:
+    """A bundle file's JSON: ``missing`` when the file is absent, ``E_CORRUPT`` when it does not parse."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise NotFoundError(f"{bundle} is not a bundle: no {MANIFEST}", path=str(bundle)) from exc
+        raise missing from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CorruptError(f"{path} is not valid JSON: {exc}", path=str(path)) from exc
+
+
+def read_manifest(bundle: str | os.PathLike[str]) -> dict[str, Any]:
+    path = Path(bundle) / MANIFEST
+    manifest = _read_json(path, NotFoundError(f"{bundle} is not a bundle: no {MANIFEST}", path=str(bundle)))
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         raise CorruptError(f"{path} is not a TGMS bundle manifest", path=str(path))
     return manifest
@@ -219,13 +224,8 @@ def _schema_problem(suite: Any) -> str:
 def read_suite(bundle_dir: str | os.PathLike[str]) -> Suite:
     """The bundle's suite, validated (``E_SCHEMA`` naming the fields when ``suite.json`` is not a suite)."""
     path = Path(bundle_dir) / SUITE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise NotFoundError(f"{bundle_dir} is not a complete bundle: no {SUITE}", path=str(path)) from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CorruptError(f"{path} is not valid JSON: {exc}", path=str(path)) from exc
-    return parse_suite(data, str(path))
+    missing = NotFoundError(f"{bundle_dir} is not a complete bundle: no {SUITE}", path=str(path))
+    return parse_suite(_read_json(path, missing), str(path))
 
 
 def train_split(bundle_dir: str | os.PathLike[str]) -> list[Task]:
