@@ -4,6 +4,7 @@ environment (slurm/local_cluster.sh start; tests that need it skip, saying why, 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -21,14 +22,25 @@ LOCAL_CONF = Path(os.environ.get("TGMS_SLURM_DIR", "/tmp/tgms-slurm")) / "slurm.
 
 
 def free_port_pair() -> int:
-    """A port p with p and p+1 free (two replicas on consecutive ports)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port < 65535 and port_closed(port + 1):
+    """A port p with p and p+1 free (two replicas on consecutive ports), drawn below the kernel's ephemeral
+    range (32768-60999 here): a port the kernel hands out for ``bind(0)`` may be handed out again, to any
+    server or outgoing connection, between this check and the job's start (seen in CI: a replica failing
+    with "Address already in use")."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20_000, 32_000)
+        if _bindable(port) and _bindable(port + 1):
             return port
     raise RuntimeError("no two consecutive free ports")
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def port_closed(port: int) -> bool:

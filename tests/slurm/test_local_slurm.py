@@ -67,6 +67,8 @@ def test_vllm_job_then_dependent_campaign_job(slurm_env: dict[str, str], tmp_pat
         CAMPAIGN_CMD=f"python {PROBE}",
         PROBE_OUT=str(probe_out),
         RAY_CPUS="1",
+        # a vLLM job that fails must fail the campaign job soon, not hold the node for the default hour
+        ENDPOINTS_WAIT_S="120",
     )
     small = ["--cpus-per-task=1", "--mem=1G", "--gres=none"]
     vllm_job = sbatch(env, SLURM / "vllm_replicas.sbatch", opts=[*small, f"--output={tmp_path}/vllm.out"])
