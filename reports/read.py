@@ -19,6 +19,8 @@ from typing import Any
 from tgms.engine.api import InvalidArgError, NotFoundError
 from tgms.pipeline.campaign.cell_metrics import PAIR_KEYS, compare_cells, system_key
 from tgms.pipeline.campaign.tracking import import_mlflow
+from tgms.pipeline.systems.record import TaskRecord
+from tgms.pipeline.systems.runner import parse_lines
 from tgms.pipeline.table import Document, from_json, parse_markdown
 from tgms.pipeline.tasks.stats import LABEL as TABLE2_LABEL
 
@@ -107,15 +109,11 @@ class Reader:
         p = Path(local)
         return p.read_text(encoding="utf-8") if p.is_file() else None
 
-    def records(self, run_id: str) -> list[dict[str, Any]]:
+    def records(self, run_id: str) -> list[TaskRecord]:
+        """A cell run's ``records.jsonl`` artifact, typed (a torn line skipped; a line that is not a
+        record is ``E_CORRUPT`` naming the run)."""
         text = self.artifact(run_id, "records.jsonl") or ""
-        out = []
-        for line in text.splitlines():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a torn last line
-        return out
+        return parse_lines(text, f"run {run_id}: records.jsonl")
 
     # -- selection --------------------------------------------------------------------------------------
     def load(self, run_id: str | None = None, experiment: str | None = None) -> ReportData:

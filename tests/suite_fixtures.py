@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tgms.pipeline.campaign.bundle import BundleOptions, BundleSource, Manifest
 from tgms.pipeline.scoring.suite import SUITE_FORMAT, Splits, Suite, Task, split_sha256
 
 
@@ -50,3 +51,25 @@ def suite_of(
     }
     base.update(fields)
     return Suite(**base)
+
+
+def manifest(**fields: Any) -> Manifest:
+    """A bundle manifest with made-up hashes (a collegemsg bundle of seed 0 unless fields say otherwise)."""
+    base: dict[str, Any] = {
+        "format": "tgms-bundle",
+        "version": 1,
+        "bundle_version": 1,
+        "dataset": "collegemsg",
+        "source": BundleSource(name="SNAP collegemsg", sha256="f" * 64),
+        "seed": 0,
+        "options": BundleOptions(crosscheck=False, probes=True),
+        "clock": "canonical",
+        "store_digest": "0" * 64,
+        "suite_sha256": "1" * 64,
+        "test_sha256": "2" * 64,
+        "eventlog_sha256": "e" * 64,
+        "generator_version": "2",
+        "planted": None,
+    }
+    base.update(fields)
+    return Manifest(**base)

@@ -26,7 +26,6 @@ from a checkout; elsewhere it says so.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import sys
@@ -34,7 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tgms.engine.api import InvalidArgError, canonical_json
+from tgms.engine.api import InvalidArgError
 from tgms.pipeline.campaign.bundle import (
     BUNDLE_FORMAT,
     BUNDLE_VERSION,
@@ -42,7 +41,11 @@ from tgms.pipeline.campaign.bundle import (
     LOG_NAME,
     MANIFEST,
     SUITE,
+    BundleOptions,
+    BundleSource,
+    Manifest,
     file_sha256,
+    read_manifest,
 )
 from tgms.pipeline.scoring.suite import SUITE_FORMAT, AnswerKind, Splits, Suite, Task, split_sha256
 
@@ -124,11 +127,11 @@ def _task(q: dict[str, Any], gold: Any, uids: frozenset[str]) -> Task:
 
 def build_analyst_bundle(
     suite_name: str, n: int, out: Path, train: list[Task], progress: Any
-) -> tuple[Path, dict[str, Any]]:
+) -> tuple[Path, Manifest]:
     """The bundle of ``n`` analyst questions of ``suite_name``'s data set at ``out`` (built once: an
     existing one is returned as it is; the campaign verifies it)."""
     if (out / MANIFEST).exists():
-        return out, json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        return out, read_manifest(out)
     dataset = DATASETS.get(suite_name)
     if dataset is None:
         raise InvalidArgError(f"no analyst questions for suite {suite_name!r}", allowed=sorted(DATASETS))
@@ -173,24 +176,26 @@ def build_analyst_bundle(
             dropped={},
         )
         (root / SUITE).write_text(suite.to_json(), encoding="utf-8")
-        manifest = {
-            "format": BUNDLE_FORMAT,
-            "version": BUNDLE_VERSION,
-            "dataset": dataset,
-            "source": {"name": f"SNAP {dataset} (analyst questions)", "questions": [q["id"] for q in chosen]},
-            "seed": 0,
-            "options": {"analyst_questions": n},
-            "clock": "canonical",
-            "store_digest": digest,
-            "suite_sha256": file_sha256(root / SUITE),
-            "test_sha256": suite.test_sha256,
-            "eventlog_sha256": file_sha256(log),
-            "generator_version": GENERATOR,
-            "bundle_version": BUNDLE_VERSION,
-            "planted": None,
-        }
+        manifest = Manifest(
+            format=BUNDLE_FORMAT,
+            version=BUNDLE_VERSION,
+            dataset=dataset,
+            source=BundleSource(
+                name=f"SNAP {dataset} (analyst questions)", questions=[q["id"] for q in chosen]
+            ),
+            seed=0,
+            options=BundleOptions(analyst_questions=n),
+            clock="canonical",
+            store_digest=digest,
+            suite_sha256=file_sha256(root / SUITE),
+            test_sha256=suite.test_sha256,
+            eventlog_sha256=file_sha256(log),
+            generator_version=GENERATOR,
+            bundle_version=BUNDLE_VERSION,
+            planted=None,
+        )
         shutil.move(str(log), out / EVENTLOG)
         shutil.move(str(root / SUITE), out / SUITE)
-        (out / MANIFEST).write_text(canonical_json(manifest) + "\n", encoding="utf-8")
+        (out / MANIFEST).write_text(manifest.to_json() + "\n", encoding="utf-8")
     progress(f"analyst bundle {out}: {n} questions, digest {digest}")
     return out, manifest

@@ -124,7 +124,7 @@ def _fan_out(args: argparse.Namespace, progress: Callable[[str], None], parts: s
         kind="local", num_cpus=2, actors=args.actors, actor_concurrency=args.actor_concurrency
     )
     bundles = {"collegemsg": (bundle, manifest)}
-    data: dict[str, Any] = {"bundle": str(bundle), "digest": manifest["store_digest"]}
+    data: dict[str, Any] = {"bundle": str(bundle), "digest": manifest.store_digest}
     with ray_session(cluster), tempfile.TemporaryDirectory(prefix="tgms-bench-campaign-") as scratch:
         work = Path(scratch)
         if "c" in parts:
@@ -246,7 +246,7 @@ def _throughput(
                 seconds = time.perf_counter() - t0
             statuses: dict[str, int] = {}
             for r in read_records(job.records_path):
-                statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+                statuses[r.status] = statuses.get(r.status, 0) + 1
             runs.append(
                 {"seconds": round(seconds, 3), "warmup_s": round(build_s, 3), "tasks": stats["finished"],
                  "status": statuses}

@@ -283,9 +283,9 @@ def main(args: argparse.Namespace, progress: Callable[[str], None]) -> BenchResu
     load_end = load_average()
     rows = [cell_row(c.cell.system, c.cell.ablation, c.records) for c in result.cells]
     rows.sort(key=row_key)
-    ids = sorted({r["task_id"] for c in result.cells for r in c.records})
+    ids = sorted({r.task_id for c in result.cells for r in c.records})
     families = Counter(
-        str(r.get("family")) for c in result.cells[:1] for r in c.records
+        str(r.family) for c in result.cells[:1] for r in c.records
     )  # every cell runs the same tasks; the first one's records name their families
     exp = config.experiment
     measured = _measurement(

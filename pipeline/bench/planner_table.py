@@ -28,6 +28,7 @@ from tgms.pipeline.campaign.cell_metrics import outcomes, system_key
 from tgms.pipeline.campaign.outcomes import latest_by_task
 from tgms.pipeline.scoring.bootstrap import resampled_means
 from tgms.pipeline.scoring.metrics import Metric, ratio, summarize
+from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.table import Table, to_markdown
 
 CI_RESAMPLES = 2000
@@ -51,23 +52,19 @@ def accuracy_ci(correct: Sequence[bool]) -> tuple[float, float] | None:
     return round(float(low), 4), round(float(high), 4)
 
 
-def cell_row(system: str, ablation: str, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def cell_row(system: str, ablation: str, records: Sequence[TaskRecord]) -> dict[str, Any]:
     """One configuration's figures (see the module docstring); every rate as ``{value, num, den}``."""
     rows = latest_by_task(records)
     scored, n_tasks, unscored = outcomes(rows)
     summary = summarize(scored)
-    finished = [r for r in rows if r.get("status") != "infra_error"]
-    tried = [r for r in finished if r.get("attempts")]
-    after: Metric = ratio(sum(any(a.get("valid") for a in r["attempts"]) for r in tried), len(tried))
+    finished = [r for r in rows if r.status != "infra_error"]
+    tried = [r for r in finished if r.attempts]
+    after: Metric = ratio(sum(any(a.valid for a in r.attempts) for r in tried), len(tried))
     statuses: dict[str, int] = {}
     for r in rows:
-        statuses[str(r.get("status"))] = statuses.get(str(r.get("status")), 0) + 1
+        statuses[r.status] = statuses.get(r.status, 0) + 1
     # a task answered from the response cache took ~0 s: it says nothing about the model's speed
-    seconds = [
-        float(r["latency_s"])
-        for r in finished
-        if r.get("latency_s") is not None and not any(c.get("cached") for c in r.get("llm_calls") or ())
-    ]
+    seconds = [r.latency_s for r in finished if not any(c.cached for c in r.llm_calls)]
     return {
         "system": system,
         "ablation": ablation,

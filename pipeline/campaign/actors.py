@@ -3,7 +3,7 @@
 The bundle's event log reaches the actor through Ray's object store (the constructor gets the bytes of an
 ``ObjectRef`` from ``ray.put``), so no shared filesystem is assumed: the actor writes the log into its own
 scratch directory, replays it into its own DuckDB store and computes the digest. Only if the digest equals
-``manifest["store_digest"]`` does it serve; otherwise every call raises one structured
+``manifest.store_digest`` does it serve; otherwise every call raises one structured
 :class:`~engine.api.CorruptError` (``E_CORRUPT``) naming the suite, the expected and found digest and where
 the actor runs, so the driver can say which actor refused and why. A log that does not even replay is the
 same refusal, with the replay's error as the reason.
@@ -37,10 +37,14 @@ from tgms.engine.api import CorruptError, TGMSError, replay
 from tgms.models.client import ChatClient
 from tgms.models.config import with_generation
 from tgms.models.errors import InfraError
+from tgms.pipeline.campaign.bundle import Manifest
+from tgms.pipeline.campaign.cells import Cell
 from tgms.pipeline.campaign.endpoints import endpoint_from_dict
 from tgms.pipeline.campaign.ray_runtime import import_ray
+from tgms.pipeline.campaign.records import TaskResult
 from tgms.pipeline.scoring.suite import Task
 from tgms.pipeline.systems.base import BuiltSystem, RunSettings, SystemEnv, build_system, run_draft
+from tgms.pipeline.systems.record import TaskRecord
 
 
 class TaskActor:
@@ -51,7 +55,7 @@ class TaskActor:
         self,
         suite: str,
         eventlog: bytes,
-        manifest: dict[str, Any],
+        manifest: Manifest,
         endpoint: dict[str, Any],
         work_dir: str | None = None,
         train: list[Task] | None = None,
@@ -80,7 +84,7 @@ class TaskActor:
         atexit.register(shutil.rmtree, self.scratch, True)
         self.systems_dir = (base / "systems") if base is not None else self.scratch / "systems"
         self.store_dir = self.scratch / "store"
-        self.expected = str(manifest.get("store_digest") or "")
+        self.expected = manifest.store_digest
         self.refusal: CorruptError | None = None
         self.digest: str | None = None
         try:
@@ -131,9 +135,7 @@ class TaskActor:
             "pid": self.pid,
         }
 
-    def prepare(
-        self, cell: dict[str, Any], system_config: dict[str, Any], settings: dict[str, Any]
-    ) -> dict[str, Any]:
+    def prepare(self, cell: Cell, system_config: dict[str, Any], settings: RunSettings) -> dict[str, Any]:
         """Build the cell's system now (its index, embeddings, Kùzu graph), before its first task, so a
         long one-off build runs while other cells' tasks keep the model busy. ``{"ok", "seconds"}``; a
         failed build is not raised here: the cell's tasks report it, unscored, as they would anyway."""
@@ -148,32 +150,27 @@ class TaskActor:
     def run(
         self,
         task: Task,
-        cell: dict[str, Any],
+        cell: Cell,
         system_config: dict[str, Any],
-        settings: dict[str, Any],
-    ) -> dict[str, Any]:
-        """One task of one cell: ``{"record": TaskRecord dict, "trace": trace dict | None}``."""
+        settings: RunSettings,
+    ) -> TaskResult:
+        """One task of one cell: its record, and its trace when the system ran a plan."""
         self._check()
         try:
             built = self._system(cell, system_config, settings)
         except Exception as err:
             # a system that cannot be built (bad knobs, a missing optional package, an unreachable
             # endpoint) fails the task unscored, so a fixed setup reruns it on resume
-            return {"record": self._failed(task, cell, settings, _structured(err)), "trace": None}
+            return TaskResult(self._failed(task, cell, settings, _structured(err)))
         try:
             draft = run_draft(built, task)
         except Exception as err:  # a bug in a system must not cost the actor's other tasks
-            return {"record": self._failed(task, cell, settings, _structured(err, task)), "trace": None}
+            return TaskResult(self._failed(task, cell, settings, _structured(err, task)))
         trace = draft.artifacts.get("trace")
-        return {
-            "record": draft.record.model_dump(mode="json"),
-            "trace": trace.to_dict() if trace is not None else None,
-        }
+        return TaskResult(draft.record, trace.to_dict() if trace is not None else None)
 
-    def _system(
-        self, cell: dict[str, Any], system_config: dict[str, Any], settings: dict[str, Any]
-    ) -> BuiltSystem:
-        key = json.dumps([cell["system"], system_config, settings], sort_keys=True)
+    def _system(self, cell: Cell, system_config: dict[str, Any], settings: RunSettings) -> BuiltSystem:
+        key = json.dumps([cell.system, system_config, settings.model_dump(mode="json")], sort_keys=True)
         with self._lock:
             built = self._systems.get(key)
             if built is not None:
@@ -194,30 +191,25 @@ class TaskActor:
                     self._systems[key] = built
         return built
 
-    def _build(
-        self, cell: dict[str, Any], system_config: dict[str, Any], settings: dict[str, Any]
-    ) -> BuiltSystem:
-        run_settings = RunSettings.model_validate(settings)
-        client = ChatClient(with_generation(self.endpoint, run_settings.generation))
+    def _build(self, cell: Cell, system_config: dict[str, Any], settings: RunSettings) -> BuiltSystem:
+        client = ChatClient(with_generation(self.endpoint, settings.generation))
         env = SystemEnv(
             self.store_dir,
             client,
-            run_settings,
+            settings,
             self.systems_dir,
-            dataset=self.manifest.get("dataset"),
+            dataset=self.manifest.dataset,
             train=self.train,
         )
         try:
-            with node_build_lock(self.systems_dir, cell["system"], system_config, self.expected):
-                return build_system(cell["system"], env, system_config)
+            with node_build_lock(self.systems_dir, cell.system, system_config, self.expected):
+                return build_system(cell.system, env, system_config)
         except BaseException:
             env.close()
             client.close()
             raise
 
-    def _failed(
-        self, task: Task, cell: dict[str, Any], settings: dict[str, Any], err: TGMSError
-    ) -> dict[str, Any]:
+    def _failed(self, task: Task, cell: Cell, settings: RunSettings, err: TGMSError) -> TaskRecord:
         return infra_record(
             task, cell, settings, err.to_dict(), serving={"replicas": list(self.endpoint.base_urls)}
         )
@@ -296,23 +288,20 @@ def scratch_base(log_bytes: int, fallback: Path | None) -> Path | None:
 
 def infra_record(
     task: Task,
-    cell: dict[str, Any],
-    settings: dict[str, Any],
+    cell: Cell,
+    settings: RunSettings,
     error: dict[str, Any],
     serving: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> TaskRecord:
     """An unscored ``infra_error`` record for a task that produced no record of its own."""
-    from tgms.pipeline.systems.record import TaskRecord
-
-    generation = settings.get("generation") or {}  # RunSettings as the dict a job carries
-    rec = TaskRecord(
+    return TaskRecord(
         task_id=task.id,
         template=task.template,
         family=task.family,
-        system=cell["system"],
-        model=str(generation.get("model", cell.get("model", ""))),
-        seed=int(generation.get("seed", cell.get("seed", 0))),
-        ablation=str(settings.get("ablation", cell.get("ablation", "none"))),
+        system=cell.system,
+        model=settings.generation.model,
+        seed=settings.generation.seed,
+        ablation=settings.ablation,
         serving=serving or {},
         status="infra_error",
         answer_kind=task.answer_kind,
@@ -320,7 +309,6 @@ def infra_record(
         correct=None,
         errors=[error],
     )
-    return rec.model_dump(mode="json")
 
 
 _ACTOR_CLASS: Any = None

@@ -22,8 +22,11 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tgms.engine.api import (
     LOG_NAME,
@@ -62,13 +65,72 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def source_record(dataset: str, source: str | None, events: int, nodes: int) -> dict[str, Any]:
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BundleSource(_Frozen):
+    """What a bundle was built from, by content."""
+
+    name: str  # "SNAP <dataset>", "synthetic generator" or "SNAP <dataset> (analyst questions)"
+    sha256: str | None = None  # the source file's content hash (None for the synthetic generator)
+    events: int | None = None  # synthetic only (a field left unset is absent from the file)
+    nodes: int | None = None  # synthetic only
+    questions: list[str] | None = None  # an analyst bundle's question ids (pipeline.bench.analyst_bundle)
+
+
+class BundleOptions(_Frozen):
+    crosscheck: bool | None = None  # the suite's gold was cross-checked by the brute-force oracles
+    probes: bool | None = None
+    analyst_questions: int | None = None  # an analyst bundle: how many questions it holds
+
+
+class Manifest(_Frozen):
+    """A bundle's ``manifest.json``: what the bundle is, every hash :func:`verify_bundle` checks, and the
+    versions that made it. Written as canonical JSON of the fields that were set (a SNAP source has no
+    ``events``/``nodes``), so its bytes are what the bundle format has always written."""
+
+    format: Literal["tgms-bundle"]
+    version: int
+    bundle_version: int
+    dataset: str
+    source: BundleSource
+    seed: int
+    options: BundleOptions
+    clock: str  # "canonical": every batch stamped by the canonical clock
+    store_digest: str
+    suite_sha256: str
+    test_sha256: str
+    eventlog_sha256: str
+    generator_version: str
+    #: the synthetic generator's planted patterns (its own JSON document); None for a SNAP set
+    planted: dict[str, Any] | None
+
+    def to_json(self) -> str:
+        return canonical_json(self.model_dump(mode="json", exclude_unset=True))
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A bundle that replayed to its manifest's digest and matched every hash: what was checked."""
+
+    bundle: Path
+    manifest: Manifest
+    checks: dict[str, dict[str, Any]]  # per check: expected, found, ok
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"ok", "bundle", "checks", "manifest"}``: what ``tgms bundle verify`` prints."""
+        manifest = self.manifest.model_dump(mode="json", exclude_unset=True)
+        return {"ok": True, "bundle": str(self.bundle), "checks": self.checks, "manifest": manifest}
+
+
+def source_record(dataset: str, source: str | None, events: int, nodes: int) -> BundleSource:
     """The manifest's ``source``: what the bundle was built from, by content."""
     if dataset == "synthetic":
-        return {"name": "synthetic generator", "sha256": None, "events": events, "nodes": nodes}
+        return BundleSource(name="synthetic generator", sha256=None, events=events, nodes=nodes)
     # the content's hash, not the path's name: the packaged .gz copy and a plain text copy of the same
     # data (a SNAP download, gunzipped) give the same manifest
-    return {"name": f"SNAP {dataset}", "sha256": source_sha256(source_path(dataset, source))}
+    return BundleSource(name=f"SNAP {dataset}", sha256=source_sha256(source_path(dataset, source)))
 
 
 def remove_stale_scratch(out: Path) -> list[str]:
@@ -105,7 +167,7 @@ def build_bundle(
     nodes: int = 1_000,
     crosscheck: bool = True,
     progress: Progress = _quiet,
-) -> dict[str, Any]:
+) -> Manifest:
     """Build the bundle of ``dataset`` and ``seed`` into ``out`` (created; it must not hold a bundle) and
     return its manifest. ``events``/``nodes`` apply to ``synthetic``; ``source`` to the SNAP sets."""
     from tgms.pipeline.tasks.build import build_suite, write_suite
@@ -126,27 +188,27 @@ def build_bundle(
         suite = build_suite(store_dir, dataset, seed, crosscheck=crosscheck, progress=progress)
         write_suite(suite, Path(scratch) / SUITE)
         planted = store_dir / "manifest.json"  # the synthetic generator's planted patterns
-        manifest = {
-            "format": BUNDLE_FORMAT,
-            "version": BUNDLE_VERSION,
-            "dataset": dataset,
-            "source": source_record(dataset, source, events, nodes),
-            "seed": seed,
-            "options": {"crosscheck": crosscheck, "probes": True},
-            "clock": "canonical",
-            "store_digest": suite.store_digest,
-            "suite_sha256": file_sha256(Path(scratch) / SUITE),
-            "test_sha256": suite.test_sha256,
-            "eventlog_sha256": file_sha256(store_dir / LOG_NAME),
-            "generator_version": suite.generator_version,
-            "bundle_version": BUNDLE_VERSION,
-            "planted": json.loads(planted.read_text()) if planted.exists() else None,
-        }
+        manifest = Manifest(
+            format=BUNDLE_FORMAT,
+            version=BUNDLE_VERSION,
+            dataset=dataset,
+            source=source_record(dataset, source, events, nodes),
+            seed=seed,
+            options=BundleOptions(crosscheck=crosscheck, probes=True),
+            clock="canonical",
+            store_digest=suite.store_digest,
+            suite_sha256=file_sha256(Path(scratch) / SUITE),
+            test_sha256=suite.test_sha256,
+            eventlog_sha256=file_sha256(store_dir / LOG_NAME),
+            generator_version=suite.generator_version,
+            bundle_version=BUNDLE_VERSION,
+            planted=json.loads(planted.read_text()) if planted.exists() else None,
+        )
         # the three files appear only once all are made: a killed build leaves no half bundle
         shutil.move(str(store_dir / LOG_NAME), out / EVENTLOG)
         shutil.move(str(Path(scratch) / SUITE), out / SUITE)
-        (out / MANIFEST).write_text(canonical_json(manifest) + "\n", encoding="utf-8")
-    progress(f"bundle {out} built in {time.perf_counter() - t0:.1f} s (digest {manifest['store_digest']})")
+        (out / MANIFEST).write_text(manifest.to_json() + "\n", encoding="utf-8")
+    progress(f"bundle {out} built in {time.perf_counter() - t0:.1f} s (digest {manifest.store_digest})")
     return manifest
 
 
@@ -160,18 +222,26 @@ def _read_json(path: Path, missing: NotFoundError) -> Any:
         raise CorruptError(f"{path} is not valid JSON: {exc}", path=str(path)) from exc
 
 
-def read_manifest(bundle: str | os.PathLike[str]) -> dict[str, Any]:
+def read_manifest(bundle: str | os.PathLike[str]) -> Manifest:
+    """The bundle's manifest: ``E_NOT_FOUND`` without one, ``E_CORRUPT`` (with its first problems) for one
+    that does not parse or is not a TGMS bundle manifest."""
     path = Path(bundle) / MANIFEST
-    manifest = _read_json(path, NotFoundError(f"{bundle} is not a bundle: no {MANIFEST}", path=str(bundle)))
-    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+    raw = _read_json(path, NotFoundError(f"{bundle} is not a bundle: no {MANIFEST}", path=str(bundle)))
+    if not isinstance(raw, dict) or raw.get("format") != BUNDLE_FORMAT:
         raise CorruptError(f"{path} is not a TGMS bundle manifest", path=str(path))
-    return manifest
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as err:
+        problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()[:5]]
+        raise CorruptError(
+            f"{path} is not a TGMS bundle manifest", path=str(path), problems=problems
+        ) from None
 
 
-def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet) -> dict[str, Any]:
+def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet) -> Verified:
     """Replay the bundle's event log into a scratch store and check the log, suite and digest against the
-    manifest. Returns ``{"ok": True, "checks": {...}, "manifest": {...}}``; a mismatch raises
-    :class:`CorruptError` naming every check that failed (expected and found)."""
+    manifest; what was checked, with the manifest. A mismatch raises :class:`CorruptError` naming every
+    check that failed (expected and found)."""
     root = Path(bundle)
     manifest = read_manifest(root)
     for f in (EVENTLOG, SUITE):
@@ -194,11 +264,11 @@ def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet
         found["store_digest"] = store.digest()
     progress(f"replayed {root / EVENTLOG} in {time.perf_counter() - t0:.2f} s")
     expected = {
-        "eventlog_sha256": manifest.get("eventlog_sha256"),
-        "suite_sha256": manifest.get("suite_sha256"),
-        "test_sha256": manifest.get("test_sha256"),
-        "suite_store_digest": manifest.get("store_digest"),
-        "store_digest": manifest.get("store_digest"),
+        "eventlog_sha256": manifest.eventlog_sha256,
+        "suite_sha256": manifest.suite_sha256,
+        "test_sha256": manifest.test_sha256,
+        "suite_store_digest": manifest.store_digest,
+        "store_digest": manifest.store_digest,
         "suite_schema": "valid",
     }
     checks = {k: {"expected": v, "found": found[k], "ok": v == found[k]} for k, v in expected.items()}
@@ -209,7 +279,7 @@ def verify_bundle(bundle: str | os.PathLike[str], *, progress: Progress = _quiet
             path=str(root),
             failed={k: checks[k] for k in bad},
         )
-    return {"ok": True, "bundle": str(root), "checks": checks, "manifest": manifest}
+    return Verified(root, manifest, checks)
 
 
 def _schema_problem(suite: Any) -> str:

@@ -25,6 +25,7 @@ from tgms.pipeline.campaign.bundle import (
     BUNDLE_FORMAT,
     BUNDLE_VERSION,
     FILES,
+    Manifest,
     remove_stale_scratch,
     source_record,
     verify_bundle,
@@ -54,14 +55,14 @@ def bundle_key(dataset: str, seed: int, source: str | None, events: int, nodes: 
         "version": BUNDLE_VERSION,
         "dataset": dataset,
         "seed": seed,
-        "source": source_record(dataset, source, events, nodes),
+        "source": source_record(dataset, source, events, nodes).model_dump(mode="json", exclude_unset=True),
         "options": {"crosscheck": True, "probes": True},
         "code": code_fingerprint(),
     }
     return sha256_hex(canonical_json(spec))[:32]
 
 
-def fetch(root: Path, key: str, target: Path) -> dict[str, Any] | None:
+def fetch(root: Path, key: str, target: Path) -> Manifest | None:
     """Copy the cached bundle ``key`` into ``target`` and return its manifest once :func:`verify_bundle`
     passes; None when there is no entry, or when the copy fails verification (the entry is then removed)."""
     entry = root / key
@@ -71,7 +72,7 @@ def fetch(root: Path, key: str, target: Path) -> dict[str, Any] | None:
     try:
         for f in FILES:
             shutil.copyfile(entry / f, target / f)
-        return verify_bundle(target)["manifest"]
+        return verify_bundle(target).manifest
     except (CorruptError, NotFoundError, OSError):
         for f in FILES:
             (target / f).unlink(missing_ok=True)

@@ -20,6 +20,7 @@ from tgms.pipeline.campaign.outcomes import latest_by_task, outcome_of
 from tgms.pipeline.scoring.bootstrap import DEFAULT_RESAMPLES, paired_bootstrap
 from tgms.pipeline.scoring.metrics import TaskOutcome, summarize
 from tgms.pipeline.scoring.significance import mcnemar_exact
+from tgms.pipeline.systems.record import TaskRecord
 
 METRICS = (
     "accuracy",
@@ -51,14 +52,14 @@ def system_key(name: str) -> tuple[int, str]:
     return (SYSTEM_ORDER.index(name), name) if name in SYSTEM_ORDER else (len(SYSTEM_ORDER), name)
 
 
-def outcomes(records: Iterable[Mapping[str, Any]]) -> tuple[list[TaskOutcome], int, int]:
+def outcomes(records: Iterable[TaskRecord]) -> tuple[list[TaskOutcome], int, int]:
     """``(scored outcomes, n_tasks, n_unscored)`` of a cell's records (one per task, the last wins)."""
     rows = latest_by_task(records)
     scored = [o for o in map(outcome_of, rows) if o is not None]
     return scored, len(rows), len(rows) - len(scored)
 
 
-def cell_metrics(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+def cell_metrics(records: Iterable[TaskRecord]) -> dict[str, float]:
     """The child run's metrics (see the module doc); every value a float, as MLflow stores them."""
     scored, n_tasks, unscored = outcomes(records)
     out: dict[str, float] = {"n_tasks": float(n_tasks), "n_unscored_infra": float(unscored)}
@@ -81,7 +82,7 @@ def _put(out: dict[str, float], name: str, metric: Mapping[str, Any]) -> None:
 
 
 def compare_cells(
-    cells: Sequence[tuple[Mapping[str, str], Sequence[Mapping[str, Any]]]],
+    cells: Sequence[tuple[Mapping[str, str], Sequence[TaskRecord]]],
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,

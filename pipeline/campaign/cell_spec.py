@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tgms.engine.api import CorruptError, canonical_json, sha256_hex
 from tgms.models.config import GenerationConfig
+from tgms.pipeline.campaign.bundle import Manifest
 from tgms.pipeline.campaign.cells import Cell, system_config
 from tgms.pipeline.campaign.config import CampaignConfig
 from tgms.pipeline.scoring.suite import Task
@@ -178,16 +179,15 @@ def provenance(git_revision: str, package_version: str | None = None) -> Provena
     return Provenance(git_revision=sha, git_dirty=dirty, package_version=package_version)
 
 
-def suite_spec(name: str, manifest: Mapping[str, Any]) -> SuiteSpec:
-    version = manifest.get("generator_version")
+def suite_spec(name: str, manifest: Manifest) -> SuiteSpec:
     return SuiteSpec(
         name=name,
-        dataset=str(manifest["dataset"]),
-        seed=int(manifest["seed"]),
-        store_digest=str(manifest["store_digest"]),
-        suite_sha256=str(manifest["suite_sha256"]),
-        test_sha256=str(manifest["test_sha256"]),
-        generator_version=None if version is None else str(version),
+        dataset=manifest.dataset,
+        seed=manifest.seed,
+        store_digest=manifest.store_digest,
+        suite_sha256=manifest.suite_sha256,
+        test_sha256=manifest.test_sha256,
+        generator_version=manifest.generator_version,
     )
 
 
@@ -199,7 +199,7 @@ def task_list_sha256(content: bytes) -> str:
 def cell_spec(
     config: CampaignConfig,
     cell: Cell,
-    manifest: Mapping[str, Any],
+    manifest: Manifest,
     tasks: Iterable[Task],
     *,
     task_list_digest: str | None = None,
@@ -232,7 +232,7 @@ def cell_spec(
 
 
 def campaign_identity(
-    config: CampaignConfig, manifests: Mapping[str, Mapping[str, Any]], specs: Iterable[CellSpec]
+    config: CampaignConfig, manifests: Mapping[str, Manifest], specs: Iterable[CellSpec]
 ) -> dict[str, Any]:
     """What :func:`campaign_id` hashes: the sorted cell-spec hashes (none when the experiment does not
     evaluate), and the mutation experiment and operator benchmark when enabled (their settings only then:
@@ -253,9 +253,7 @@ def campaign_identity(
     return {"cells": sorted(s.sha256() for s in specs), "mutations": mutations, "ops_bench": ops}
 
 
-def campaign_id(
-    config: CampaignConfig, manifests: Mapping[str, Mapping[str, Any]], specs: Iterable[CellSpec]
-) -> str:
+def campaign_id(config: CampaignConfig, manifests: Mapping[str, Manifest], specs: Iterable[CellSpec]) -> str:
     """A stable id of what the campaign computes (16 hex digits): the hash of :func:`campaign_identity`.
 
     A rerun that computes the same thing resumes the same MLflow runs, even with other replica URLs,

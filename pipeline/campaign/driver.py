@@ -37,7 +37,14 @@ from typing import Any
 from tgms.engine.api import InvalidArgError, NotFoundError, TGMSError, replay, write_atomic
 from tgms.models.config import ModelConfig
 from tgms.models.local.paths import cache_root
-from tgms.pipeline.campaign.bundle import EVENTLOG, MANIFEST, build_bundle, read_suite, verify_bundle
+from tgms.pipeline.campaign.bundle import (
+    EVENTLOG,
+    MANIFEST,
+    Manifest,
+    build_bundle,
+    read_suite,
+    verify_bundle,
+)
 from tgms.pipeline.campaign.bundle_cache import bundle_key, fetch, keep
 from tgms.pipeline.campaign.cell_spec import (
     CELL_SPEC_TAG,
@@ -57,6 +64,7 @@ from tgms.pipeline.campaign.tracking import bundle_tags, default_artifact_locati
 from tgms.pipeline.scoring.suite import Task
 from tgms.pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
 from tgms.pipeline.systems.embeddings import EMBED_THREADS_ENV
+from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.table import Document, Table, to_markdown
 
 #: the Hydra config tree: conf/ at the repository root
@@ -71,7 +79,7 @@ def say(msg: str) -> None:
 class CellResult:
     cell: Cell
     run_id: str
-    records: list[dict[str, Any]]
+    records: list[TaskRecord]
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
@@ -94,14 +102,14 @@ def suite_key(name: str, suite: SuiteConf) -> str:
 
 def ensure_bundle(
     name: str, suite: SuiteConf, root: Path, cache: Path | None = None
-) -> tuple[Path, dict[str, Any]]:
+) -> tuple[Path, Manifest]:
     """The suite's bundle: the configured one or the run's own, verified when it exists; else a copy of
     the same bundle from ``cache`` (:mod:`pipeline.campaign.bundle_cache`), verified; else built (and a
     copy kept in ``cache``)."""
     target = Path(suite.bundle) if suite.bundle else root / suite_key(name, suite)
     if (target / MANIFEST).exists():
         say(f"verifying the {name} bundle {target} ...")
-        return target, verify_bundle(target)["manifest"]
+        return target, verify_bundle(target).manifest
     if suite.bundle:
         raise InvalidArgError(f"catalog.suites.{name}.bundle: no bundle at {target}", path=str(target))
     key = None
@@ -153,7 +161,7 @@ class CellPlan:
 
 
 def plan_cells(
-    config: CampaignConfig, bundles: dict[str, tuple[Path, dict[str, Any]]], origin: Provenance
+    config: CampaignConfig, bundles: dict[str, tuple[Path, Manifest]], origin: Provenance
 ) -> CellPlan:
     """Each suite's tasks (:func:`select_tasks`) and each cell's spec; nothing when the experiment does not
     evaluate (its cells run nothing, so they are not part of what it computes)."""
@@ -200,7 +208,7 @@ def write_cell_spec(run_dir: Path, cell: Cell, spec: CellSpec) -> Path:
 def evaluate(
     config: CampaignConfig,
     run_dir: Path,
-    bundles: dict[str, tuple[Path, dict[str, Any]]],
+    bundles: dict[str, tuple[Path, Manifest]],
     tracker: Any,
     parent: str,
     plan: CellPlan,
@@ -248,7 +256,7 @@ def evaluate(
 def _evaluate_cells(
     config: CampaignConfig,
     run_dir: Path,
-    bundles: dict[str, tuple[Path, dict[str, Any]]],
+    bundles: dict[str, tuple[Path, Manifest]],
     tracker: Any,
     cells: list[Cell],
     run_ids: dict[Cell, str],
@@ -261,6 +269,7 @@ def _evaluate_cells(
     from tgms.pipeline.campaign.executor import CellJob, run_jobs, run_settings, start_actors, write_result
     from tgms.pipeline.campaign.progress import Progress
     from tgms.pipeline.campaign.ray_runtime import ray_session
+    from tgms.pipeline.campaign.records import TaskResult
 
     # read once: the executor skips the same tasks (it asks resume_cell too), progress counts these
     resumed = {cell: recorded(cell) for cell in cells}
@@ -305,9 +314,9 @@ def _evaluate_cells(
                 if todo[cell]
             ]
 
-            def on_record(job: Any, result: dict[str, Any]) -> None:
+            def on_record(job: CellJob, result: TaskResult) -> None:
                 write_result(job, result)  # durable before it is counted
-                progress.record(job.cell.cell_id, result["record"])
+                progress.record(job.cell.cell_id, result.record)
                 raise_lost_sigterm()  # a SIGTERM whose exception a library swallowed stops here
 
             cap = config.run.max_in_flight or 2 * endpoint.concurrency * len(endpoint.base_urls)
@@ -373,7 +382,7 @@ def _knob_params(config: CampaignConfig, cell: Cell) -> dict[str, Any]:
 
 
 # -- mutations and the operator benchmark ------------------------------------------------------------------
-def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Path, dict]], tracker: Any,
+def mutations(config: CampaignConfig, run_dir: Path, bundles: dict[str, tuple[Path, Manifest]], tracker: Any,
               parent: str) -> dict[str, Any]:  # fmt: skip
     from tgms.pipeline.mutations import run_experiment
 

@@ -18,7 +18,6 @@ never lost, never scored.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import time
@@ -32,15 +31,16 @@ from tgms.engine.api import CorruptError, TGMSError
 from tgms.models.config import EndpointConfig, GenerationConfig
 from tgms.models.errors import InfraError
 from tgms.pipeline.campaign.actors import infra_record, task_actor_class
-from tgms.pipeline.campaign.bundle import EVENTLOG, train_split
+from tgms.pipeline.campaign.bundle import EVENTLOG, Manifest, train_split
 from tgms.pipeline.campaign.cells import Cell
 from tgms.pipeline.campaign.config import ClusterConf
 from tgms.pipeline.campaign.endpoints import endpoint_to_dict
 from tgms.pipeline.campaign.ray_runtime import actors_per_suite, import_ray
-from tgms.pipeline.campaign.records import append_line, append_record
+from tgms.pipeline.campaign.records import TaskResult, append_line, append_record
 from tgms.pipeline.campaign.resume import resume_cell
 from tgms.pipeline.scoring.suite import Task
 from tgms.pipeline.systems.base import RunSettings
+from tgms.pipeline.systems.record import TaskRecord
 
 #: warnings (a memory kill, fewer actors than asked) go to Hydra's console and job log (driver.log) alike
 log = logging.getLogger("tgms.campaign")
@@ -68,7 +68,7 @@ class CellJob:
 
     cell: Cell
     system_config: dict[str, Any]
-    settings: dict[str, Any]  # RunSettings as a dict (see run_settings)
+    settings: RunSettings  # the cell's (see run_settings)
     tasks: list[Task]
     records_path: Path
     traces_path: Path
@@ -76,15 +76,14 @@ class CellJob:
     cell_spec_sha256: str | None = None
 
 
-def run_settings(cell: Cell, generation: GenerationConfig, repair_budget: int = 3) -> dict[str, Any]:
-    """The :class:`~pipeline.systems.base.RunSettings` of a cell, as the plain dict a job carries:
-    ``generation`` (as served, :func:`~pipeline.campaign.endpoints.open_model`) with the cell's seed."""
-    settings = RunSettings(
+def run_settings(cell: Cell, generation: GenerationConfig, repair_budget: int = 3) -> RunSettings:
+    """The :class:`~pipeline.systems.base.RunSettings` of a cell: ``generation`` (as served,
+    :func:`~pipeline.campaign.endpoints.open_model`) with the cell's seed."""
+    return RunSettings(
         generation=generation.model_copy(update={"seed": cell.seed}),
         repair_budget=repair_budget,
         ablation=cell.ablation,
     )
-    return settings.model_dump(mode="json")
 
 
 @dataclass
@@ -142,7 +141,7 @@ class TaskActorPool:
 
 
 def start_actors(
-    bundles: dict[str, tuple[Path, dict[str, Any]]],
+    bundles: dict[str, tuple[Path, Manifest]],
     endpoint: EndpointConfig | dict[str, Any],
     cluster: ClusterConf,
     work_dir: str | Path | None,
@@ -252,17 +251,17 @@ def _message(err: BaseException) -> str:
     return text[-1] if text else type(err).__name__
 
 
-def write_result(job: CellJob, result: dict[str, Any]) -> None:
+def write_result(job: CellJob, result: TaskResult) -> None:
     """The default ``on_record``: append the record (and the trace, when there is one) durably, stamped
     with the job's cell-spec hash when it has one (here, on the driver: infra records made by the executor
     get it as well as those the actors return)."""
-    record = result["record"]
+    record = result.record
     if job.cell_spec_sha256 is not None:
-        record = {**record, "cell_spec_sha256": job.cell_spec_sha256}
-    if result.get("trace") is not None:  # the trace first: a record on disk always has its trace
+        record = record.model_copy(update={"cell_spec_sha256": job.cell_spec_sha256})
+    if result.trace is not None:  # the trace first: a record on disk always has its trace
         append_line(
             job.traces_path,
-            _json({"task_id": record["task_id"], "cell_id": job.cell.cell_id, "trace": result["trace"]}),
+            _json({"task_id": record.task_id, "cell_id": job.cell.cell_id, "trace": result.trace}),
         )
     append_record(job.records_path, record)
 
@@ -279,7 +278,7 @@ class _Flight:
     resubmits: int
 
 
-OnRecord = Callable[[CellJob, dict[str, Any]], None]
+OnRecord = Callable[[CellJob, TaskResult], None]
 
 
 Item = tuple[CellJob, Task, int]  # a queued task: its job, the task, resubmits so far
@@ -305,7 +304,6 @@ class _Scheduler:
         self.queues: dict[str, deque[Item]] = {}
         self.stats = {"submitted": 0, "finished": 0, "skipped": 0, "resubmitted": 0, "infra_errors": 0}
         self.flights: dict[Any, _Flight] = {}
-        self.cells: dict[int, dict[str, Any]] = {}  # the plain cell of each job, shipped with each task
         self.cap = max_in_flight if max_in_flight is not None else 1 << 30
         # cell id -> prepare calls still running; a cell is ready when it has none left
         self.preparing: dict[str, set[Any]] = {}
@@ -328,12 +326,6 @@ class _Scheduler:
         if missing:
             raise InfraError(f"no task actor serves suite(s) {missing}", suites=missing)
 
-    def plain(self, job: CellJob) -> dict[str, Any]:
-        key = id(job)
-        if key not in self.cells:
-            self.cells[key] = {**dataclasses.asdict(job.cell), "cell_id": job.cell.cell_id}
-        return self.cells[key]
-
     def start_prepares(self) -> None:
         """Ask every live actor of each queued cell's suite to build the cell's system now."""
         if self.prepare == "off":
@@ -341,7 +333,7 @@ class _Scheduler:
         todo = {id(j): j for q in self.queues.values() for j, _, _ in q}
         for job in todo.values():
             for actor in self.pool.live(job.cell.suite):
-                ref = actor.handle.prepare.remote(self.plain(job), job.system_config, job.settings)
+                ref = actor.handle.prepare.remote(job.cell, job.system_config, job.settings)
                 self.prep_refs[ref] = job.cell.cell_id
                 self.preparing.setdefault(job.cell.cell_id, set()).add(ref)
 
@@ -387,13 +379,13 @@ class _Scheduler:
                     break
                 job, task, resubmits = picked
                 actor = min(free, key=lambda a: (a.in_flight, a.index))
-                ref = actor.handle.run.remote(task, self.plain(job), job.system_config, job.settings)
+                ref = actor.handle.run.remote(task, job.cell, job.system_config, job.settings)
                 actor.in_flight += 1
                 self.flights[ref] = _Flight(job, task, actor, resubmits)
                 self.stats["submitted"] += 1
 
-    def finish(self, flight: _Flight, result: dict[str, Any]) -> None:
-        if result["record"].get("status") == "infra_error":
+    def finish(self, flight: _Flight, result: TaskResult) -> None:
+        if result.record.status == "infra_error":
             self.stats["infra_errors"] += 1
         self.on_record(flight.job, result)
         self.stats["finished"] += 1
@@ -436,7 +428,7 @@ class _Scheduler:
                 "message": f"the actor failed the task: {_message(err)}",
                 "details": {},
             }
-            self.finish(flight, {"record": _infra(flight, error), "trace": None})
+            self.finish(flight, TaskResult(_infra(flight, error)))
         except ray.exceptions.RayError as err:
             # the actor died or is restarting, its worker crashed, an object was lost: run the task again
             self._actor_lost(err, flight)
@@ -463,7 +455,7 @@ class _Scheduler:
             "message": f"the task's actor died {flight.resubmits + 1} times: {_message(err)}",
             "details": {"suite": flight.job.cell.suite, "actor": flight.actor.index},
         }
-        self.finish(flight, {"record": _infra(flight, error), "trace": None})
+        self.finish(flight, TaskResult(_infra(flight, error)))
 
     def check_stranded(self) -> None:
         """Every actor of a suite with queued tasks died and nothing is in flight: stop, resumably."""
@@ -538,6 +530,5 @@ def _memory_backoff(err: BaseException, cap: int, in_flight: int, stats: dict[st
     return new_cap, pause
 
 
-def _infra(flight: _Flight, error: dict[str, Any]) -> dict[str, Any]:
-    cell = {**dataclasses.asdict(flight.job.cell), "cell_id": flight.job.cell.cell_id}
-    return infra_record(flight.task, cell, flight.job.settings, error)
+def _infra(flight: _Flight, error: dict[str, Any]) -> TaskRecord:
+    return infra_record(flight.task, flight.job.cell, flight.job.settings, error)

@@ -27,10 +27,10 @@ A record with ``correct is None`` (``infra_error``, or a question without gold) 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from tgms.engine.api import CorruptError
 from tgms.pipeline.scoring.metrics import TaskOutcome
+from tgms.pipeline.systems.record import Attempt, TaskRecord
 
 #: the claim types the gate acts on (engine.claims.gate.GATED_TYPES; pattern claims are not gated)
 GATED_TYPES = ("count", "value", "entity", "ordering")
@@ -38,82 +38,77 @@ GATED_TYPES = ("count", "value", "entity", "ordering")
 RAN_VIOLATIONS = frozenset({"empty_result"})
 
 
-def outcome_of(record: Mapping[str, Any]) -> TaskOutcome | None:
+def outcome_of(record: TaskRecord) -> TaskOutcome | None:
     """The scored outcome of one record, or None when it is not scored (``correct`` is None).
 
-    Raises ``CorruptError`` for a record without ``task_id``/``system``, or whose stored ``correct``
-    disagrees with the emitted answer re-scored by the typed rule (a record that contradicts itself).
+    Raises ``CorruptError`` for a record whose stored ``correct`` disagrees with the emitted answer
+    re-scored by the typed rule (a record that contradicts itself).
     """
-    for key in ("task_id", "system"):
-        if not isinstance(record.get(key), str):
-            raise CorruptError(f"a task record lacks {key!r}", keys=sorted(record)[:20])
-    if record.get("correct") is None:
+    if record.correct is None:
         return None
-    tokens = record.get("tokens") or {}
-    known_tokens = not tokens.get("unreported_calls")
-    latency = record.get("latency_s")
-    repeats = record.get("repeat_replies")
+    tokens = record.tokens
+    known_tokens = not tokens.unreported_calls
+    repeats = record.repeat_replies
     out = TaskOutcome(
-        task_id=record["task_id"],
-        system=record["system"],
-        kind=record.get("answer_kind") or "",
-        gold=record.get("gold"),
-        emitted=record.get("status") == "answered",
-        predicted=record.get("predicted"),
-        plan_valid_first=record.get("first_emission_valid"),
+        task_id=record.task_id,
+        system=record.system,
+        kind=record.answer_kind or "",
+        gold=record.gold,
+        emitted=record.status == "answered",
+        predicted=record.predicted,
+        plan_valid_first=record.first_emission_valid,
         repeat_replies=repeats,
-        repair_replies=max(0, len(record.get("attempts") or []) - 1) if repeats is not None else None,
+        repair_replies=max(0, len(record.attempts) - 1) if repeats is not None else None,
         executed=executed_of(record),
         unsupported=unsupported_of(record),
-        tokens=int(tokens.get("prompt", 0)) + int(tokens.get("completion", 0)) if known_tokens else None,
-        latency_s=float(latency) if latency is not None else None,
-        family=record.get("family"),
+        tokens=tokens.prompt + tokens.completion if known_tokens else None,
+        latency_s=record.latency_s,
+        family=record.family,
     )
-    if out.correct != bool(record["correct"]):
+    if out.correct != record.correct:
         raise CorruptError(
             "a task record's score disagrees with its answer re-scored by the typed rule",
             task_id=out.task_id,
             system=out.system,
-            recorded=record["correct"],
+            recorded=record.correct,
             rescored=out.correct,
         )
     return out
 
 
-def executed_of(record: Mapping[str, Any]) -> bool | None:
+def executed_of(record: TaskRecord) -> bool | None:
     """Whether the system's plan (or query) executed; None when the system attempted none."""
-    if record.get("trace_status") is not None:
-        return record["trace_status"] == "ok"
-    attempts = record.get("attempts") or []
-    if not attempts:
+    if record.trace_status is not None:
+        return record.trace_status == "ok"
+    if not record.attempts:
         return None
-    return any(_ran(a) for a in attempts)
+    return any(_ran(a) for a in record.attempts)
 
 
-def _ran(attempt: Mapping[str, Any]) -> bool:
-    if attempt.get("runtime_error") is not None:
+def _ran(attempt: Attempt) -> bool:
+    if attempt.runtime_error is not None:
         return False
-    if attempt.get("valid"):
+    if attempt.valid:
         return True
-    problems = {v.get("problem") for v in attempt.get("violations") or []}
+    problems = {v.get("problem") for v in attempt.violations}
     return bool(problems) and problems <= RAN_VIOLATIONS
 
 
-def unsupported_of(record: Mapping[str, Any]) -> bool | None:
+def unsupported_of(record: TaskRecord) -> bool | None:
     """Answer-level unsupported claim (see the module doc); None when not measured."""
-    verdicts = record.get("claim_verdicts") or []
-    answer = record.get("answer")
-    if not verdicts or record.get("status") != "answered" or not isinstance(answer, Mapping):
+    verdicts = record.claim_verdicts
+    answer = record.answer
+    if not verdicts or record.status != "answered" or not isinstance(answer, Mapping):
         return None
     by_claim = {v.get("claim"): v.get("verdict") for v in verdicts}
     gated = [c for c in answer.get("claims") or [] if c.get("type") in GATED_TYPES]
     return any(by_claim.get(c.get("id")) == "unsupported" for c in gated)
 
 
-def latest_by_task(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def latest_by_task(records: Iterable[TaskRecord]) -> list[TaskRecord]:
     """One record per (system, task): the last one written wins (records are appended in the order they
     finish, so a task retried on resume after an infrastructure error is represented by its retry)."""
-    last: dict[tuple[str, str], Mapping[str, Any]] = {}
+    last: dict[tuple[str, str], TaskRecord] = {}
     for r in records:
-        last[(str(r.get("system")), str(r.get("task_id")))] = r
+        last[(r.system, r.task_id)] = r
     return list(last.values())

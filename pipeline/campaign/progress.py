@@ -17,7 +17,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
+
+from tgms.pipeline.systems.record import TaskRecord
 
 #: tasks the ETA's throughput is measured over
 RECENT = 10
@@ -58,7 +60,7 @@ class Progress:
         self._lines_drawn = 0
         self._tty = bool(getattr(self.out, "isatty", lambda: False)())
 
-    def add_cell(self, cell_id: str, total: int, finished: list[dict[str, Any]]) -> None:
+    def add_cell(self, cell_id: str, total: int, finished: list[TaskRecord]) -> None:
         cp = CellProgress(total=total)
         for r in finished:
             self._count(cp, r)
@@ -67,20 +69,20 @@ class Progress:
             self._dirty = True
 
     @staticmethod
-    def _count(cp: CellProgress, record: dict[str, Any]) -> None:
-        if record.get("status") == "infra_error":
+    def _count(cp: CellProgress, record: TaskRecord) -> None:
+        if record.status == "infra_error":
             cp.infra += 1
             return
         cp.done += 1
-        if record.get("correct") is not None:
+        if record.correct is not None:
             cp.scored += 1
-            cp.correct += int(bool(record["correct"]))
+            cp.correct += int(record.correct)
 
-    def record(self, cell_id: str, record: dict[str, Any]) -> None:
+    def record(self, cell_id: str, record: TaskRecord) -> None:
         with self._lock:
             cp = self.cells[cell_id]
             self._count(cp, record)
-            if record.get("status") != "infra_error":
+            if record.status != "infra_error":
                 cp.new += 1
                 self._recent.append(self._clock())
             self._last_cell = cell_id

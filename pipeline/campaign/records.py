@@ -9,14 +9,24 @@ skips it). Which records count on a rerun (and so which tasks run again) is deci
 
 from __future__ import annotations
 
-import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.systems.runner import _trim_torn_tail, read_records
 
-__all__ = ["append_line", "append_record", "read_records"]
+__all__ = ["TaskResult", "append_line", "append_record", "read_records"]
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """What a task actor returns for one task (and what the executor makes for a task that never came
+    back): the record, and the trace of the plan it ran (the engine's trace as a dict) when there is one."""
+
+    record: TaskRecord
+    trace: dict[str, Any] | None = None
 
 
 def append_line(path: str | Path, line: str) -> None:
@@ -44,6 +54,6 @@ def _ends_clean(path: Path) -> bool:
         return True
 
 
-def append_record(path: str | Path, record: dict[str, Any]) -> None:
-    """Append one record as a canonical JSON line (sorted keys, as ``TaskRecord.to_json``)."""
-    append_line(path, json.dumps(record, sort_keys=True, ensure_ascii=False))
+def append_record(path: str | Path, record: TaskRecord) -> None:
+    """Append one record as its canonical JSON line (``TaskRecord.to_json``: sorted keys)."""
+    append_line(path, record.to_json())

@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tgms.pipeline.scoring.suite import Task
+from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.systems.runner import read_records
 
 __all__ = ["CellResume", "current_records", "resume_cell"]
@@ -40,7 +40,7 @@ INFRA_ERROR = "infra_error"
 class CellResume:
     """One cell's resume decision."""
 
-    records: list[dict[str, Any]]
+    records: list[TaskRecord]
     """The records that count: one per task of the cell that has one (finished, else its last infra
     failure), in file order."""
     todo: list[Task]
@@ -50,23 +50,22 @@ class CellResume:
 
     @property
     def done_ids(self) -> set[str]:
-        return {str(r["task_id"]) for r in self.records if r.get("status") != INFRA_ERROR}
+        return {r.task_id for r in self.records if r.status != INFRA_ERROR}
 
 
 def _select(
-    lines: Iterable[Any], task_ids: set[str], spec_sha256: str | None
-) -> tuple[list[dict[str, Any]], int]:
-    best: dict[str, dict[str, Any]] = {}
+    lines: Iterable[TaskRecord], task_ids: set[str], spec_sha256: str | None
+) -> tuple[list[TaskRecord], int]:
+    best: dict[str, TaskRecord] = {}
     stale = 0
     for r in lines:
-        if not isinstance(r, dict) or str(r.get("task_id")) not in task_ids:
+        if r.task_id not in task_ids:
             continue
-        if spec_sha256 is not None and r.get("cell_spec_sha256") != spec_sha256:
+        if spec_sha256 is not None and r.cell_spec_sha256 != spec_sha256:
             stale += 1
             continue
-        tid = str(r["task_id"])
-        if tid not in best or best[tid].get("status") == INFRA_ERROR:
-            best[tid] = r
+        if r.task_id not in best or best[r.task_id].status == INFRA_ERROR:
+            best[r.task_id] = r
     return list(best.values()), stale
 
 
@@ -81,6 +80,6 @@ def resume_cell(records_path: str | Path, tasks: Sequence[Task], spec_sha256: st
 
 def current_records(
     records_path: str | Path, tasks: Sequence[Task], spec_sha256: str | None
-) -> list[dict[str, Any]]:
+) -> list[TaskRecord]:
     """The records that count for the cell now (:attr:`CellResume.records`): what its metrics are made of."""
     return resume_cell(records_path, tasks, spec_sha256).records

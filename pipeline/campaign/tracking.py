@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from tgms.engine.api import ConflictError, InvalidArgError, NotFoundError, canonical_json
+from tgms.pipeline.campaign.bundle import Manifest
 from tgms.pipeline.campaign.cell_metrics import cell_metrics, compare_cells, comparison_metrics, metric_key
 from tgms.pipeline.scoring.suite import Suite
+from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.table import Document, Table, parse_markdown, to_latex, to_markdown
 
 MAX_PARAM_VALUE = 6000  # MLflow's limit on a param value (characters)
@@ -105,13 +107,13 @@ def git_commit(path: str | Path | None = None) -> str | None:
     return out.stdout.strip() or None
 
 
-def bundle_tags(suite: str, manifest: Mapping[str, Any]) -> dict[str, str]:
+def bundle_tags(suite: str, manifest: Manifest) -> dict[str, str]:
     """The parent run's tags of one suite's bundle: ``tgms.store_digest.<suite>``,
     ``tgms.suite_sha256.<suite>``, ``tgms.test_sha256.<suite>`` (from its ``manifest.json``)."""
     return {
-        f"tgms.store_digest.{suite}": str(manifest["store_digest"]),
-        f"tgms.suite_sha256.{suite}": str(manifest["suite_sha256"]),
-        f"tgms.test_sha256.{suite}": str(manifest["test_sha256"]),
+        f"tgms.store_digest.{suite}": manifest.store_digest,
+        f"tgms.suite_sha256.{suite}": manifest.suite_sha256,
+        f"tgms.test_sha256.{suite}": manifest.test_sha256,
     }
 
 
@@ -243,7 +245,7 @@ class CampaignTracker:
         ]
         return self._start(filters, name or cell_id, cell_params, all_tags)
 
-    def log_bundle(self, run_id: str, suite: str, path: Path, manifest: Mapping[str, Any]) -> None:
+    def log_bundle(self, run_id: str, suite: str, path: Path, manifest: Manifest) -> None:
         """The suite's bundle as the run's MLflow dataset input (the UI's Dataset column): named
         ``<suite>-s<seed>``, its digest the store digest's head, its source the bundle directory."""
         from mlflow.data.dataset_source_registry import resolve_dataset_source
@@ -253,10 +255,10 @@ class CampaignTracker:
         with warnings.catch_warnings():  # a local path matches two registered local sources: either is it
             warnings.simplefilter("ignore", UserWarning)
             source = resolve_dataset_source(str(Path(path).resolve()))
-        digest = str(manifest.get("store_digest", ""))[:32]
+        digest = manifest.store_digest[:32]
         # mlflow's Dataset marks `profile` @abstractmethod without ABCMeta; MetaDataset, concrete, omits it
         dataset = MetaDataset(  # type: ignore[abstract]
-            source, name=f"{suite}-s{manifest.get('seed')}", digest=digest
+            source, name=f"{suite}-s{manifest.seed}", digest=digest
         )
         context = [InputTag("mlflow.data.context", "evaluation")]
         entity = DatasetInput(dataset._to_mlflow_entity(), tags=context)
@@ -391,7 +393,7 @@ class CampaignTracker:
     def log_cell(
         self,
         run_id: str,
-        records: Sequence[Mapping[str, Any]],
+        records: Sequence[TaskRecord],
         files: Sequence[str | Path] | Mapping[str, str | Path] = (),
     ) -> dict[str, float]:
         """Log a cell's metrics (computed from its records) and its files; the metrics.
@@ -410,7 +412,7 @@ class CampaignTracker:
     def log_comparisons(
         self,
         parent_id: str,
-        records_by_cell: Mapping[Any, Sequence[Mapping[str, Any]]],
+        records_by_cell: Mapping[Any, Sequence[TaskRecord]],
         resamples: int = 10_000,
     ) -> list[dict[str, Any]]:
         """Paired bootstraps (``resamples``, seed 0) for every pair of systems sharing suite, model, seed

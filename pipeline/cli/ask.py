@@ -28,6 +28,7 @@ from tgms.pipeline.console import print_json, progress
 from tgms.pipeline.inputs import fspath, out_file, parse_json
 from tgms.pipeline.scoring.suite import Task
 from tgms.pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, run_draft
+from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.viewer import ask_document, load_view, render_page
 
 HELP = "answer a question with the TGMS agent: answer, claims with verdicts, the gate's decision"
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         env = SystemEnv(args.store, client, settings, work)
         try:
             draft = run_draft(build_system("tgms", env, config), task)
-            record = draft.record.model_dump(mode="json")
+            record = draft.record
             doc = ask_document(
                 question, record, draft.artifacts.get("plan"), _trace(draft.artifacts.get("trace"))
             )
@@ -86,10 +87,10 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(html, render_page(load_view(doc)))  # the page `tgms trace view` makes of --save
         progress(f"wrote {html}")
     if args.json:
-        print_json(record)
+        print_json(record.model_dump(mode="json"))
     else:
         sys.stdout.write(render_text(record))
-    return 0 if record["status"] in ("answered", "abstained") else 1
+    return 0 if record.status in ("answered", "abstained") else 1
 
 
 def _trace(trace: Any) -> dict[str, Any] | None:
@@ -103,18 +104,18 @@ def _trace(trace: Any) -> dict[str, Any] | None:
         return trace.to_dict()
 
 
-def render_text(record: dict[str, Any]) -> str:
+def render_text(record: TaskRecord) -> str:
     """The human-readable answer: text and typed value, claims with verdicts, the gate's decision."""
     lines = []
-    answer, gate = record.get("answer"), record.get("gate") or {}
+    answer, gate = record.answer, record.gate or {}
     if answer is not None:
         lines.append(f"answer: {answer.get('text', '')}")
         if answer.get("answer") is not None:
             lines.append(f"typed:  {answer['answer'].get('kind')} = {answer['answer'].get('value')!r}")
     else:
-        lines.append(f"no answer ({record.get('status')}): {gate.get('reason') or _first_error(record)}")
-    verdicts = {v.get("claim"): v for v in record.get("claim_verdicts") or []}
-    claims = (answer or record.get("extras", {}).get("reporter_answer") or {}).get("claims") or []
+        lines.append(f"no answer ({record.status}): {gate.get('reason') or _first_error(record)}")
+    verdicts = {v.get("claim"): v for v in record.claim_verdicts}
+    claims = (answer or record.extras.get("reporter_answer") or {}).get("claims") or []
     if claims:
         lines.append("claims:")
     for c in claims:
@@ -127,14 +128,14 @@ def render_text(record: dict[str, Any]) -> str:
     decision = "emitted" if answer is not None else "abstained"
     dropped = ", ".join(d.get("claim", "?") for d in gate.get("dropped") or [])
     lines.append(f"gate: {decision}" + (f" (dropped {dropped})" if dropped else ""))
-    tokens = record["tokens"]
+    tokens = record.tokens
     lines.append(
-        f"plan attempts: {len(record.get('attempts') or [])}; trace {record.get('trace_status')}; "
-        f"{record.get('latency_s', 0):.1f} s; tokens {tokens['prompt']}+{tokens['completion']}"
+        f"plan attempts: {len(record.attempts)}; trace {record.trace_status}; "
+        f"{record.latency_s:.1f} s; tokens {tokens.prompt}+{tokens.completion}"
     )
     return "\n".join(lines) + "\n"
 
 
-def _first_error(record: dict[str, Any]) -> str:
-    errs = record.get("errors") or []
+def _first_error(record: TaskRecord) -> str:
+    errs = record.errors
     return f"{errs[0].get('error')}: {errs[0].get('message')}" if errs else "no usable answer"

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from tgms.pipeline.campaign.bundle import build_bundle, verify_bundle
 
     if args.bundle_command == "verify":
-        print_json(verify_bundle(args.bundle, progress=progress))
+        print_json(verify_bundle(args.bundle, progress=progress).to_dict())
         return 0
     out_dir(args.out)
     with sigterm_as_interrupt():  # a stopped build removes its scratch folder
@@ -47,5 +47,5 @@ def run(args: argparse.Namespace) -> int:
             crosscheck=not args.no_crosscheck,
             progress=stop_on_lost_sigterm(progress),
         )
-    print_json({k: v for k, v in manifest.items() if k != "planted"})
+    print_json(manifest.model_dump(mode="json", exclude_unset=True, exclude={"planted"}))
     return 0

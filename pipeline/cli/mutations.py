@@ -11,13 +11,12 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
 
 from tgms.engine.api import DATASETS, InvalidArgError, SchemaError
 from tgms.pipeline.cli._common import add_store
-from tgms.pipeline.cli.tasks import check_suite_splits
 from tgms.pipeline.console import progress
 from tgms.pipeline.inputs import add_whole, out_dir, read_json
+from tgms.pipeline.scoring.suite import Suite, parse_suite
 
 HELP = "verifier mutation experiment: `tgms mutations --store DIR --suite suite.json --out DIR`"
 
@@ -41,17 +40,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_whole(p, "--seed", 0, 2**63 - 1, default=0, metavar="S", help="seed (default 0)")
 
 
-def check_mutation_suite(suite: Any, path: str) -> None:
-    """What the experiment reads of a suite: tasks with an ``id`` and an ``oracle_plan`` object."""
-    check_suite_splits(suite, path)
-    tasks = suite["splits"]["dev"] + suite["splits"]["test"]
+def check_mutation_suite(suite: Suite, path: str) -> None:
+    """What the experiment reads of a suite: dev and test tasks, each with an oracle plan."""
+    tasks = [*suite.splits.dev, *suite.splits.test]
     if not tasks:
         raise InvalidArgError(f"{path}: the suite has no tasks to mutate", path=path)
-    for i, task in enumerate(tasks):
-        if not isinstance(task.get("id"), str) or not isinstance(task.get("oracle_plan"), dict):
+    for task in tasks:
+        if task.oracle_plan is None:
             raise SchemaError(
-                f"{path} is not a task suite: task {i} needs a string 'id' and an 'oracle_plan' object",
-                path=path,
+                f"{path}: task {task.id!r} has no oracle plan to mutate", path=path, task=task.id
             )
 
 
@@ -62,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir(args.out)
     suite = args.suite
     if suite is not None:  # refused here, before the store is read, if it is not a suite
-        suite = read_json(suite, "suite")
+        suite = parse_suite(read_json(suite, "suite"), f"suite file {suite}")
         check_mutation_suite(suite, args.suite)
     else:  # DESIGN §6's form: `tgms mutations --store DIR --out DIR`
         from tgms.pipeline.tasks.build import build_suite, write_suite

@@ -22,7 +22,7 @@ from tgms.pipeline.console import print_json, progress
 from tgms.pipeline.inputs import add_whole, fspath, parse_json, read_json
 from tgms.pipeline.scoring.suite import SUITE_FORMAT, Suite, Task, parse_suite
 from tgms.pipeline.systems.base import RunSettings, SystemEnv, build_system, check_config, load_systems
-from tgms.pipeline.systems.runner import read_records, run_tasks, summarize
+from tgms.pipeline.systems.runner import run_tasks, summarize, system_records
 
 HELP = "list the systems, or run one over a suite split (per-task JSONL records + a summary)"
 
@@ -99,8 +99,6 @@ def _run(args: argparse.Namespace) -> int:
         finally:
             env.close()
     ids = {t.id for t in tasks}
-    records = [
-        r for r in read_records(args.out) if r.get("system") == args.system and r.get("task_id") in ids
-    ]
+    records = system_records(args.out, args.system, ids)
     print_json({"system": args.system, "split": args.split, "model": ep.config.model, **summarize(records)})
     return 0

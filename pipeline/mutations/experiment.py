@@ -9,7 +9,6 @@ holds no timings, so the same store, suite, ``per_class`` and seed give byte-ide
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -18,16 +17,16 @@ from tgms.engine.api import OpContext, Store, VerifyConfig, canonical_json
 from tgms.pipeline.mutations.base import Mutant, MutationClass
 from tgms.pipeline.mutations.pool import Pool, PoolItem, build_pool, verdict
 from tgms.pipeline.mutations.registry import all_classes
-from tgms.pipeline.scoring.suite import Suite
+from tgms.pipeline.scoring.suite import Suite, Task, read_suite
 from tgms.pipeline.table import Cell, Column, Table, to_markdown
 
 FORMAT = "tgms-mutations/1"
 MAX_EXAMPLES = 3  # undetected mutations kept per expected-detected class (to report verifier misses)
 
 
-def suite_tasks(suite: dict[str, Any]) -> list[dict[str, Any]]:
+def suite_tasks(suite: Suite) -> list[Task]:
     """The dev and test tasks of a suite, in file order."""
-    return list(suite["splits"]["dev"]) + list(suite["splits"]["test"])
+    return [*suite.splits.dev, *suite.splits.test]
 
 
 def _without(cls: MutationClass, mut: Mutant) -> tuple[Any, VerifyConfig] | None:
@@ -85,14 +84,11 @@ def run_class(cls: MutationClass, pool: Pool, n: int, seed: int, fp: dict[int, s
 
 
 def run_experiment(
-    store_dir: str | Path, suite: Suite | dict[str, Any] | str | Path, per_class: int = 100, seed: int = 0
+    store_dir: str | Path, suite: Suite | str | Path, per_class: int = 100, seed: int = 0
 ) -> dict[str, Any]:
-    """Build the pool of ``suite`` on the store and run every mutation class; the ``mutations.json`` body.
-    A plain object (the pool reads tasks as the file holds them) is what the tests' hand-made suites are."""
-    if isinstance(suite, Suite):
-        spec: dict[str, Any] = suite.to_dict()
-    else:
-        spec = suite if isinstance(suite, dict) else json.loads(Path(suite).read_text())
+    """Build the pool of ``suite`` (or of the suite file at that path) on the store and run every mutation
+    class; the ``mutations.json`` body."""
+    spec = suite if isinstance(suite, Suite) else read_suite(suite)
     with Store.open(store_dir, read_only=True) as store:
         ctx = OpContext(store)
         pool = build_pool(suite_tasks(spec), ctx, seed)
@@ -100,7 +96,7 @@ def run_experiment(
         records = [run_class(cls, pool, per_class, seed, fp) for cls in all_classes()]
         return {
             "format": FORMAT,
-            "dataset": spec.get("dataset"),
+            "dataset": spec.dataset,
             "store_digest": store.digest(),
             "seed": seed,
             "per_class": per_class,

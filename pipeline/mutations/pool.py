@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ from tgms.engine.api import (
     parse_answer,
     verify_claims,
 )
+from tgms.pipeline.scoring.suite import Task
 
 #: list fields whose rows carry intervals an ordering claim may compare
 INTERVAL_LISTS = ("edges", "rows")
@@ -39,7 +41,7 @@ MAX_ORDERINGS = 8  # per trace
 class PoolItem:
     """One supported claim (``claim_id``) of an answer, with the task and trace it was verified on."""
 
-    task: dict[str, Any]
+    task: Task
     trace: Trace
     answer: dict[str, Any]
     claim_id: str
@@ -53,7 +55,7 @@ class PoolItem:
 
     @property
     def task_id(self) -> str:
-        return str(self.task["id"])
+        return self.task.id
 
 
 @dataclass
@@ -142,20 +144,22 @@ def pattern_claims(trace: Trace) -> list[dict[str, Any]]:
     return out
 
 
-def build_pool(tasks: list[dict[str, Any]], ctx: OpContext, seed: int = 0) -> Pool:
+def build_pool(tasks: Sequence[Task], ctx: OpContext, seed: int = 0) -> Pool:
     """The pool of ``tasks`` (in the given order), enriched and seeded by ``seed`` and the task id."""
     pool = Pool(tasks_total=len(tasks))
     cache: dict[str, Any] = {}
     for task in tasks:
+        if task.oracle_plan is None:  # a user's question: no plan to mutate
+            continue
         try:
-            trace = run_plan(task["oracle_plan"], ctx)
+            trace = run_plan(task.oracle_plan, ctx)
         except TGMSError:
             continue
         answer = mechanical_answer(trace)
         if not answer["claims"] or not all(supported(c, trace, ctx) for c in answer["claims"]):
             continue
         pool.tasks_kept += 1
-        rng = random.Random(f"pool:{seed}:{task['id']}")
+        rng = random.Random(f"pool:{seed}:{task.id}")
         for extra in ordering_claims(trace, rng) + pattern_claims(trace):
             extra = {"id": _next_id(answer), **extra}
             if supported(extra, trace, ctx):

@@ -25,6 +25,12 @@ PAGE_STEP = "page_count"
 MAX_PAGE = 50  # the largest page a truncated-page variant cuts to
 
 
+def _plan(item: PoolItem) -> dict[str, Any]:
+    """The item's oracle plan (the pool keeps only tasks that have one)."""
+    assert item.task.oracle_plan is not None
+    return item.task.oracle_plan
+
+
 def _strip(x: Any, key: str) -> Any:
     if isinstance(x, dict):
         return {k: _strip(v, key) for k, v in x.items() if k != key}
@@ -61,7 +67,7 @@ def _answer_of(item: PoolItem, key: str, plan: dict[str, Any]) -> Any:
 
 def is_answer_claim(item: PoolItem) -> bool:
     c = item.claim
-    spec = item.task["oracle_plan"].get("answer_spec") or {}
+    spec = _plan(item).get("answer_spec") or {}
     return c["type"] in ("count", "value") and c.get("from") == spec.get("from")
 
 
@@ -73,19 +79,19 @@ def _with_value(item: PoolItem, value: Any) -> Mutant | None:
 
 
 def _probe_before(item: PoolItem) -> bool:
-    return item.task.get("probe_half") == "before" and item.claim["type"] in ("count", "value")
+    return item.task.probe_half == "before" and item.claim["type"] in ("count", "value")
 
 
 @mutation_class("wrong belief state", row=6, applies_to="probe `before` answer claims", applies=_probe_before)
 def wrong_belief(item: PoolItem, rng: random.Random) -> Mutant | None:
-    if item.task.get("probe_half") != "before" or not is_answer_claim(item):
+    if item.task.probe_half != "before" or not is_answer_claim(item):
         return None
-    plan = _strip(copy.deepcopy(item.task["oracle_plan"]), "as_of_tt")
+    plan = _strip(copy.deepcopy(_plan(item)), "as_of_tt")
     return _with_value(item, _answer_of(item, f"belief:{item.task_id}", plan))
 
 
 def _windowed_answer(item: PoolItem) -> bool:
-    return is_answer_claim(item) and shift(item.task["oracle_plan"]) != item.task["oracle_plan"]
+    return is_answer_claim(item) and shift(_plan(item)) != _plan(item)
 
 
 @mutation_class(
@@ -97,8 +103,8 @@ def _windowed_answer(item: PoolItem) -> bool:
 def shifted_window(item: PoolItem, rng: random.Random) -> Mutant | None:
     if not is_answer_claim(item):
         return None
-    plan = shift(copy.deepcopy(item.task["oracle_plan"]))
-    if plan == item.task["oracle_plan"]:
+    plan = shift(copy.deepcopy(_plan(item)))
+    if plan == _plan(item):
         return None
     return _with_value(item, _answer_of(item, f"shift:{item.task_id}", plan))
 
@@ -135,7 +141,7 @@ def page_plan(raw: dict[str, Any], step: str, lst: str, limit: int) -> dict[str,
 def _page_traces(item: PoolItem, step: str, lst: str, limit: int) -> tuple[Trace, Trace] | None:
     key = f"page:{item.task_id}:{limit}"
     if key not in item.cache:
-        plan = page_plan(item.task["oracle_plan"], step, lst, limit)
+        plan = page_plan(_plan(item), step, lst, limit)
         try:
             item.cache[key] = (run_plan(plan, item.ctx), run_plan(plan, item.ctx, taint=False))
         except TGMSError:
@@ -145,7 +151,7 @@ def _page_traces(item: PoolItem, step: str, lst: str, limit: int) -> tuple[Trace
 
 def _page_case(item: PoolItem, rng: random.Random) -> tuple[int, int, Trace, Trace] | None:
     found = paged_list(item)
-    if found is None or any(s["id"] == PAGE_STEP for s in item.task["oracle_plan"]["steps"]):
+    if found is None or any(s["id"] == PAGE_STEP for s in _plan(item)["steps"]):
         return None
     step, lst, total = found
     limit = rng.randint(1, min(total - 1, MAX_PAGE))

@@ -23,7 +23,16 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
+
+from tgms.engine.api import CorruptError
 
 RECORD_VERSION = "1"
 Status = Literal["answered", "abstained", "model_error", "refused", "infra_error"]
@@ -130,6 +139,20 @@ class TaskRecord(_Strict):
     def to_json(self) -> str:
         """One canonical JSON line (sorted keys)."""
         return json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+
+
+def parse_record(value: Any, *, source: str = "a task record") -> TaskRecord:
+    """A record read back (a JSON object from a records file or an artifact) as a :class:`TaskRecord`.
+
+    Records cross every module boundary typed (actors, executor, driver, progress, tracking, reports); this is
+    where an untyped one becomes typed, so a line that is JSON but not a record fails here, named, with its
+    first problems (``E_CORRUPT``), instead of as a ``KeyError`` three modules later.
+    """
+    try:
+        return TaskRecord.model_validate(value)
+    except ValidationError as err:
+        problems = [f"{'.'.join(map(str, e['loc'])) or '(record)'}: {e['msg']}" for e in err.errors()[:5]]
+        raise CorruptError(f"{source} is not a task record", problems=problems) from None
 
 
 def record_schema() -> dict[str, Any]:

@@ -18,20 +18,35 @@ from typing import Any
 
 from tgms.pipeline.scoring.suite import Task
 from tgms.pipeline.systems.base import BuiltSystem, run_task
-from tgms.pipeline.systems.record import TaskRecord
+from tgms.pipeline.systems.record import TaskRecord, parse_record
 
 
-def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """The records of a JSONL file; a torn last line (a kill mid-write) is ignored."""
+def read_records(path: str | Path) -> list[TaskRecord]:
+    """The records of a JSONL file, typed; a torn line (a kill mid-write) is ignored, and a line that is
+    JSON but not a record is ``E_CORRUPT`` naming the file and line."""
     p = Path(path)
     if not p.exists():
         return []
+    return parse_lines(p.read_text(encoding="utf-8"), str(p))
+
+
+def system_records(path: str | Path, system: str, task_ids: set[str] | None = None) -> list[TaskRecord]:
+    """One system's records in ``path`` (of ``task_ids`` when given): what a rerun skips and what the
+    summary counts, decided here for both."""
+    return [
+        r for r in read_records(path) if r.system == system and (task_ids is None or r.task_id in task_ids)
+    ]
+
+
+def parse_lines(text: str, source: str) -> list[TaskRecord]:
+    """The records of a JSONL text (a file, or an MLflow artifact named by ``source``)."""
     out = []
-    for line in p.read_text(encoding="utf-8").splitlines():
+    for n, line in enumerate(text.splitlines(), 1):
         try:
-            out.append(json.loads(line))
+            value = json.loads(line)
         except json.JSONDecodeError:
             continue
+        out.append(parse_record(value, source=f"{source}:{n}"))
     return out
 
 
@@ -47,7 +62,7 @@ def run_tasks(
     """Run every task not yet in ``out``; the new records, in task order."""
     todo = list(tasks)
     if out is not None and resume:
-        done = {r.get("task_id") for r in read_records(out) if r.get("system") == system.name}
+        done = {r.task_id for r in system_records(out, system.name)}
         todo = [t for t in todo if t.id not in done]
     if out is not None:
         _trim_torn_tail(Path(out))
@@ -83,21 +98,21 @@ def _trim_torn_tail(path: Path) -> None:
         fh.truncate(data.rfind(b"\n") + 1)
 
 
-def summarize(records: Iterable[dict[str, Any] | TaskRecord]) -> dict[str, Any]:
+def summarize(records: Iterable[TaskRecord]) -> dict[str, Any]:
     """Accuracy and its denominators, first-emission validity, tokens and seconds per task."""
-    rows = [r.model_dump(mode="json") if isinstance(r, TaskRecord) else r for r in records]
+    rows = list(records)
     n = len(rows)
-    scored = [r for r in rows if r.get("correct") is not None]
-    answered = [r for r in scored if r.get("status") == "answered"]
-    correct = sum(1 for r in scored if r["correct"])
-    firsts = [r["first_emission_valid"] for r in rows if r.get("first_emission_valid") is not None]
-    repeats = [r["repeat_replies"] for r in rows if r.get("repeat_replies") is not None]
+    scored = [r for r in rows if r.correct is not None]
+    answered = [r for r in scored if r.status == "answered"]
+    correct = sum(1 for r in scored if r.correct)
+    firsts = [r.first_emission_valid for r in rows if r.first_emission_valid is not None]
+    repeats = [r.repeat_replies for r in rows if r.repeat_replies is not None]
     status: dict[str, int] = {}
     for r in rows:
-        status[r.get("status", "?")] = status.get(r.get("status", "?"), 0) + 1
+        status[r.status] = status.get(r.status, 0) + 1
 
     def per_task(key: str) -> float | None:
-        return round(sum(r["tokens"][key] for r in rows) / n, 1) if n else None
+        return round(sum(getattr(r.tokens, key) for r in rows) / n, 1) if n else None
 
     return {
         "tasks": n,
@@ -112,6 +127,6 @@ def summarize(records: Iterable[dict[str, Any] | TaskRecord]) -> dict[str, Any]:
         "status": dict(sorted(status.items())),
         "prompt_tokens_per_task": per_task("prompt"),
         "completion_tokens_per_task": per_task("completion"),
-        "seconds_per_task": round(sum(r["latency_s"] for r in rows) / n, 3) if n else None,
-        "llm_calls_per_task": round(sum(len(r["llm_calls"]) for r in rows) / n, 2) if n else None,
+        "seconds_per_task": round(sum(r.latency_s for r in rows) / n, 3) if n else None,
+        "llm_calls_per_task": round(sum(len(r.llm_calls) for r in rows) / n, 2) if n else None,
     }

@@ -117,12 +117,12 @@ def _view(form: str, doc: dict[str, Any], trace: dict[str, Any] | None) -> Trace
     return view
 
 
-def _record(raw: dict[str, Any]) -> dict[str, Any]:
+def _record(raw: dict[str, Any]) -> TaskRecord:
     """The per-task record, checked against its schema (a hand-edited file fails here, not on the page)."""
     from pydantic import ValidationError
 
     try:
-        return TaskRecord.model_validate(raw).model_dump(mode="json")
+        return TaskRecord.model_validate(raw)
     except ValidationError as exc:
         problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:20]]
         raise SchemaError(

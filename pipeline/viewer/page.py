@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tgms.engine.api import GateConfig
+from tgms.pipeline.systems.record import Attempt
 from tgms.pipeline.viewer.dag import render_dag
 from tgms.pipeline.viewer.evidence import render_evidence
 from tgms.pipeline.viewer.html import anchor, badge, clip, compact, esc, json_cell, table
@@ -24,14 +25,13 @@ CLAIM_KEYS = ("value", "uids", "a", "b", "relation", "assertion")
 def _meta(view: TraceView) -> str:
     rec = view.record
     parts = [f"from {esc(SOURCES.get(view.source, view.source))}"]
-    if rec:
-        tokens = rec.get("tokens") or {}
+    if rec is not None:
         parts += [
-            f"model <code>{esc(rec.get('model'))}</code>",
-            f"status <b>{esc(rec.get('status'))}</b>",
-            f"reporter {esc(rec.get('reporter'))}",
-            f"{float(rec.get('latency_s') or 0):.1f} s",
-            f"{esc(tokens.get('prompt', 0))} prompt + {esc(tokens.get('completion', 0))} completion tokens",
+            f"model <code>{esc(rec.model)}</code>",
+            f"status <b>{esc(rec.status)}</b>",
+            f"reporter {esc(rec.reporter)}",
+            f"{rec.latency_s:.1f} s",
+            f"{esc(rec.tokens.prompt)} prompt + {esc(rec.tokens.completion)} completion tokens",
         ]
     return '<div class="kv muted">' + "".join(f"<span>{p}</span>" for p in parts) + "</div>"
 
@@ -40,11 +40,11 @@ def _reason(view: TraceView) -> str:
     gate = view.gate or {}
     if gate.get("reason"):
         return str(gate["reason"])
-    rec = view.record or {}
-    errors = rec.get("errors") or []
-    if errors and isinstance(errors[0], dict):
+    rec = view.record
+    errors = rec.errors if rec is not None else []
+    if errors:
         return f"{errors[0].get('error')}: {errors[0].get('message')}"
-    extras = rec.get("extras") or {}
+    extras = rec.extras if rec is not None else {}
     return str(extras.get("no_answer") or "no usable answer")
 
 
@@ -69,8 +69,8 @@ def _answer(view: TraceView) -> str:
                 f"<p>The gate dropped {esc(', '.join(dropped))}; the reporter's text is replaced by the kept "
                 f"claims.</p>{_reporter_text(reporter_text)}"
             )
-    elif gate is not None or (view.record and view.record.get("status") != "answered"):
-        status = "abstained" if gate is not None else str((view.record or {}).get("status"))
+    elif gate is not None or (view.record is not None and view.record.status != "answered"):
+        status = "abstained" if gate is not None or view.record is None else view.record.status
         head = badge(status.replace("_", " "), "d-abst")
         body = f"<div><b>Why:</b> {clip(_reason(view), 600)}</div>" + _reporter_text(reporter_text)
     elif view.answer is not None:
@@ -156,13 +156,13 @@ def _problem(p: Any) -> str:
     return text
 
 
-def _reply(a: dict[str, Any]) -> str:
+def _reply(a: Attempt) -> str:
     """How the attempt's reply came about: greedy, or sampled after a repeat; and whether it repeated."""
     parts = []
-    if a.get("repeated"):
+    if a.repeated:
         parts.append(badge("repeat", "st-error", "the same plan (or reply) as an earlier attempt"))
-    sampling = a.get("sampling")
-    if isinstance(sampling, dict):
+    sampling = a.sampling
+    if sampling is not None:
         parts.append(
             badge(
                 f"sampled T={sampling.get('temperature')} seed={sampling.get('seed')}",  # badge escapes
@@ -170,27 +170,28 @@ def _reply(a: dict[str, Any]) -> str:
                 "asked again with seeded sampling after a repeated reply",
             )
         )
-    if a.get("redraw"):
+    if a.redraw:
         parts.append(badge("redraw", "muted", "the repair asked again after a repeat: no budget spent"))
     head = " ".join(parts) or '<span class="muted">greedy</span>'
-    if isinstance(a.get("reply"), str) and a["reply"]:
+    if a.reply:
         # the reply as received: what the model wrote, whether or not it parsed
-        head += f"<details><summary>reply</summary><pre>{clip(a['reply'], 4000)}</pre></details>"
+        head += f"<details><summary>reply</summary><pre>{clip(a.reply, 4000)}</pre></details>"
     return head
 
 
 def _attempts(view: TraceView) -> str:
     rows = []
-    for a in (view.record or {}).get("attempts") or []:
-        problems = list(a.get("violations") or [])
-        if a.get("runtime_error"):
-            problems.append(a["runtime_error"])
+    attempts = view.record.attempts if view.record is not None else []
+    for a in attempts:
+        problems = list(a.violations)
+        if a.runtime_error:
+            problems.append(a.runtime_error)
         items = "".join(f"<li>{_problem(p)}</li>" for p in problems)
-        verdict = badge("valid", "st-ok") if a.get("valid") else badge("invalid", "st-error")
-        rows.append([esc(a.get("n")), verdict, _reply(a), f"<ul>{items}</ul>" if items else ""])
+        verdict = badge("valid", "st-ok") if a.valid else badge("invalid", "st-error")
+        rows.append([esc(a.n), verdict, _reply(a), f"<ul>{items}</ul>" if items else ""])
     if not rows:
         return ""
-    repeats = (view.record or {}).get("repeat_replies")
+    repeats = view.record.repeat_replies if view.record is not None else None
     head = "<h3>Plan attempts</h3>"
     if repeats:
         replies = "reply" if repeats == 1 else "replies"

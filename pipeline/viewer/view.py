@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tgms.pipeline.systems.record import TaskRecord
+
 #: the ``source`` of a view, shown on the page
 SOURCES = {"ask": "tgms ask", "plan_run": "tgms plan run", "trace": "a trace"}
 
@@ -27,7 +29,7 @@ class TraceView:
     emitted: dict[str, Any] | None = None  # what the gate let out (None: abstained or not gated)
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     gate: dict[str, Any] | None = None  # gate(): emitted, abstained, reason, dropped
-    record: dict[str, Any] | None = None  # the per-task record (tgms ask): model, attempts, errors
+    record: TaskRecord | None = None  # the per-task record (tgms ask): model, attempts, errors
     evidence: dict[str, Any] = field(default_factory=dict)  # step id -> payload
     evidence_ok: dict[str, bool] = field(default_factory=dict)  # step id -> payload matches result digest
     resolved_args: dict[str, Any] = field(default_factory=dict)  # step id -> arguments with refs resolved
@@ -41,24 +43,24 @@ class TraceView:
 
 def view_from_ask(
     question: str,
-    record: dict[str, Any],
+    record: TaskRecord,
     plan: dict[str, Any] | None,
     trace: dict[str, Any] | None,
     evidence: dict[str, Any] | None = None,
     resolved_args: dict[str, Any] | None = None,
 ) -> TraceView:
-    """The view of one ``tgms ask`` run (``record``: the TaskRecord as JSON)."""
-    extras = record.get("extras") or {}
-    answer = extras.get("reporter_answer") or record.get("answer")
+    """The view of one ``tgms ask`` run."""
+    extras = record.extras
+    answer = extras.get("reporter_answer") or record.answer
     return TraceView(
         question=question,
         source="ask",
         trace=trace,
         plan=plan or (trace or {}).get("plan") or extras.get("plan"),
         answer=answer,
-        emitted=record.get("answer"),
-        verdicts=list(record.get("claim_verdicts") or []),
-        gate=record.get("gate"),
+        emitted=record.answer,
+        verdicts=list(record.claim_verdicts),
+        gate=record.gate,
         record=record,
         evidence=dict(evidence or {}),
         resolved_args=dict(resolved_args or {}),
@@ -66,7 +68,7 @@ def view_from_ask(
 
 
 def ask_document(
-    question: str, record: dict[str, Any], plan: dict[str, Any] | None, trace: dict[str, Any] | None
+    question: str, record: TaskRecord, plan: dict[str, Any] | None, trace: dict[str, Any] | None
 ) -> dict[str, Any]:
     """The JSON document of ``tgms ask --save`` (``trace``: ``Trace.to_dict(envelopes=True)``)."""
-    return {"question": question, "record": record, "plan": plan, "trace": trace}
+    return {"question": question, "record": record.model_dump(mode="json"), "plan": plan, "trace": trace}

@@ -23,6 +23,7 @@ import pytest
 from tests.pipeline.campaign._records import SYSTEMS, cell_records, small_suite, tags_of
 from tgms.pipeline.campaign.tracking import CampaignTracker, default_artifact_location, default_uri
 from tgms.pipeline.scoring.suite import Suite, Task
+from tgms.pipeline.systems.record import TaskRecord
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL, BIG = "small", "big"
@@ -39,7 +40,7 @@ class Logged:
     parents_b: list[str]
     mutations: dict[str, Any]
     ops: list[dict[str, Any]]
-    cells: dict[str, list[dict]] = field(default_factory=dict)  # cell id -> records
+    cells: dict[str, list[TaskRecord]] = field(default_factory=dict)  # cell id -> records
 
 
 def composed_config(model: str) -> dict[str, Any]:
@@ -55,11 +56,11 @@ def composed_config(model: str) -> dict[str, Any]:
     return validate(raw).model_dump(mode="json")
 
 
-def _log_cell(tr: CampaignTracker, parent: str, tags: dict, records: list[dict], run_dir: Path) -> None:
+def _log_cell(tr: CampaignTracker, parent: str, tags: dict, records: list[TaskRecord], run_dir: Path) -> None:
     cell_id = tags["tgms.cell_id"]
     path = run_dir / "records" / f"{cell_id}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(__import__("json").dumps(r) + "\n" for r in records))
+    path.write_text("".join(r.to_json() + "\n" for r in records))
     child = tr.start_cell(parent, {"split": "dev"}, {**tags, "tgms.params_b": str(SIZES[tags["tgms.model"]])})
     tr.log_cell(child, records, [path])
     tr.end_run(child)
@@ -77,7 +78,7 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> Logged:
     uri = default_uri(run_dir)
     run_dir.mkdir()
     tr = CampaignTracker(uri, "paper", default_artifact_location(run_dir))
-    cells: dict[str, list[dict]] = {}
+    cells: dict[str, list[TaskRecord]] = {}
 
     parent_a = tr.start_campaign("A", composed_config(SMALL), {"tgms.model": SMALL})
     by_cell = {}

@@ -39,7 +39,7 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, object]:
             "nodes": nodes,
             "actor_nodes": [p["node_id"] for p in proofs],
             "digests": [p["digest"] for p in proofs],
-            "expected_digest": manifest["store_digest"],
+            "expected_digest": manifest.store_digest,
             "stats": stats,
             "task_ids": [r["task_id"] for r in records],
             "statuses": [r["status"] for r in records],

@@ -56,7 +56,7 @@ def test_the_scripts_two_nodes_each_host_an_actor_that_proves_the_bundle(tmp_pat
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     seen = json.loads((tmp_path / "probe.json").read_text())
     assert len(seen["nodes"]) == 2 and sorted(seen["actor_nodes"]) == seen["nodes"]  # one actor per node
-    assert seen["digests"] == [manifest["store_digest"]] * 2 == [seen["expected_digest"]] * 2
+    assert seen["digests"] == [manifest.store_digest] * 2 == [seen["expected_digest"]] * 2
     assert (
         sorted(Counter(seen["task_ids"]).values()) == [1] * n_tasks and "infra_error" not in seen["statuses"]
     )

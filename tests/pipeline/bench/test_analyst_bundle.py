@@ -33,7 +33,7 @@ def test_the_sample_takes_the_classes_in_turn() -> None:
 def test_a_bundle_of_questions_has_sql_gold_and_no_plan(tmp_path: Path) -> None:
     train = [task(id="collegemsg/T1.x/train-00", question="q?", oracle_plan={"steps": []})]
     out, manifest = build_analyst_bundle("collegemsg", 6, tmp_path / "b", train, lambda _: None)
-    assert verify_bundle(out)["ok"]
+    assert verify_bundle(out).manifest == manifest
     suite = read_suite(out)
     tasks = suite.splits.test
     assert len(tasks) == 6 and suite.splits.dev == () and list(suite.splits.train) == train
@@ -46,7 +46,7 @@ def test_a_bundle_of_questions_has_sql_gold_and_no_plan(tmp_path: Path) -> None:
         assert t.gold is not None
         if q.get("plan"):  # the question set's plan is nowhere in the bundle
             assert json.dumps(q["plan"]["steps"], sort_keys=True, separators=(",", ":")) not in text
-    assert manifest["options"] == {"analyst_questions": 6}
+    assert manifest.options.model_dump(exclude_unset=True) == {"analyst_questions": 6}
     # built once: a second call returns the same bundle
     assert build_analyst_bundle("collegemsg", 6, tmp_path / "b", [], lambda _: None)[1] == manifest
     with pytest.raises(InvalidArgError):

@@ -37,10 +37,12 @@ pytest.importorskip("ray")
 pytest.importorskip("mlflow")
 
 from tests.conftest import collegemsg_head
+from tests.pipeline.campaign._records import record as make
 from tgms.models.prompting import escaped_data
 from tgms.models.testing.scripted_server import ScriptedServer
 from tgms.models.testing.smoke_rule import PLANNER_PREFIX, REPORTER_PREFIX
 from tgms.pipeline.scoring.suite import Suite, Task
+from tgms.pipeline.systems.record import LLMCall, TaskRecord
 from tgms.pipeline.tasks.slices import stratified
 
 REPO = Path(__file__).resolve().parents[3]
@@ -187,13 +189,23 @@ def test_bench_planner_figures_follow_the_script(bundle: tuple[Path, Suite], tmp
 def test_tasks_answered_from_the_response_cache_are_not_timed() -> None:
     from tgms.pipeline.bench.planner_table import cell_row, rows_table
 
-    def record(i: int, latency: float, cached: bool) -> dict[str, Any]:
-        return {
-            "task_id": f"t/{i}", "system": "tgms", "status": "answered", "correct": True,
-            "answer_kind": "count", "gold": 3, "predicted": 3, "latency_s": latency, "repeat_replies": 0,
-            "first_emission_valid": True, "attempts": [{"n": 1, "valid": True, "repeated": False}],
-            "tokens": {"prompt": 10, "completion": 2}, "llm_calls": [{"role": "planner", "cached": cached}],
-        }  # fmt: skip
+    def record(i: int, latency: float, cached: bool) -> TaskRecord:
+        call = LLMCall(
+            role="planner",
+            request_hash="r",
+            prompt_sha256="p",
+            completion_sha256="c",
+            prompt_tokens=10,
+            completion_tokens=2,
+            latency_s=latency,
+            cached=cached,
+            attempts=1,
+        )
+        return make(
+            task_id=f"t/{i}", status="answered", correct=True, gold=3, predicted=3, latency_s=latency,
+            repeat_replies=0, first_emission_valid=True, attempts=[{"valid": True}],
+            tokens={"prompt": 10, "completion": 2}, llm_calls=[call],
+        )  # fmt: skip
 
     row = cell_row("tgms", "none", [record(1, 100.0, False), record(2, 0.01, True), record(3, 80.0, False)])
     assert row["timed"] == 2 and row["seconds_median"] == 90.0  # not 80.0: the cached 0.01 s is left out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import collegemsg_head
 from tgms.engine.api import build_store
@@ -38,7 +39,18 @@ def label(task_id: str, system: str, seed: int) -> str:
     return "right" if h < RIGHT_BELOW.get(system, 3) else "wrong"
 
 
-def make_record(task: Task, system: str, seed: int, model: str, ablation: str = "none") -> dict:
+def record(**fields: Any) -> TaskRecord:
+    """A record with only the fields a test is about: the required ones default (task ``t``, system
+    ``tgms``, a count task), and an attempt given as a dict needs only the fields it is about too."""
+    attempts = [
+        {"n": i, "sha256": None, **a} if isinstance(a, dict) else a
+        for i, a in enumerate(fields.pop("attempts", []), 1)
+    ]
+    base: dict[str, Any] = {"task_id": "t", "system": "tgms", "model": "m", "seed": 0, "answer_kind": "count"}
+    return TaskRecord.model_validate({**base, "attempts": attempts, **fields})
+
+
+def make_record(task: Task, system: str, seed: int, model: str, ablation: str = "none") -> TaskRecord:
     lab = label(task.id, system, seed)
     answered = lab in ("right", "wrong")
     predicted = task.gold if lab == "right" else WRONG_VALUE if lab == "wrong" else None
@@ -82,12 +94,12 @@ def make_record(task: Task, system: str, seed: int, model: str, ablation: str = 
         err = {"error": "E_QUERY", "message": "bad", "details": {}} if lab == "wrong" else None
         rec.attempts = [Attempt(n=1, sha256="q" * 64, valid=lab == "right", runtime_error=err)]
         rec.first_emission_valid = lab == "right"
-    return rec.model_dump(mode="json")
+    return rec
 
 
 def cell_records(
     tasks: Sequence[Task], system: str, seed: int, model: str, ablation: str = "none"
-) -> list[dict]:
+) -> list[TaskRecord]:
     return [make_record(t, system, seed, model, ablation) for t in tasks]
 
 
@@ -109,7 +121,7 @@ def small_suite(root: Path) -> tuple[Path, Suite]:
 
 def iter_cells(
     tasks: Sequence[Task], seeds: tuple[int, ...], model: str
-) -> Iterator[tuple[dict, list[dict]]]:
+) -> Iterator[tuple[dict, list[TaskRecord]]]:
     """(tags, records) of every (system, seed) cell with ablation none, plus tgms no_gating on seed 0."""
     for seed in seeds:
         for system in SYSTEMS:

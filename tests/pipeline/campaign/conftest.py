@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import collegemsg_head
 from tgms.models.config import ModelConfig
-from tgms.pipeline.campaign.bundle import build_bundle, read_suite
+from tgms.pipeline.campaign.bundle import Manifest, build_bundle, read_suite
 from tgms.pipeline.campaign.cells import Cell
 from tgms.pipeline.campaign.config import ClusterConf
 from tgms.pipeline.campaign.executor import CellJob, run_settings
@@ -30,7 +30,7 @@ SUITE_NAME = "collegemsg"
 @dataclass(frozen=True)
 class Bundle:
     dir: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     suite: Suite
 
     @property

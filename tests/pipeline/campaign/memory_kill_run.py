@@ -111,7 +111,7 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
             "pid_before": before["pid"],
             "pid_after": after["pid"],
             "digest_after": after["digest"],
-            "expected_digest": manifest["store_digest"],
+            "expected_digest": manifest.store_digest,
             "stats": stats,
             "records": [json.loads(line) for line in job.records_path.read_text().splitlines()],
         }

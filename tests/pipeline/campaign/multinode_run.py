@@ -28,6 +28,7 @@ from tgms.models.testing.scripted_server import ScriptedServer
 from tgms.models.testing.smoke_rule import smoke_reply
 from tgms.pipeline.campaign.config import ClusterConf
 from tgms.pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
+from tgms.pipeline.campaign.records import TaskResult
 
 #: a killed node is declared dead after about a second instead of Ray's default of tens of seconds
 FAST_HEALTH = {"health_check_period_ms": 200, "health_check_failure_threshold": 5}
@@ -59,9 +60,9 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
                 doomed = next(n for n in spare if n.node_id == before[victim.index]["node_id"])
                 written: list[str] = []
 
-                def on_record(j: CellJob, r: dict[str, Any]) -> None:
+                def on_record(j: CellJob, r: TaskResult) -> None:
                     write_result(j, r)
-                    written.append(r["record"]["task_id"])
+                    written.append(r.record.task_id)
                     if len(written) == 4:
                         result["killed"] = nodes[doomed.node_id]
                         cluster.remove_node(doomed, allow_graceful=False)
@@ -69,7 +70,7 @@ def main(bundle_dir: Path, out: Path, n_tasks: int) -> dict[str, Any]:
                 result["stats"] = run_jobs(pool, [job], on_record)
                 after = ray.get(victim.handle.ready.remote(), timeout=60)
                 result["after"] = {"node": nodes.get(after["node_id"], "?"), "digest": after["digest"]}
-        result["expected_digest"] = manifest["store_digest"]
+        result["expected_digest"] = manifest.store_digest
         result["records"] = [json.loads(line) for line in job.records_path.read_text().splitlines()]
         return result
     finally:

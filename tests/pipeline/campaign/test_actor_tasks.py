@@ -17,6 +17,7 @@ from tgms.models.testing.scripted_server import ScriptedServer
 from tgms.models.testing.smoke_rule import smoke_reply
 from tgms.pipeline.campaign.actors import TaskActor, node_build_lock
 from tgms.pipeline.campaign.bundle import EVENTLOG
+from tgms.pipeline.campaign.cells import Cell
 from tgms.pipeline.campaign.endpoints import endpoint_to_dict
 from tgms.pipeline.systems.base import RunSettings
 
@@ -26,7 +27,7 @@ SETTINGS = RunSettings(
     ),
     repair_budget=1,
     ablation="none",
-).model_dump(mode="json")  # as a job carries it (executor.run_settings)
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +49,8 @@ def actor(
     body.close()
 
 
-def cell(system: str) -> dict:
-    return {"suite": SUITE_NAME, "system": system, "model": "scripted", "seed": 7, "ablation": "none"}
+def cell(system: str) -> Cell:
+    return Cell(SUITE_NAME, system, "scripted", 7)
 
 
 def test_tgms_task_returns_its_record_and_trace(
@@ -58,10 +59,10 @@ def test_tgms_task_returns_its_record_and_trace(
     task = next(t for t in small_bundle.tasks if t.input_uids and t.answer_kind == "count")
     before = served.log.chat_count
     out = actor.run(task, cell("tgms"), {}, SETTINGS)
-    rec = out["record"]
-    assert rec["task_id"] == task.id and rec["system"] == "tgms" and rec["seed"] == 7
-    assert rec["status"] == "answered" and rec["trace_digest"]
-    assert out["trace"]["trace_digest"] == rec["trace_digest"]
+    rec = out.record
+    assert rec.task_id == task.id and rec.system == "tgms" and rec.seed == 7
+    assert rec.status == "answered" and rec.trace_digest
+    assert out.trace is not None and out.trace["trace_digest"] == rec.trace_digest
     bodies = served.log.chat_bodies[before:]
     assert bodies and all(b["seed"] == 7 and b["max_tokens"] == 256 for b in bodies), "the cell's sampling"
 
@@ -76,11 +77,11 @@ def test_unbuildable_system_gives_unscored_records_built_once(
     out = [actor.run(t, cell("static_graph_rag"), bad, SETTINGS) for t in small_bundle.tasks[:3]]
     assert len(calls) == 1, "the failed build is remembered for the cell"
     for o in out:
-        rec = o["record"]
-        assert rec["status"] == "infra_error" and rec["correct"] is None and o["trace"] is None
-        assert rec["errors"][0]["error"] == "E_INVALID_ARG"
+        rec = o.record
+        assert rec.status == "infra_error" and rec.correct is None and o.trace is None
+        assert rec.errors[0]["error"] == "E_INVALID_ARG"
     ok = actor.run(small_bundle.tasks[0], cell("static_graph_rag"), {}, SETTINGS)
-    assert ok["record"]["status"] == "answered" and ok["trace"] is None, "another config of the system builds"
+    assert ok.record.status == "answered" and ok.trace is None, "another config of the system builds"
 
 
 def test_node_build_lock_lets_one_builder_at_a_time(tmp_path: Path) -> None:

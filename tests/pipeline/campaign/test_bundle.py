@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import collegemsg_file
 from tgms.engine.api import ConflictError, CorruptError, NotFoundError, SchemaError
-from tgms.pipeline.campaign.bundle import FILES, build_bundle, read_suite, verify_bundle
+from tgms.pipeline.campaign.bundle import FILES, build_bundle, read_manifest, read_suite, verify_bundle
 from tgms.pipeline.cli.main import main as tgms
 
 README = Path(__file__).resolve().parents[3] / "README.md"
@@ -57,6 +57,8 @@ def test_two_builds_are_byte_identical(two_builds: tuple[Path, Path]) -> None:
     for name in FILES:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     assert sorted(p.name for p in a.iterdir()) == sorted(FILES)  # no scratch store left behind
+    # the typed manifest reads back and writes the same bytes (the fields a SNAP source lacks stay absent)
+    assert read_manifest(a).to_json() + "\n" == (a / "manifest.json").read_text(encoding="utf-8")
 
 
 def test_readme_constants_are_the_collegemsg_seed0_bundle(two_builds: tuple[Path, Path]) -> None:
@@ -67,8 +69,9 @@ def test_readme_constants_are_the_collegemsg_seed0_bundle(two_builds: tuple[Path
 
 
 def test_verify_passes_and_names_what_a_change_breaks(two_builds: tuple[Path, Path], tmp_path: Path) -> None:
-    report = verify_bundle(two_builds[0])
+    report = verify_bundle(two_builds[0]).to_dict()
     assert report["ok"] and all(c["ok"] for c in report["checks"].values())
+    assert report["manifest"] == json.loads((two_builds[0] / "manifest.json").read_text())
     copy = tmp_path / "tampered"
     copy.mkdir()
     for name in FILES:
@@ -150,7 +153,7 @@ def test_sigterm_of_a_bundle_build_leaves_no_scratch_and_says_so(tmp_path: Path)
     err = "".join(seen) + err
     assert list(out.glob(".bundle-*")) == [], "the build left its scratch folder"
     if proc.returncode == 0:  # it had finished: a whole bundle
-        assert verify_bundle(out)["ok"]
+        assert verify_bundle(out).checks
         return
     if proc.returncode == -signal.SIGTERM:  # before the handler was installed: nothing was made
         assert point == 0 and not out.exists()

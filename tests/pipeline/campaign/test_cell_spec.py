@@ -6,7 +6,7 @@ move when what a cell computes changes (sampling, a knob a cell uses, an ablatio
 selection, the suite). Each "unchanged" case first checks that its override did change the config, so it
 cannot pass by composing the same config twice.
 
-The bundles here are fakes: a ``suite.json`` of made-up tasks and a manifest dict. The driver's task
+The bundles here are fakes: a ``suite.json`` of made-up tasks and a made-up manifest. The driver's task
 selection and spec building (``plan_cells``) read nothing else; a real campaign's specs are checked in
 ``test_smoke.py`` (on the smoke campaign's fixture).
 """
@@ -16,21 +16,21 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("hydra")
 
 from tests.pipeline.campaign.test_config import load
+from tests.suite_fixtures import manifest as fake_manifest
 from tests.suite_fixtures import suite_of, task
 from tgms.engine.api import CorruptError
-from tgms.pipeline.campaign.bundle import SUITE
+from tgms.pipeline.campaign.bundle import SUITE, Manifest
 from tgms.pipeline.campaign.cell_spec import CellSpec, Provenance, campaign_id, provenance
 from tgms.pipeline.campaign.config import CampaignConfig
 from tgms.pipeline.campaign.driver import CellPlan, plan_cells, write_cell_spec
 
-Bundles = dict[str, tuple[Path, dict[str, Any]]]
+Bundles = dict[str, tuple[Path, Manifest]]
 #: the smoke experiment on two systems and two tgms ablations: small, with every kind of field in play
 #: (every task of the fake suite: smoke's one per family would hide a selection change)
 BASE = (
@@ -54,14 +54,12 @@ def fake_bundle(root: Path, seed: int = 0, families: int = 3, templates: int = 2
     out = root / f"bundle-s{seed}"
     out.mkdir(parents=True, exist_ok=True)
     (out / SUITE).write_text(suite_of(dev, dataset="collegemsg", seed=seed).to_json(), encoding="utf-8")
-    manifest = {
-        "dataset": "collegemsg",
-        "seed": seed,
+    digests = {
         "store_digest": f"{seed:064x}",
         "suite_sha256": f"{seed + 1:064x}",
         "test_sha256": f"{seed + 2:064x}",
-        "generator_version": "2",
     }
+    manifest = fake_manifest(seed=seed, **digests)
     return {"collegemsg": (out, manifest)}
 
 
@@ -137,7 +135,8 @@ def test_the_suite_by_content_changes_the_id(tmp_path: Path) -> None:
     assert cid(load(*BASE, "catalog.suites.collegemsg.seed=1"), fake_bundle(tmp_path, seed=1)) != base
     # the same config on a bundle whose suite file differs (a generator change, a rebuilt suite)
     changed = fake_bundle(tmp_path / "b")
-    changed["collegemsg"][1]["suite_sha256"] = "f" * 64
+    where, manifest = changed["collegemsg"]
+    changed["collegemsg"] = (where, manifest.model_copy(update={"suite_sha256": "f" * 64}))
     assert cid(load(*BASE), changed) != base
     # a suite with other tasks: the ids selected are in the spec
     assert cid(load(*BASE), fake_bundle(tmp_path / "c", per=5)) != base
@@ -235,9 +234,10 @@ def test_no_evaluation_means_no_cells_in_the_id(bundles: Bundles) -> None:
 
 
 def test_records_carry_the_spec_hash_only_in_a_campaign(tmp_path: Path) -> None:
+    from tgms.models.config import GenerationConfig
     from tgms.pipeline.campaign.cells import Cell
-    from tgms.pipeline.campaign.executor import CellJob, write_result
-    from tgms.pipeline.campaign.records import read_records
+    from tgms.pipeline.campaign.executor import CellJob, run_settings, write_result
+    from tgms.pipeline.campaign.records import TaskResult, read_records
     from tgms.pipeline.systems.record import TaskRecord
 
     record = TaskRecord(task_id="t1", system="tgms", model="m", seed=0, answer_kind=None)
@@ -246,8 +246,14 @@ def test_records_carry_the_spec_hash_only_in_a_campaign(tmp_path: Path) -> None:
     assert "cell_spec_sha256" not in json.loads(record.to_json())
     cell = Cell("collegemsg", "tgms", "m", 0)
     for digest, name in (("ab" * 32, "with"), (None, "without")):
-        job = CellJob(cell, {}, {}, [], tmp_path / name / "r.jsonl", tmp_path / name / "t.jsonl", digest)
-        write_result(job, {"record": record.model_dump(mode="json"), "trace": None})
-        (line,) = read_records(job.records_path)
+        settings = run_settings(cell, GenerationConfig(model="m"))
+        job = CellJob(
+            cell, {}, settings, [], tmp_path / name / "r.jsonl", tmp_path / name / "t.jsonl", digest
+        )
+        write_result(job, TaskResult(record))
+        line = json.loads(job.records_path.read_text())
         assert line.get("cell_spec_sha256") == digest and ("cell_spec_sha256" in line) == (digest is not None)
-        assert TaskRecord.model_validate(line).cell_spec_sha256 == digest
+        (back,) = read_records(job.records_path)
+        assert back.cell_spec_sha256 == digest and back == record.model_copy(
+            update={"cell_spec_sha256": digest}
+        )

@@ -58,7 +58,7 @@ def tampered(small_bundle: Bundle, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def test_actor_body_refuses_every_call(small_bundle: Bundle, tampered: Path, tmp_path: Path) -> None:
     found = replayed_digest(tampered / EVENTLOG)
-    assert found != small_bundle.manifest["store_digest"]
+    assert found != small_bundle.manifest.store_digest
     actor = TaskActor(
         SUITE_NAME, (tampered / EVENTLOG).read_bytes(), small_bundle.manifest, ENDPOINT, str(tmp_path)
     )
@@ -72,7 +72,7 @@ def test_actor_body_refuses_every_call(small_bundle: Bundle, tampered: Path, tmp
             d = err.value.to_dict()
             assert d["error"] == "E_CORRUPT"
             assert d["details"]["suite"] == SUITE_NAME
-            assert d["details"]["expected"] == small_bundle.manifest["store_digest"]
+            assert d["details"]["expected"] == small_bundle.manifest.store_digest
             assert d["details"]["found"] == found
             assert d["details"]["pid"] > 0 and d["details"]["node"]
             assert "digest differs" in d["details"]["reason"]
@@ -87,7 +87,7 @@ def test_actor_body_proves_the_true_log(small_bundle: Bundle, tmp_path: Path) ->
     )
     try:
         proof = actor.ready()
-        assert proof["digest"] == small_bundle.manifest["store_digest"]
+        assert proof["digest"] == small_bundle.manifest.store_digest
         assert proof["suite"] == SUITE_NAME and proof["seconds"] > 0
     finally:
         actor.close()
@@ -114,7 +114,7 @@ def test_driver_reports_which_actor_refused_and_why(
     with pytest.raises(CorruptError) as err:
         start_actors({SUITE_NAME: (tampered, small_bundle.manifest)}, ENDPOINT, cluster_conf(), tmp_path)
     e = err.value
-    expected = small_bundle.manifest["store_digest"]
+    expected = small_bundle.manifest.store_digest
     assert f"suite {SUITE_NAME}" in e.message and expected in e.message and found in e.message
     assert "digest differs" in e.message
     refusals = e.details["refusals"]
@@ -130,5 +130,5 @@ def test_driver_starts_proven_actors(ray_info: dict, small_bundle: Bundle, tmp_p
     with start_actors(small_bundle.bundles(), ENDPOINT, cluster_conf(actors=2), tmp_path) as pool:
         proofs = pool.ready()
         assert len(proofs) == 2
-        assert {p["digest"] for p in proofs} == {small_bundle.manifest["store_digest"]}
+        assert {p["digest"] for p in proofs} == {small_bundle.manifest.store_digest}
         assert len({p["pid"] for p in proofs}) == 2, "two actor processes"

@@ -19,7 +19,8 @@ from tgms.models.testing.scripted_server import ScriptedServer
 from tgms.models.testing.smoke_rule import smoke_reply
 from tgms.pipeline.campaign.endpoints import open_model, scripted_replicas
 from tgms.pipeline.campaign.executor import CellJob, run_jobs, start_actors, write_result
-from tgms.pipeline.campaign.records import read_records
+from tgms.pipeline.campaign.records import TaskResult, read_records
+from tgms.pipeline.systems.record import TaskRecord
 
 
 def flat(**keys: Any) -> ModelConfig:
@@ -39,7 +40,7 @@ def refuses(url: str) -> bool:
     return False
 
 
-def finished(jobs: list[CellJob]) -> list[dict[str, Any]]:
+def finished(jobs: list[CellJob]) -> list[TaskRecord]:
     return [r for j in jobs for r in read_records(j.records_path)]
 
 
@@ -56,7 +57,7 @@ def test_two_replicas_share_the_load_and_one_stopping_mid_run_loses_no_task(
         jobs = jobs_for(small_bundle, ["static_graph_rag"], n_tasks, tmp_path, model)
         seen: dict[str, Any] = {}
 
-        def on_record(job: CellJob, result: dict[str, Any]) -> None:
+        def on_record(job: CellJob, result: TaskResult) -> None:
             write_result(job, result)
             seen["n"] = seen.get("n", 0) + 1
             if seen["n"] == 8:  # a third of the way: replica 0 goes away with requests in flight
@@ -68,8 +69,8 @@ def test_two_replicas_share_the_load_and_one_stopping_mid_run_loses_no_task(
         second = stats(urls[1])
     assert seen["before_stop"]["chat_requests"] > 0 and second["chat_requests"] > 0, "both replicas served"
     records = finished(jobs)
-    assert sorted(r["task_id"] for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
-    assert all(r["status"] != "infra_error" for r in records), "no task lost to the stopped replica"
+    assert sorted(r.task_id for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
+    assert all(r.status != "infra_error" for r in records), "no task lost to the stopped replica"
     assert refuses(urls[0]) and refuses(urls[1]), "every replica stopped on leaving"
 
 
@@ -90,17 +91,17 @@ def test_response_cache_makes_a_full_rerun_send_no_request(
     (sent_first, first), (sent_second, second) = runs
     assert sent_first > 12, "the first run asked the model (tgms plans and reports, the baseline answers)"
     # the --smoke replies parse as each role expects: plans run, reports and baseline answers are emitted
-    assert {r["system"] for r in first if r["status"] == "answered"} == {"tgms", "static_graph_rag"}
+    assert {r.system for r in first if r.status == "answered"} == {"tgms", "static_graph_rag"}
     assert sent_second == 0, "the rerun sent no request"
-    assert all(c["cached"] for r in second for c in r["llm_calls"]) and any(r["llm_calls"] for r in second)
+    assert all(c.cached for r in second for c in r.llm_calls) and any(r.llm_calls for r in second)
 
-    traced = {r["task_id"]: r["trace_digest"] for r in first if r["system"] == "tgms" and r["trace_digest"]}
+    traced = {r.task_id: r.trace_digest for r in first if r.system == "tgms" and r.trace_digest}
     assert traced, "some tgms plans ran"
     traces = [json.loads(line) for f in (tmp_path / "first" / "traces").glob("*tgms*") for line in f.open()]
     assert {t["task_id"]: t["trace"]["trace_digest"] for t in traces} == traced, "each run plan's trace kept"
 
     def key(r: dict[str, Any]) -> tuple:
-        return r["system"], r["task_id"], r["status"], repr(r["predicted"]), r["correct"]
+        return r.system, r.task_id, r.status, repr(r.predicted), r.correct
 
     assert sorted(map(key, first)) == sorted(map(key, second)), "the same answers from the cache"
 

@@ -11,13 +11,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.pipeline.campaign._records import record as make
 from tests.pipeline.campaign.conftest import Bundle, cluster_conf, jobs_for, scripted_model
 from tgms.models.config import EndpointConfig
 from tgms.models.testing.scripted_server import ScriptedServer
 from tgms.models.testing.smoke_rule import smoke_reply
 from tgms.pipeline.campaign.actors import SCRATCH_PREFIX, sweep_stale
 from tgms.pipeline.campaign.executor import CellJob, Prepare, run_jobs, start_actors, write_result
-from tgms.pipeline.campaign.records import append_record, read_records
+from tgms.pipeline.campaign.records import TaskResult, append_record, read_records
+from tgms.pipeline.systems.record import TaskRecord
 
 
 def test_tasks_spread_over_actors_with_bounded_flight_and_a_killed_actor_loses_nothing(
@@ -35,7 +37,7 @@ def test_tasks_spread_over_actors_with_bounded_flight_and_a_killed_actor_loses_n
         with start_actors(small_bundle.bundles(), endpoint, cluster, tmp_path / "work") as pool:
             victim = pool.actors["collegemsg"][0]
 
-            def on_record(job: CellJob, result: dict[str, Any]) -> None:
+            def on_record(job: CellJob, result: TaskResult) -> None:
                 write_result(job, result)
                 seen["n"] += 1
                 if seen["n"] == 4:  # the first actor dies with tasks in flight; Ray must not restart it
@@ -45,8 +47,8 @@ def test_tasks_spread_over_actors_with_bounded_flight_and_a_killed_actor_loses_n
             assert not victim.alive
         high_water = server.log.high_water
     records = [r for j in jobs for r in read_records(j.records_path)]
-    assert sorted(r["task_id"] for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
-    assert all(r["status"] != "infra_error" for r in records)
+    assert sorted(r.task_id for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
+    assert all(r.status != "infra_error" for r in records)
     assert stats["resubmitted"] >= 1, "the killed actor's tasks in flight were resubmitted"
     assert stats["finished"] == n_tasks and stats["submitted"] == n_tasks + stats["resubmitted"]
     # one request per static_graph_rag task: never more in flight than actors x actor_concurrency
@@ -88,7 +90,7 @@ def test_a_memory_kill_holds_new_tasks_back_but_keeps_collecting_finished_ones(
         with start_actors(small_bundle.bundles(), endpoint, cluster, tmp_path / "work") as pool:
             victim = pool.actors["collegemsg"][0]
 
-            def on_record(job: CellJob, result: dict[str, Any]) -> None:
+            def on_record(job: CellJob, result: TaskResult) -> None:
                 write_result(job, result)
                 written.append(time.monotonic())
                 if len(written) == 3:
@@ -96,8 +98,8 @@ def test_a_memory_kill_holds_new_tasks_back_but_keeps_collecting_finished_ones(
 
             stats = run_jobs(pool, jobs, on_record)
     records = [r for j in jobs for r in read_records(j.records_path)]
-    assert sorted(r["task_id"] for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
-    assert all(r["status"] != "infra_error" for r in records)
+    assert sorted(r.task_id for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
+    assert all(r.status != "infra_error" for r in records)
     # one actor killed with tasks in flight is one kill: one pause, the cap halved once
     assert stats["memory_kills"] == len(backoffs) == 1 and stats["resubmitted"] >= 1
     # the other actor's tasks in flight at the kill were recorded during the pause, not after it
@@ -105,13 +107,8 @@ def test_a_memory_kill_holds_new_tasks_back_but_keeps_collecting_finished_ones(
     assert during, (backoffs, written)
 
 
-def record(task_id: str, status: str = "answered") -> dict[str, Any]:
-    return {
-        "task_id": task_id,
-        "status": status,
-        "system": "tgms",
-        "correct": status != "infra_error" or None,
-    }
+def record(task_id: str, status: str = "answered") -> TaskRecord:
+    return make(task_id=task_id, status=status, correct=False if status != "infra_error" else None)
 
 
 def test_an_append_cuts_a_torn_tail_first(tmp_path: Path) -> None:
@@ -120,8 +117,8 @@ def test_an_append_cuts_a_torn_tail_first(tmp_path: Path) -> None:
     append_record(path, record("a"))
     append_record(path, record("b", "infra_error"))
     with path.open("a", encoding="utf-8") as fh:  # a kill mid-write leaves half a line
-        fh.write(json.dumps(record("d"))[:20])
-    assert [r["task_id"] for r in read_records(path)] == ["a", "b"], "a torn line is not a record"
+        fh.write(record("d").to_json()[:20])
+    assert [r.task_id for r in read_records(path)] == ["a", "b"], "a torn line is not a record"
     append_record(path, record("b"))  # the rerun of b: the torn tail is cut first
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 3 and all(json.loads(line) for line in lines)
@@ -160,7 +157,7 @@ def run_in_order(
         order: list[str] = []
         with start_actors(bundle.bundles(), endpoint, cluster, out / "work") as pool:
 
-            def on_record(job: CellJob, result: dict[str, Any]) -> None:
+            def on_record(job: CellJob, result: TaskResult) -> None:
                 write_result(job, result)
                 order.append(job.cell.system)
                 if written is not None:
@@ -184,7 +181,7 @@ def test_a_small_flight_cap_runs_cells_one_after_another_after_preparing_them(
     switches = sum(1 for a, b in itertools.pairwise(order) if a != b)
     # cell-major, except that a cell still being prepared may let the other go first once
     assert switches <= 2, order
-    assert all(r["status"] != "infra_error" for j in jobs for r in read_records(j.records_path))
+    assert all(r.status != "infra_error" for j in jobs for r in read_records(j.records_path))
 
 
 def test_no_slot_waits_on_a_build_while_another_cell_is_ready(

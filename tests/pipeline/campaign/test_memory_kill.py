@@ -26,7 +26,7 @@ def test_a_task_actor_killed_for_memory_comes_back_and_the_run_completes(
     out = run_script("memory_kill_run.py", small_bundle.dir, tmp_path, n_tasks)
     # the allocation happened in the actor's first process, which the memory monitor then killed
     assert out["allocated_in"] == str(out["pid_before"]) and out["pid_after"] != out["pid_before"]
-    assert out["digest_after"] == out["expected_digest"] == small_bundle.manifest["store_digest"]
+    assert out["digest_after"] == out["expected_digest"] == small_bundle.manifest.store_digest
     ids = Counter(r["task_id"] for r in out["records"])
     assert sorted(ids) == sorted(t.id for t in small_bundle.tasks[:n_tasks]) and set(ids.values()) == {1}
     assert all(r["status"] != "infra_error" for r in out["records"])

@@ -15,7 +15,7 @@ from tests.pipeline.campaign.conftest import Bundle
 def test_actors_on_two_nodes_survive_one_node_being_killed(small_bundle: Bundle, tmp_path: Path) -> None:
     n_tasks = 16
     out = run_script("multinode_run.py", small_bundle.dir, tmp_path, n_tasks)
-    digest = small_bundle.manifest["store_digest"]
+    digest = small_bundle.manifest.store_digest
     # two actors on two different nodes, each proving the manifest's digest
     assert len({p["node"] for p in out["before"]}) == 2 and "?" not in {p["node"] for p in out["before"]}
     assert all(p["digest"] == digest == out["expected_digest"] for p in out["before"])

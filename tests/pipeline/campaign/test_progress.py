@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+from tests.pipeline.campaign._records import record
 from tgms.pipeline.campaign.progress import RECENT, Progress
 
 
@@ -19,7 +20,7 @@ class Clock:
 def progress(clock: Clock, **kw: float) -> tuple[Progress, io.StringIO]:
     out = io.StringIO()
     p = Progress(out=out, clock=clock, **kw)
-    p.add_cell("a", 10, [{"status": "ok", "correct": True}])  # one done in an earlier run
+    p.add_cell("a", 10, [record(status="answered", correct=True)])  # one done in an earlier run
     p.add_cell("b", 30, [])
     return p, out
 
@@ -27,8 +28,8 @@ def progress(clock: Clock, **kw: float) -> tuple[Progress, io.StringIO]:
 def test_counts_and_accuracy_per_cell() -> None:
     clock = Clock()
     p, _ = progress(clock)
-    p.record("a", {"status": "ok", "correct": False})
-    p.record("b", {"status": "infra_error"})
+    p.record("a", record(status="answered", correct=False))
+    p.record("b", record(status="infra_error"))
     lines = p.render().splitlines()
     assert lines[1].split()[1:] == ["2/10", "0.500", "0"]
     assert lines[2].split()[1:] == ["0/30", "-", "1"]
@@ -42,7 +43,7 @@ def test_the_eta_follows_recent_throughput_not_the_run_average() -> None:
     clock.now += 600  # a slow start: a one-off build
     for _ in range(RECENT):
         clock.now += 2
-        p.record("b", {"status": "ok", "correct": True})
+        p.record("b", record(status="answered", correct=True))
     left = 40 - 1 - RECENT
     # recent: 9 tasks in the 18 s since the first of the last ten = 0.5/s; the average is ~0.016/s
     assert f"ETA {left / 0.5:,.0f} s" in p.render()
@@ -69,6 +70,6 @@ def test_a_finished_run_says_done() -> None:
     out = io.StringIO()
     p = Progress(out=out, clock=clock)
     p.add_cell("a", 1, [])
-    p.record("a", {"status": "ok", "correct": True})
+    p.record("a", record(status="answered", correct=True))
     last = p.render().splitlines()[-1]
     assert last.endswith("0 left, ETA done") and "last finished" not in last

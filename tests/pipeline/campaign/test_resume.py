@@ -22,6 +22,7 @@ from tests.pipeline.campaign.conftest import Bundle
 from tgms.models.testing.scripted_server import ScriptedServer
 from tgms.models.testing.smoke_rule import smoke_reply
 from tgms.pipeline.campaign.records import read_records
+from tgms.pipeline.systems.record import TaskRecord
 
 N_TASKS = 16
 SYSTEMS = ["static_graph_rag", "tgms"]
@@ -36,7 +37,7 @@ def driver(ray_info: dict, bundle: Bundle, url: str, out: Path) -> subprocess.Po
     return subprocess.Popen(argv, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def records(out: Path) -> list[dict]:
+def records(out: Path) -> list[TaskRecord]:
     return [r for f in sorted((out / "records").glob("*.jsonl")) for r in read_records(f)]
 
 
@@ -76,11 +77,11 @@ def test_sigkill_mid_run_then_rerun_finishes_each_task_once(
     final = records(out)
     expected_ids = [t.id for t in small_bundle.tasks[:N_TASKS]]
     for system in SYSTEMS:
-        mine = [r for r in final if r["system"] == system]
-        finished = Counter(r["task_id"] for r in mine if r["status"] != "infra_error")
+        mine = [r for r in final if r.system == system]
+        finished = Counter(r.task_id for r in mine if r.status != "infra_error")
         assert sorted(finished) == sorted(expected_ids), f"{system}: every task finished"
         assert set(finished.values()) == {1}, f"{system}: no task finished twice"
-    assert not [r for r in final if r["status"] == "infra_error"]
+    assert not [r for r in final if r.status == "infra_error"]
     # the rerun ran only what the kill left: the records already on disk were skipped
     assert stats["skipped"] == len(at_kill)
     assert stats["finished"] == N_TASKS * len(SYSTEMS) - stats["skipped"]

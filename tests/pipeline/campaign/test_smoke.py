@@ -25,6 +25,7 @@ pytest.importorskip("ray")
 mlflow = pytest.importorskip("mlflow")
 
 from tests.conftest import collegemsg_head  # noqa: E402
+from tgms.pipeline.campaign.bundle import read_manifest  # noqa: E402
 from tgms.pipeline.campaign.cell_spec import CELL_SPEC_TAG, CellSpec, Provenance, campaign_id  # noqa: E402
 
 MODEL_NAME = "scripted"  # conf/model/scripted.yaml
@@ -168,7 +169,7 @@ def test_the_parent_id_is_the_hash_of_the_cell_specs(smoke: dict[str, Any]) -> N
 
     (parent,) = runs(smoke["db"], "smoke", "campaign")
     (bundle,) = (smoke["run_dir"] / "bundles").iterdir()
-    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest = read_manifest(bundle)
     specs = [CellSpec.from_json(p.read_text()) for p in sorted((smoke["run_dir"] / "specs").glob("*.json"))]
     config = load("experiment=smoke")
     assert parent.data.tags["tgms.campaign_id"] == campaign_id(config, {"collegemsg": manifest}, specs)

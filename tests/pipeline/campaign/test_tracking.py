@@ -20,9 +20,11 @@ from tests.pipeline.campaign._records import (
     expected,
     label,
     make_record,
+    record,
     small_suite,
     tags_of,
 )
+from tests.suite_fixtures import manifest as fake_manifest
 from tgms.engine.api import ConflictError, CorruptError, InvalidArgError, NotFoundError
 from tgms.pipeline.campaign.cell_metrics import cell_metrics, metric_key
 from tgms.pipeline.campaign.outcomes import executed_of, outcome_of, unsupported_of
@@ -36,6 +38,8 @@ from tgms.pipeline.campaign.tracking import (
 )
 from tgms.pipeline.scoring.bootstrap import paired_bootstrap
 from tgms.pipeline.scoring.suite import Suite, Task
+from tgms.pipeline.systems.record import TaskRecord
+from tgms.pipeline.systems.runner import parse_lines
 from tgms.pipeline.table import from_json, to_markdown
 from tgms.pipeline.tasks.stats import table2_markdown
 
@@ -58,8 +62,8 @@ def tracker(tmp_path: Path) -> CampaignTracker:
 
 
 # -- outcomes --------------------------------------------------------------------------------------------
-def test_outcome_of_reads_the_record(tasks: list[dict]) -> None:
-    by_label: dict[str, dict] = {}
+def test_outcome_of_reads_the_record(tasks: list[Task]) -> None:
+    by_label: dict[str, TaskRecord] = {}
     for t in tasks:
         by_label.setdefault(label(t.id, "tgms", 0), make_record(t, "tgms", 0, MODEL, "no_gating"))
     assert {"right", "wrong", "infra"} <= set(by_label), "the labels must cover these cases"
@@ -71,28 +75,36 @@ def test_outcome_of_reads_the_record(tasks: list[dict]) -> None:
     assert wrong is not None and not wrong.correct and wrong.unsupported is True
     # a record whose stored score contradicts its answer is corrupt, not silently re-scored
     with pytest.raises(CorruptError):
-        outcome_of({**by_label["wrong"], "correct": True})
-    with pytest.raises(CorruptError):
-        outcome_of({"system": "tgms", "correct": True})
+        outcome_of(by_label["wrong"].model_copy(update={"correct": True}))
+    # a line that is JSON but not a record fails where it is read, named
+    with pytest.raises(CorruptError, match=r"run r1: records\.jsonl:2 is not a task record") as err:
+        parse_lines(
+            by_label["right"].to_json() + '\n{"system": "tgms", "correct": true}\n', "run r1: records.jsonl"
+        )
+    assert any("task_id" in p for p in err.value.details["problems"])
 
 
 def test_unsupported_counts_only_emitted_gated_claims() -> None:
     base = {"status": "answered", "claim_verdicts": [{"claim": "c1", "verdict": "unsupported"}]}
-    assert unsupported_of({**base, "answer": {"claims": [{"id": "c1", "type": "value"}]}}) is True
+    assert unsupported_of(record(**base, answer={"claims": [{"id": "c1", "type": "value"}]})) is True
     # a pattern claim is not gated; a dropped claim is not in the emitted answer
-    assert unsupported_of({**base, "answer": {"claims": [{"id": "c1", "type": "temporal_pattern"}]}}) is False
-    assert unsupported_of({**base, "answer": {"claims": [{"id": "c2", "type": "count"}]}}) is False
-    assert unsupported_of({**base, "status": "abstained", "answer": None}) is None  # nothing emitted
-    assert unsupported_of({"status": "answered", "answer": {"claims": []}}) is None  # never verified
+    assert (
+        unsupported_of(record(**base, answer={"claims": [{"id": "c1", "type": "temporal_pattern"}]})) is False
+    )
+    assert unsupported_of(record(**base, answer={"claims": [{"id": "c2", "type": "count"}]})) is False
+    assert unsupported_of(record(**{**base, "status": "abstained"}, answer=None)) is None  # nothing emitted
+    assert unsupported_of(record(status="answered", answer={"claims": []})) is None  # never verified
 
 
 def test_executed_of_plans_and_queries() -> None:
-    assert executed_of({"trace_status": "ok"}) is True
-    assert executed_of({"trace_status": "partial", "attempts": [{"valid": True}]}) is False
-    assert executed_of({"attempts": [{"valid": False, "violations": [{"problem": "empty_result"}]}]}) is True
-    assert executed_of({"attempts": [{"valid": False, "runtime_error": {"error": "E_QUERY"}}]}) is False
-    assert executed_of({"attempts": [{"valid": False, "violations": [{"problem": "no_query"}]}]}) is False
-    assert executed_of({"attempts": []}) is None
+    assert executed_of(record(trace_status="ok")) is True
+    assert executed_of(record(trace_status="partial", attempts=[{"valid": True}])) is False
+    assert (
+        executed_of(record(attempts=[{"valid": False, "violations": [{"problem": "empty_result"}]}])) is True
+    )
+    assert executed_of(record(attempts=[{"valid": False, "runtime_error": {"error": "E_QUERY"}}])) is False
+    assert executed_of(record(attempts=[{"valid": False, "violations": [{"problem": "no_query"}]}])) is False
+    assert executed_of(record(attempts=[])) is None
 
 
 # -- metrics without MLflow --------------------------------------------------------------------------------
@@ -193,7 +205,7 @@ def test_log_cell_metrics_and_artifacts(tmp_path: Path, tracker: CampaignTracker
     for sub in ("records", "traces"):
         (run_dir / sub).mkdir(parents=True)
         (run_dir / sub / f"{tags['tgms.cell_id']}.jsonl").write_text(
-            "".join(json.dumps(r) + "\n" for r in recs) if sub == "records" else '{"trace": 1}\n'
+            "".join(r.to_json() + "\n" for r in recs) if sub == "records" else '{"trace": 1}\n'
         )
     files = [
         run_dir / "records" / f"{tags['tgms.cell_id']}.jsonl",
@@ -351,7 +363,7 @@ def test_the_bundle_is_each_runs_dataset_and_the_ui_opens_on_runs(
     parent = tracker.start_campaign("c-datasets", {"a": 1}, {}, "main · collegemsg · x")
     bundle = tmp_path / "bundles" / "collegemsg-s0"
     bundle.mkdir(parents=True)
-    manifest = {"seed": 0, "store_digest": "c1e13cbb" * 8}
+    manifest = fake_manifest(seed=0, store_digest="c1e13cbb" * 8)
     for _ in range(2):  # a resumed run logs it again: still one input
         tracker.log_bundle(parent, "collegemsg", bundle, manifest)
     inputs = tracker.client.get_run(parent).inputs.dataset_inputs

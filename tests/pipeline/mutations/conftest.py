@@ -31,16 +31,18 @@ from tests.engine.claims._support import (
     ref,
     step,
 )
+from tests.suite_fixtures import task
 from tgms.engine.operators.context import OpContext
 from tgms.engine.store import Store
 from tgms.pipeline.mutations.pool import Pool, PoolItem, build_pool
+from tgms.pipeline.scoring.suite import Task
 
 
-def _task(tid: str, plan: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    return {"id": tid, "family": kw.pop("family", "T1"), "oracle_plan": plan, **kw}
+def _task(tid: str, plan: dict[str, Any], **kw: Any) -> Task:
+    return task(id=tid, family=kw.pop("family", "T1"), oracle_plan=plan, **kw)
 
 
-def tasks() -> list[dict[str, Any]]:
+def tasks() -> list[Task]:
     snap = {"seeds": ["n1", "n2", "n3"], "hops": 0, "t_valid": S}
     return [
         _task("reach", raw_plan(step("s1", "temporal_reachability", reach()), answer="s1.rows_total",

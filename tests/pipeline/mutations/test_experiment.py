@@ -7,27 +7,29 @@ from typing import Any
 
 import pytest
 
+from tests.suite_fixtures import suite_of
 from tgms.engine.canonical import dumps
 from tgms.engine.ingest.build import build_store
 from tgms.pipeline.cli.main import main
 from tgms.pipeline.mutations import run_experiment, table5_markdown
+from tgms.pipeline.scoring.suite import Suite
 from tgms.pipeline.tasks.build import build_suite
 
 from .conftest import tasks
 
 
 @pytest.fixture(scope="module")
-def suite() -> dict[str, Any]:
+def suite() -> Suite:
     ts = tasks()
-    return {"dataset": "tiny", "splits": {"dev": ts[:3], "test": ts[3:]}}
+    return suite_of(ts[:3], ts[3:], dataset="tiny")
 
 
 @pytest.fixture(scope="module")
-def result(store_dir: Path, suite: dict[str, Any]) -> dict[str, Any]:
+def result(store_dir: Path, suite: Suite) -> dict[str, Any]:
     return run_experiment(store_dir, suite, per_class=12, seed=3)
 
 
-def test_reproducible(store_dir: Path, suite: dict[str, Any], result: dict[str, Any]) -> None:
+def test_reproducible(store_dir: Path, suite: Suite, result: dict[str, Any]) -> None:
     assert dumps(run_experiment(store_dir, suite, per_class=12, seed=3)) == dumps(result)
     assert dumps(run_experiment(store_dir, suite, per_class=12, seed=4)) != dumps(result)
 
@@ -48,14 +50,14 @@ def test_detection(result: dict[str, Any]) -> None:
     assert by["count ±1"]["detected_without_mechanism"] is None
 
 
-def test_table_and_cli(store_dir: Path, suite: dict[str, Any], result: dict[str, Any], tmp_path: Path,
+def test_table_and_cli(store_dir: Path, suite: Suite, result: dict[str, Any], tmp_path: Path,
                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     md = table5_markdown(result)
     count = next(r for r in result["classes"] if r["class"] == "count ±1")
     row = f"| count ±1 | {count['cases']} | {count['cases']} | — | 0 | {count['pool']} |"
     assert md.count("\n| ") == len(result["classes"]) + 1 and row in md
     path = tmp_path / "suite.json"
-    path.write_text(dumps(suite))
+    path.write_text(suite.to_json())
     out = tmp_path / "out"
     args = ["mutations", "--store", str(store_dir), "--suite", str(path), "--out", str(out)]
     assert main([*args, "--per-class", "12", "--seed", "3"]) == 0
@@ -65,14 +67,14 @@ def test_table_and_cli(store_dir: Path, suite: dict[str, Any], result: dict[str,
 
 
 @pytest.fixture(scope="module")
-def syn(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def syn(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Suite]:
     """A small generated synthetic store and its suite (probes included)."""
     root = tmp_path_factory.mktemp("syn") / "synthetic"
     build_store("synthetic", root, events=5000, nodes=200, seed=0).close()
     return root, build_suite(root, "synthetic", 0)
 
 
-def test_generated_suite_reproducible(syn: tuple[Path, dict[str, Any]]) -> None:
+def test_generated_suite_reproducible(syn: tuple[Path, Suite]) -> None:
     root, suite = syn
     first = run_experiment(root, suite, per_class=20, seed=0)
     assert dumps(run_experiment(root, suite, per_class=20, seed=0)) == dumps(first)
@@ -85,7 +87,7 @@ def test_generated_suite_reproducible(syn: tuple[Path, dict[str, Any]]) -> None:
             assert r["detected"] == r["cases"], r
 
 
-def test_cli_without_a_suite_generates_it(syn: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+def test_cli_without_a_suite_generates_it(syn: tuple[Path, Suite], tmp_path: Path) -> None:
     """DESIGN §6's `tgms mutations --store DIR --out DIR`: the suite is generated from the store first,
     and the result equals the two-step run on that suite."""
     from tgms.pipeline.cli.main import main

@@ -167,7 +167,7 @@ def test_killed_run_resumes_without_redoing(registered: str, server: ScriptedSer
         new = run_tasks(sysm, tasks(1, 2, 3, 4), out=out)
     assert [r.task_id for r in new] == ["t3", "t4"]
     assert server.log.chat_count == before + 2
-    assert sorted(r["task_id"] for r in read_records(out)) == ["t1", "t2", "t3", "t4"]
+    assert sorted(r.task_id for r in read_records(out)) == ["t1", "t2", "t3", "t4"]
 
 
 def test_summary_denominators(registered: str, server: ScriptedServer, tmp_path: Path) -> None:

@@ -240,8 +240,9 @@ def test_a_repeated_plan_is_sampled_and_the_repeat_is_recorded(make_system, dev)
     assert server.log.chat_bodies[2]["seed"] == sampled["seed"]
     line = TaskRecord.model_validate_json(rec.to_json()).model_dump(mode="json")
     assert line["repeat_replies"] == 1 and line["attempts"][1]["repeated"] is True
-    assert summarize([line])["repeat_replies"] == 1
-    outcome = outcome_of({**line, "correct": True})
+    back = TaskRecord.model_validate(line)
+    assert summarize([back])["repeat_replies"] == 1
+    outcome = outcome_of(back.model_copy(update={"correct": True}))
     assert outcome is not None and (outcome.repeat_replies, outcome.repair_replies) == (1, 2)
     assert metrics([outcome])["repeat_rate"] == {"value": 0.5, "num": 1, "den": 2}
 

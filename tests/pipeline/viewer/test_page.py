@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.viewer import TraceView, render_page, view_from_ask
 from tgms.pipeline.viewer.dag import NODE_H, NODE_W, render_dag
 from tgms.pipeline.viewer.evidence import EVIDENCE_ROWS, RAW_CHARS
@@ -27,34 +28,36 @@ class _Tags(HTMLParser):
         self.attrs.extend(attrs)
 
 
-def record(reporter_answer: dict | None, gate: dict | None, emitted: dict | None) -> dict[str, Any]:
-    return {
-        "task_id": "ask",
-        "system": "tgms",
-        "model": "m",
-        "seed": 0,
-        "answer_kind": None,
-        "status": "answered" if emitted else "abstained",
-        "reporter": "llm",
-        "latency_s": 1.5,
-        "tokens": {"prompt": 10, "completion": 5},
-        "answer": emitted,
-        "gate": gate,
-        "claim_verdicts": [
-            {"claim": "c1", "type": "count", "verdict": "supported", "reason": "matches s1.count"},
-            {"claim": "c2", "type": "count", "verdict": "unsupported", "reason": "s1.count is 3, not 4"},
-        ],
-        "attempts": [
-            {
-                "n": 1,
-                "sha256": None,
-                "valid": False,
-                "violations": [{"code": "output_fields", "message": "no such field", "legal": ["count"]}],
-            },
-            {"n": 2, "sha256": "ab", "valid": True, "violations": []},
-        ],
-        "extras": {"reporter_answer": reporter_answer} if reporter_answer else {},
-    }
+def record(reporter_answer: dict | None, gate: dict | None, emitted: dict | None) -> TaskRecord:
+    return TaskRecord.model_validate(
+        {
+            "task_id": "ask",
+            "system": "tgms",
+            "model": "m",
+            "seed": 0,
+            "answer_kind": None,
+            "status": "answered" if emitted else "abstained",
+            "reporter": "llm",
+            "latency_s": 1.5,
+            "tokens": {"prompt": 10, "completion": 5},
+            "answer": emitted,
+            "gate": gate,
+            "claim_verdicts": [
+                {"claim": "c1", "type": "count", "verdict": "supported", "reason": "matches s1.count"},
+                {"claim": "c2", "type": "count", "verdict": "unsupported", "reason": "s1.count is 3, not 4"},
+            ],
+            "attempts": [
+                {
+                    "n": 1,
+                    "sha256": None,
+                    "valid": False,
+                    "violations": [{"code": "output_fields", "message": "no such field", "legal": ["count"]}],
+                },
+                {"n": 2, "sha256": "ab", "valid": True, "violations": []},
+            ],
+            "extras": {"reporter_answer": reporter_answer} if reporter_answer else {},
+        }
+    )
 
 
 ANSWER = {
