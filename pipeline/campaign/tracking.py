@@ -38,7 +38,7 @@ from tgms.pipeline.campaign.bundle import Manifest
 from tgms.pipeline.campaign.cell_metrics import cell_metrics, compare_cells, comparison_metrics, metric_key
 from tgms.pipeline.scoring.suite import Suite
 from tgms.pipeline.systems.record import TaskRecord
-from tgms.pipeline.table import Document, Table, parse_markdown, to_latex, to_markdown
+from tgms.pipeline.table import Document, Table, to_latex, to_markdown
 
 MAX_PARAM_VALUE = 6000  # MLflow's limit on a param value (characters)
 MAX_KEY = 250  # MLflow's limit on a param / tag key
@@ -359,18 +359,14 @@ class CampaignTracker:
             shutil.copyfile(path, Path(tmp) / name)
             self.log_artifacts(run_id, [Path(tmp) / name])
 
-    def log_tables(self, run_id: str, tables: Mapping[str, Table | Document | str]) -> None:
-        """Log tables ``{stem: table}`` as ``tables/<stem>.md``, ``.tex`` and, for a table model,
-        ``.json`` (its ``model_dump_json``, what ``tgms report`` reads back). Markdown given as text (no
-        model behind it) is logged as given, with the LaTeX of :func:`pipeline.table.parse_markdown`."""
+    def log_tables(self, run_id: str, tables: Mapping[str, Table | Document]) -> None:
+        """Log table models ``{stem: table}`` as ``tables/<stem>.md`` and ``.tex`` (both rendered from the
+        model, never one from the other) and ``.json`` (its ``model_dump_json``, what ``tgms report`` reads
+        back)."""
         with tempfile.TemporaryDirectory(prefix="tgms-tables-") as tmp:
             paths = []
             for stem, table in tables.items():
-                if isinstance(table, (Table, Document)):
-                    files = {".md": to_markdown(table), ".tex": to_latex(table)}
-                    files[".json"] = table.model_dump_json()
-                else:
-                    files = {".md": table, ".tex": to_latex(parse_markdown(table, stem, f"tab:{stem}"))}
+                files = {".md": to_markdown(table), ".tex": to_latex(table), ".json": table.model_dump_json()}
                 for suffix, text in files.items():
                     paths.append(Path(tmp) / f"{stem}{suffix}")
                     paths[-1].write_text(text, encoding="utf-8")

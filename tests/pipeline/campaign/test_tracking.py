@@ -40,7 +40,7 @@ from tgms.pipeline.scoring.bootstrap import paired_bootstrap
 from tgms.pipeline.scoring.suite import Suite, Task
 from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.systems.runner import parse_lines
-from tgms.pipeline.table import from_json, to_markdown
+from tgms.pipeline.table import Cell, Column, Table, from_json, to_latex, to_markdown
 from tgms.pipeline.tasks.stats import table2_markdown
 
 MODEL = "scripted-model"
@@ -241,12 +241,16 @@ def test_log_tables_writes_markdown_and_latex(
 ) -> None:
     run = tracker.start_campaign("tables", {}, {})
     tracker.log_suite_tables(run, {"collegemsg": suite[1]})
-    tracker.log_tables(run, {"table4": "Table 4: x.\n\n| a | b |\n|---|---:|\n| 1 | 2 |\n"})
+    table4 = Table(
+        name="table4", caption="Table 4: x.", columns=(Column(name="a"), Column(name="b", align="r")),
+        rows=((Cell(text="1"), Cell(text="2", value=2)),),
+    )  # fmt: skip
+    tracker.log_tables(run, {"table4": table4})
     names = {a.path for a in tracker.client.list_artifacts(run, "tables")}
-    # Table 2 is a model: its JSON beside it; Table 4 given as Markdown text has none
-    assert names == {f"tables/table{n}.{s}" for n in (2, 4) for s in ("md", "tex")} | {"tables/table2.json"}
+    # each table model is logged as Markdown and LaTeX rendered from it, and its JSON
+    assert names == {f"tables/table{n}.{s}" for n in (2, 4) for s in ("md", "tex", "json")}
     tex = Path(tracker.client.download_artifacts(run, "tables/table4.tex", str(tmp_path))).read_text()
-    assert "\\begin{tabular}{lr}" in tex and "1 & 2 \\\\" in tex
+    assert "\\begin{tabular}{lr}" in tex and "1 & 2 \\\\" in tex and tex == to_latex(table4)
     got = Path(tracker.client.download_artifacts(run, "tables/table2.json", str(tmp_path))).read_text()
     md = Path(tracker.client.download_artifacts(run, "tables/table2.md", str(tmp_path))).read_text()
     assert to_markdown(from_json(got)) == md == table2_markdown(suite[1])
