@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tgms.models.local.llamacpp import missing_package, smollm2_gguf
 
@@ -81,7 +81,8 @@ def render_chat(messages: list[dict[str, Any]], *, model_path: Path | None = Non
     eos = vocab._model.token_get_text(vocab.token_eos())
     bos = vocab._model.token_get_text(vocab.token_bos())
     formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-    return str(formatter(messages=messages).prompt)
+    # llama-cpp-python types the messages as its own TypedDicts: the same role/content dicts as ours
+    return str(formatter(messages=cast(Any, messages)).prompt)
 
 
 def count_chat_tokens(messages: list[dict[str, Any]], *, model_path: Path | None = None) -> int:
