@@ -101,3 +101,30 @@ def test_cli_without_a_suite_generates_it(syn: tuple[Path, Suite], tmp_path: Pat
     assert (out / "mutations.json").read_text() == dumps(
         run_experiment(root, suite, per_class=10, seed=0)
     ) + "\n"
+
+
+def test_cli_refuses_a_suite_it_cannot_mutate(
+    store_dir: Path, suite: Suite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--suite`` is read as a typed suite: a file that is not one is ``E_SCHEMA`` naming the field, a task
+    without an oracle plan (a user's question) ``E_SCHEMA`` naming the task, no tasks ``E_INVALID_ARG``;
+    nothing is written."""
+    import json
+
+    from tests.suite_fixtures import task
+
+    question = task(id="collegemsg/T1.x/00", oracle_plan=None)
+    bad = {
+        "not_a_suite": ('{"splits": {"dev": [], "test": []}}', "E_SCHEMA", "format"),
+        "no_plan": (suite_of([*suite.splits.dev, question]).to_json(), "E_SCHEMA", "collegemsg/T1.x/00"),
+        "empty": (suite_of([]).to_json(), "E_INVALID_ARG", "no tasks"),
+    }
+    for name, (text, code, said) in bad.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(text)
+        out = tmp_path / f"out-{name}"
+        capsys.readouterr()
+        assert main(["mutations", "--store", str(store_dir), "--suite", str(path), "--out", str(out)]) != 0
+        err = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+        assert err["error"] == code and said in json.dumps(err), (name, err)
+        assert not (out / "mutations.json").exists(), name
