@@ -57,7 +57,7 @@ def test_a_full_run_directory_is_a_structured_error_and_the_rerun_finishes(
     head = collegemsg_head(tmp_path, 12_000)
     argv = [
         sys.executable, "-m", "tgms.pipeline.campaign", "experiment=smoke",
-        "systems=[static_graph_rag,text_to_cypher]", "seeds=[0,1]", "experiment.mutations.enabled=false",
+        "systems=[static_graph_rag,text_to_cypher]", "seeds=[0]", "experiment.mutations.enabled=false",
         f"catalog.suites.collegemsg.source={head}",
         f"run.cache_dir={cache}", "cluster.num_cpus=2", "run.progress_every_s=0.5",
         f"hydra.run.dir={run_dir}",
@@ -95,8 +95,8 @@ def test_a_full_run_directory_is_a_structured_error_and_the_rerun_finishes(
     for name, lines in kept.items():  # every record written before the disk filled is still there
         assert after[name][: len(lines)] == lines, name
     ids = [(name, json.loads(ln)["task_id"]) for name, lines in after.items() for ln in lines]
-    assert len(after) == 4 and ids and len(ids) == len(set(ids))  # every task of every cell once
+    assert len(after) == 2 and ids and len(ids) == len(set(ids))  # every task of every cell once
     client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{db}")
     exp = client.get_experiment_by_name("smoke")
     statuses = [r.info.status for r in client.search_runs([exp.experiment_id])]
-    assert "RUNNING" not in statuses and statuses.count("FINISHED") >= 5, statuses
+    assert "RUNNING" not in statuses and statuses.count("FINISHED") >= 3, statuses
