@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import sys
+from typing import Any
 
 from tgms.engine.api import BackendError, ConflictError, LimitError, SchemaError, TGMSError
 
@@ -61,3 +62,9 @@ def write_error(err: TGMSError) -> None:
     except UnicodeEncodeError:
         sys.stderr.write(json.dumps(err.to_dict(), sort_keys=True, ensure_ascii=True) + "\n")
     sys.stderr.flush()
+
+
+def validation_problems(err: Any, limit: int | None = None, root: str = "") -> list[str]:
+    """A pydantic ``ValidationError`` as ``"<dotted field>: <message>"`` lines (the first ``limit``; a
+    problem of the whole value is named ``root``): the ``problems`` detail of the error that reports it."""
+    return [f"{'.'.join(map(str, e['loc'])) or root}: {e['msg']}" for e in err.errors()[:limit]]

@@ -41,6 +41,7 @@ from tgms.engine.api import (
     source_path,
     source_sha256,
 )
+from tgms.pipeline.boundary import validation_problems
 from tgms.pipeline.scoring.suite import Suite, Task, parse_suite
 
 BUNDLE_FORMAT = "tgms-bundle"
@@ -232,7 +233,7 @@ def read_manifest(bundle: str | os.PathLike[str]) -> Manifest:
     try:
         return Manifest.model_validate(raw)
     except ValidationError as err:
-        problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()[:5]]
+        problems = validation_problems(err, 5)
         raise CorruptError(
             f"{path} is not a TGMS bundle manifest", path=str(path), problems=problems
         ) from None

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tgms.engine.api import CorruptError, NotFoundError, SchemaError, canonical_json, sha256_hex
+from tgms.pipeline.boundary import validation_problems
 
 #: the engine's answer kinds (``engine.api.ANSWER_KINDS``; a test checks the two agree: a Literal must be
 #: spelt out for the type checker)
@@ -122,7 +123,7 @@ def parse_suite(data: Any, source: str) -> Suite:
     try:
         return Suite.model_validate(data)
     except ValidationError as err:
-        problems = [f"{'.'.join(map(str, e['loc'])) or '$'}: {e['msg']}" for e in err.errors()]
+        problems = validation_problems(err, root="$")
         raise SchemaError(
             f"{source} is not a task suite: {problems[0]}", path=source, problems=problems[:20]
         ) from None

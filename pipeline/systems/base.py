@@ -34,6 +34,7 @@ from tgms.engine.api import InvalidArgError, Store, TGMSError
 from tgms.models.client import ChatClient, Completion
 from tgms.models.config import GenerationConfig, Sampling
 from tgms.models.errors import ContextLengthError, InfraError
+from tgms.pipeline.boundary import validation_problems
 from tgms.pipeline.scoring.suite import Task
 from tgms.pipeline.scoring.typed import score
 from tgms.pipeline.systems.record import LLMCall, TaskRecord, sha256_json, sha256_text
@@ -216,7 +217,7 @@ def check_config(name: str, config: dict[str, Any] | None = None) -> SystemConfi
     except ValidationError as err:
         raise InvalidArgError(
             f"bad config for system {name!r}",
-            problems=[f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()],
+            problems=validation_problems(err),
         ) from err
 
 

@@ -33,6 +33,7 @@ from pydantic import (
 )
 
 from tgms.engine.api import CorruptError
+from tgms.pipeline.boundary import validation_problems
 
 RECORD_VERSION = "1"
 Status = Literal["answered", "abstained", "model_error", "refused", "infra_error"]
@@ -151,7 +152,7 @@ def parse_record(value: Any, *, source: str = "a task record") -> TaskRecord:
     try:
         return TaskRecord.model_validate(value)
     except ValidationError as err:
-        problems = [f"{'.'.join(map(str, e['loc'])) or '(record)'}: {e['msg']}" for e in err.errors()[:5]]
+        problems = validation_problems(err, 5, root="(record)")
         raise CorruptError(f"{source} is not a task record", problems=problems) from None
 
 

@@ -34,6 +34,7 @@ from tgms.engine.api import (
     trace_from_dict,
     verify_claims,
 )
+from tgms.pipeline.boundary import validation_problems
 from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.viewer.view import TraceView, view_from_ask
 
@@ -124,7 +125,7 @@ def _record(raw: dict[str, Any]) -> TaskRecord:
     try:
         return TaskRecord.model_validate(raw)
     except ValidationError as exc:
-        problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:20]]
+        problems = validation_problems(exc, 20)
         raise SchemaError(
             f"TRACE.json's record is not a task record: {problems[0]}", field="record", problems=problems
         ) from None
