@@ -33,20 +33,20 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tgms.engine.canonical import canonicalize, digest
+from tgms.engine.canonical import digest, dumps_canonical, sha256_hex
 from tgms.engine.errors import CorruptError, CostError, LimitError, NotFoundError, TGMSError, UpstreamError
+from tgms.engine.execute.full_reads import FullResults
 from tgms.engine.execute.results import MemoryResults, ResultStore
 from tgms.engine.operators.context import OpContext
-from tgms.engine.operators.cost import DEFAULT_BUDGET_S
+from tgms.engine.operators.cost import DEFAULT_BUDGET_S, values_estimate
 from tgms.engine.operators.envelope import run_call
 from tgms.engine.operators.registry import get_operator
 from tgms.engine.plan.contracts import arg_max_items
 from tgms.engine.plan.model import Plan, Step
-from tgms.engine.plan.refs import Ref, resolve, set_at
+from tgms.engine.plan.refs import Ref, Star, element_part, resolve, set_at
 
 TIMING_FIELDS = ("wall_ms", "estimate_s")
 
@@ -109,20 +109,8 @@ class Trace:
     results: ResultStore = field(default_factory=MemoryResults, repr=False)
     plan: dict[str, Any] = field(default_factory=dict, repr=False)  # the plan as run (raw JSON)
     _envelopes: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    #: full (unpaged) payloads of cut steps a full-input step reads; canonical once read (never serialized)
-    _full: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    _full_canonical: set[str] = field(default_factory=set, repr=False)
-
-    def full_payload(self, sid: str) -> dict[str, Any] | None:
-        """The whole result of a cut step, when the executor kept it for a full read (canonical)."""
-        if sid not in self._full:
-            return None
-        if sid not in self._full_canonical:  # canonicalized at the first read only: it can be large
-            # a list may be held lazily (LazyRows builds rows for the slice read): build all of it
-            whole = {k: _materialized(v) for k, v in self._full[sid].items()}
-            self._full[sid] = canonicalize(whole)
-            self._full_canonical.add(sid)
-        return self._full[sid]
+    #: whole payloads of cut steps a full-input step reads (never serialized)
+    full: FullResults = field(default_factory=FullResults, repr=False)
 
     @property
     def step_args(self) -> dict[str, dict[str, Any]]:
@@ -249,13 +237,6 @@ def _list_cap(spec_name: str, loc: tuple[str | int, ...], config: ExecConfig) ->
     return min(cap, most) if cap is not None else most
 
 
-def _materialized(value: Any) -> Any:
-    """A payload list held as a lazy sequence, as a list (anything else unchanged)."""
-    if isinstance(value, Sequence) and not isinstance(value, (str, list, tuple)):
-        return list(value[0 : len(value)])
-    return value
-
-
 def _reads_whole(op: str) -> bool:
     try:
         return get_operator(op).traits.full_input
@@ -313,7 +294,9 @@ class Executor:
             rows_used = self._run_step(step, rec, trace, min(cfg.budget_s, left), rows_used)
         return trace
 
-    def _read(self, step: Step, ref: Ref, trace: Trace) -> tuple[Any, bool, dict[str, Any] | None]:
+    def _read(
+        self, step: Step, ref: Ref, trace: Trace, budget_s: float
+    ) -> tuple[Any, bool, dict[str, Any] | None]:
         """The value ``ref`` names for ``step``, whether the read is incomplete, and what a full read
         (past the producer's cut page) read: ``{items, digest}``."""
         producer = trace.record(ref.step)
@@ -323,25 +306,57 @@ class Executor:
         try:
             got = resolve(ref, payload)
         except LimitError:  # an index past the page: a full read may still find it
-            if not full_input or trace.full_payload(ref.step) is None:
+            if not full_input or not trace.full.has(ref.step):
                 raise
         else:
-            if not got.truncated or not full_input or trace.full_payload(ref.step) is None:
+            if not got.truncated or not full_input or not trace.full.has(ref.step):
                 return got.value, got.truncated or producer.upstream_truncated, None
-        full = trace.full_payload(ref.step)
-        assert full is not None
-        whole = resolve(ref, full)
+        self._price_full_read(step, ref, trace, budget_s)
+        whole = trace.full.read(ref)
         # the producer's whole result is exact unless it rests on a cut read itself or its operator
         # stopped early (an operator's own ``truncated``, a list shorter than its total)
-        incomplete = whole.truncated or bool(full.get("truncated")) or producer.upstream_truncated
+        incomplete = whole.truncated or trace.full.stopped_early(ref.step) or producer.upstream_truncated
         value = whole.value
         items = len(value) if isinstance(value, list) else 1
-        return value, incomplete, {"items": items, "digest": digest(value)}
+        # the whole result is read canonical (FullResults), so is what a ref picks from it: no second walk
+        return value, incomplete, {"items": items, "digest": sha256_hex(dumps_canonical(value))}
 
-    def _resolve(self, step: Step, rec: StepRecord, trace: Trace) -> dict[str, Any]:
+    def _price_full_read(self, step: Step, ref: Ref, trace: Trace, budget_s: float) -> None:
+        """The cost guard for a read past a cut page, before the whole list is built: building,
+        canonicalizing and digesting it is priced like the call's own walk of it (``values_estimate``)
+        and held to the step's budget, so a 10^6-row read over budget is refused in milliseconds, not
+        after the seconds it would take (``E_COST``, stage ``input``). A list longer than the step may
+        read (``max_full_items``) is refused here too, unbuilt."""
+        shape = trace.full.shape(ref.step, ref.field)
+        if shape is None or not self.config.check_cost:
+            return
+        items, first = shape
+        if ref.path and not isinstance(ref.path[0], Star):
+            return  # one element picked out of the list, not the list
+        # a column read walks the field's values; any other read builds and walks every whole row
+        if trace.full.reads_column(ref) and first is not None:
+            try:  # what the read takes of each element: the projection's part of the first one
+                first = element_part(ref, first)
+            except TGMSError:
+                return  # the read fails on its own, with its own error
+        narrow = f"narrow step {ref.step} (a window, a filter) or group it there"
+        est = values_estimate(items, first, [narrow])
+        if est.seconds > budget_s:
+            raise CostError(
+                f"step {step.id}: reading all {items} elements of {ref} would take an estimated "
+                f"{est.seconds:.2f} s, over the budget of {budget_s:.2f} s",
+                stage="input",
+                ref=str(ref),
+                items=items,
+                estimate=est.to_dict(),
+                budget_s=budget_s,
+                suggestions=est.suggestions,
+            )
+
+    def _resolve(self, step: Step, rec: StepRecord, trace: Trace, budget_s: float) -> dict[str, Any]:
         args = copy.deepcopy(step.args)
         for r in sorted(step.refs, key=lambda r: [str(p) for p in r.loc]):
-            value, tainted, full = self._read(step, r.ref, trace)
+            value, tainted, full = self._read(step, r.ref, trace, budget_s)
             if isinstance(value, list) and r.loc:
                 cap = _list_cap(step.op, r.loc, self.config)
                 if len(value) > cap and get_operator(step.op).traits.full_input and self.config.taint:
@@ -373,7 +388,7 @@ class Executor:
     def _run_step(self, step: Step, rec: StepRecord, trace: Trace, budget_s: float, rows_used: int) -> int:
         t0 = time.perf_counter()
         try:
-            args = self._resolve(step, rec, trace)
+            args = self._resolve(step, rec, trace, budget_s)
             rec.args_digest = self.results.put(args) if isinstance(args, dict) else None
             spec = get_operator(step.op)
             if rec.upstream_truncated and isinstance(args, dict) and spec.traits.reduces_list(args):
@@ -433,7 +448,7 @@ class Executor:
         rec.rows_total = payload.get("rows_total") if isinstance(payload.get("rows_total"), int) else None
         rec.truncated = bool(payload.get("truncated", False))
         if rec.truncated and step.id in self._keep_full and result.full is not None:
-            trace._full[step.id] = result.full
+            trace.full.keep(step.id, result.full)
         return rows_used + returned
 
 

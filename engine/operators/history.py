@@ -25,6 +25,7 @@ from tgms.engine.operators.lazy_rows import LazyRows
 from tgms.engine.operators.registry import operator
 from tgms.engine.operators.rows import EdgeVersionRow, NodeVersionRow
 from tgms.engine.operators.traits import NonEmpty, TimePoint
+from tgms.engine.store.model import EDGE_SCHEMA
 
 #: a selecting uid list (``[]`` selects nothing) and a snapshot time, for the plan verifier
 Seeds = Annotated[UidList, NonEmpty()]
@@ -268,6 +269,18 @@ class EdgeVersionRows(LazyRows):
 
     def _build(self, pos: np.ndarray) -> list[dict[str, Any]]:
         return self._ctx.edge_rows(self._e.rows(pos))
+
+    def has_column(self, name: str) -> bool:
+        return name in EDGE_SCHEMA.names and name != "props"  # props: objects parsed row by row
+
+    def column(self, name: str) -> list[Any]:
+        if not self.has_column(name):
+            raise NotImplementedError(f"edge-version rows have no column {name!r}")
+        values = self._e.rows(self._pos, [name]).column(name).to_pylist()
+        if name in ("src", "dst"):  # as edge_rows gives them: uids, not node indices
+            uids = self._ctx.uids()
+            return [uids[i] for i in values]
+        return values
 
 
 def _node_refs(

@@ -166,6 +166,14 @@ def _walk(ref: Ref, value: Any, path: tuple[Segment, ...], where: str) -> Any:
     return value
 
 
+def element_part(ref: Ref, element: Any) -> Any:
+    """What a ``field[*]...`` ref reads of one element of its list (the element itself for ``field[*]``);
+    ``E_UPSTREAM`` when the element lacks the path."""
+    if not ref.path or not isinstance(ref.path[0], Star):
+        raise ValueError(f"{ref} does not read each element of a list")
+    return _walk(ref, element, ref.path[1:], f"{ref.step}.{ref.field}[0]")
+
+
 def resolve(ref: Ref, payload: dict[str, Any]) -> Resolved:
     """The value ``ref`` names in ``payload`` (a producer's paged payload) and whether the read is complete.
 

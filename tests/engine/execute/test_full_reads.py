@@ -24,6 +24,8 @@ from tgms.engine.execute.executor import ExecConfig, Executor, Trace
 from tgms.engine.execute.trace_check import trace_object
 from tgms.engine.ingest.build import build_store
 from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import run_call
+from tgms.engine.operators.history import EdgeVersionRows
 from tgms.engine.operators.oracle import ORACLES, OracleStore
 from tgms.engine.operators.oracle import page as oracle_page
 from tgms.engine.plan.model import Plan, build_plan
@@ -242,3 +244,75 @@ def test_max_full_items_refuses_with_e_cost(stores: dict[str, Store]) -> None:
     assert s2 is not None and s2.status == "refused" and s2.error is not None
     assert s2.error["error"] == "E_COST" and s2.error["details"]["stage"] == "input"
     assert s2.error["details"]["max_items"] == 20_000 and s2.error["details"]["items"] > 20_000
+
+
+def _two_steps(consumer: dict[str, Any]) -> Plan:
+    steps = [step("s1", "list_events", {"limit": PAGE}), step("s2", "compute", consumer, "s1")]
+    raw = {"plan_id": "two", "question": "one aggregate over every event", "steps": steps}
+    return build_plan({**raw, "answer_spec": {"kind": "value", "from": "s2.value"}})
+
+
+@pytest.fixture
+def rows_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many edge-version rows each build of a lazily held list_events result built."""
+    built: list[int] = []
+    build = EdgeVersionRows._build
+
+    def counting(self: EdgeVersionRows, pos: Any) -> list[dict[str, Any]]:
+        built.append(len(pos))
+        return build(self, pos)
+
+    monkeypatch.setattr(EdgeVersionRows, "_build", counting)
+    return built
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_field_of_every_row_reads_as_a_column_equal_to_the_built_rows(
+    stores: dict[str, Store], backend: str
+) -> None:
+    """A list_events result held lazily gives each field but props as a column: exactly that field of
+    the built rows (what a ``rows[*].field`` read would take of them), in order."""
+    require_backend(backend)
+    rows = run_call(OpContext(stores[backend]), "list_events", {"limit": PAGE}, check_cost=False).full
+    assert rows is not None and isinstance(rows["rows"], EdgeVersionRows)
+    lazy = rows["rows"]
+    built = canonicalize(list(lazy[0 : len(lazy)]))
+    assert len(built) > 2 * 10_000 and set(built[0]) - {"props"}
+    assert not lazy.has_column("props") and not lazy.has_column("no_such_field")
+    for name in sorted(set(built[0]) - {"props"}):
+        assert lazy.has_column(name), name
+        assert canonicalize(lazy.column(name)) == [r[name] for r in built], name
+
+
+def test_a_projection_of_a_whole_result_builds_no_rows(
+    stores: dict[str, Store], traces: dict[str, Trace], rows_built: list[int]
+) -> None:
+    """The median of every event's vt_s reads the column: no row past the page (and the one the read
+    was priced by) is built, and the value is the one the oracle test checks (the big plan's s2)."""
+    store = stores[BACKENDS[0]]
+    trace = Executor(OpContext(store)).run(_two_steps({"fn": "median", "input": ref("s1.rows[*].vt_s")}))
+    s2 = trace.record("s2")
+    assert s2 is not None and s2.ok and s2.reads[0]["full"]["items"] > 2 * 10_000
+    assert sum(rows_built) <= PAGE + 1
+    assert trace.payload("s2") == traces[BACKENDS[0]].payload("s2")
+    assert s2.reads == traces[BACKENDS[0]].record("s2").reads  # type: ignore[union-attr]
+
+
+def test_a_full_read_over_the_budget_is_refused_before_it_is_built(
+    stores: dict[str, Store], rows_built: list[int]
+) -> None:
+    """Reading every whole row is priced before one is built (per JSON value, as the call prices it): over
+    the step's budget it is E_COST at stage input, naming the read and its size; unguarded, it runs."""
+    store = stores[BACKENDS[0]]
+    group = _two_steps({"fn": "group", "input": ref("s1.rows"), "by": "src"})
+    trace = Executor(OpContext(store), config=ExecConfig(budget_s=0.2)).run(group)
+    s1, s2 = trace.record("s1"), trace.record("s2")
+    assert s1 is not None and s1.ok and s2 is not None and s2.status == "refused" and s2.error is not None
+    details = s2.error["details"]
+    assert s2.error["error"] == "E_COST" and details["stage"] == "input" and details["ref"] == "s1.rows"
+    assert details["items"] == s1.rows_total and details["estimate"]["seconds"] > details["budget_s"] == 0.2
+    assert any("s1" in s for s in details["suggestions"])
+    assert sum(rows_built) <= PAGE + 1  # the page and the first row the read was priced by
+    rows_built.clear()
+    unguarded = Executor(OpContext(store), config=ExecConfig(check_cost=False)).run(group)
+    assert unguarded.status == "ok" and sum(rows_built) >= 2 * 10_000

@@ -55,3 +55,13 @@ def test_take_rows_equals_arrow_take() -> None:
         arr = np.array(pos, dtype=np.int64)
         assert take_rows(t, arr).to_pylist() == t.take(pa.array(arr, pa.int64())).to_pylist()
         assert take_rows(t["a"], arr).to_pylist() == t["a"].take(pa.array(arr, pa.int64())).to_pylist()
+
+
+def test_a_lazy_list_gives_no_column_unless_it_says_so() -> None:
+    """Reading a column is an opt-in of the subclass (EdgeVersionRows'; tested against its built rows in
+    tests/engine/execute/test_full_reads.py): the default has none, and asking is an error, not rows."""
+    lazy = Squares(np.arange(3, dtype=np.int64))
+    assert not lazy.has_column("x")
+    with pytest.raises(NotImplementedError, match="no column 'x'"):
+        lazy.column("x")
+    assert lazy.built == []
