@@ -1,0 +1,188 @@
+"""T5 over the rest of issue 27's capabilities: the wait limit of a longest chain (``delta_max_wait``), strict
+relays that must start early (``strict``, ``depart_by``), bottom-k with a declared tie-break (``topk``
+``order: asc``, ``tie_by``), top-k by fraction, and a filter comparing two fields of a row.
+
+Each keeps a draw only where its answer needs what it asks: the wait limit, or the strict start, changes
+the answer (a plan that leaves it out is wrong); the fewest-messages question has a tie at the minimum
+(so the stated tie rule decides it); the busiest share picks fewer accounts than all; the received-more
+count is neither 0 nor every two-way account.
+
+The names start ``T5.x.`` so that they sort after every older template: the generator seeds a template's
+draws by its position in the sorted registry, so appending keeps every existing task as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tgms.engine.api import call
+from tgms.pipeline.tasks.model import Draft, one_step, ref, step, template
+from tgms.pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_time, window_words
+from tgms.pipeline.tasks.templates.t5 import MAX_CHAIN, NO_SELF_LOOPS, sender_in
+
+MAX_ROWS = 10_000  # every group of a window at once: a reducer over a cut page would be refused
+#: the wait limits asked for, with their words
+WAITS = [(10 * MINUTE, "10 minutes"), (HOUR, "an hour"), (6 * HOUR, "6 hours")]
+#: the shares of the busiest senders asked for, with their words
+SHARES = [(0.1, "10%"), (0.2, "20%"), (0.25, "25%")]
+
+
+def _payload(s: Sampler, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    payload: dict[str, Any] = call(s.ctx, op, args, check_cost=False)["payload"]
+    return payload
+
+
+@template(
+    "T5.x.quick_chain",
+    kind="count",
+    ops=("longest_temporal_path",),
+    paraphrases=(
+        "Starting from {u} at {t_a}, how many messages long is the longest chain in which each message is "
+        "sent by the recipient of the one before, strictly later than it and at most {wait} after it, "
+        "before {t_b}?",
+        "Within [{t_a}, {t_b}), find the longest relay of messages out of {u} where every next message "
+        "leaves the account the previous one reached, strictly later but no more than {wait} later. How "
+        "many messages (hops) does it have?",
+        "Counting only quick hand-offs (each message sent strictly after the previous one arrived, within "
+        "{wait} of it), how many hops does the longest chain of messages starting at {u} have between "
+        "{t_a} and {t_b}?",
+    ),
+)
+def quick_chain(s: Sampler) -> Draft | None:
+    # short windows from one account: the brute-force oracle that cross-checks the gold walks every chain
+    w = s.window(s.choice([6 * HOUR, 12 * HOUR, DAY]))
+    u = sender_in(s, w)
+    if u is None:
+        return None
+    wait, words = s.choice(WAITS)
+    quick = {"src": u, "window": w, "max_hops": MAX_CHAIN, "delta_max_wait": wait, "limit": 1}
+    got = _payload(s, "longest_temporal_path", quick)
+    if got["capped"] or got["hops"] < 2:
+        return None  # the cap is not the longest chain; one hop is not a chain
+    unlimited = _payload(s, "longest_temporal_path", {**quick, "delta_max_wait": None})
+    if not unlimited["capped"] and unlimited["hops"] == got["hops"]:
+        return None  # the wait limit changes nothing: a plan without it would be right too
+    params = {"u": u, "wait": words, **window_words(w)}
+    return one_step("longest_temporal_path", quick, "hops", params, (u,), key=(u, wait, w["t_a"], w["t_b"]))
+
+
+@template(
+    "T5.x.strict_relay",
+    kind="count",
+    ops=("temporal_reachability",),
+    paraphrases=(
+        "{u} sends a message between {t_a} and {d}; every account that receives it passes it on only in a "
+        "message sent strictly later than the one it got, until {t_b}. How many accounts can it reach?",
+        "Starting with a message {u} sends in [{t_a}, {d}), and relaying only through messages each sent "
+        "strictly after the previous one arrived (never in the same instant), how many other accounts can "
+        "be reached before {t_b}?",
+        "How many accounts can {u} reach by chains of messages whose first message {u} sends before {d} "
+        "(from {t_a} on) and whose every later message is strictly later than the one before, all before "
+        "{t_b}?",
+    ),
+)
+def strict_relay(s: Sampler) -> Draft | None:
+    w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
+    depart_by = w["t_a"] + max(1, (w["t_b"] - w["t_a"]) // s.choice([4, 7, 10]))
+    u = sender_in(s, {"t_a": w["t_a"], "t_b": depart_by})  # someone who does send before depart_by
+    if u is None:
+        return None
+    args = {"src": u, "window": w, "strict": True, "depart_by": depart_by, "limit": 1}
+    n = _payload(s, "temporal_reachability", args)["rows_total"]
+    plain = _payload(s, "temporal_reachability", {"src": u, "window": w, "limit": 1})["rows_total"]
+    if n == 0 or n == plain:
+        return None  # nothing reached, or the strict early start changes nothing
+    params = {"u": u, "d": fmt_time(depart_by), **window_words(w)}
+    return one_step("temporal_reachability", args, "rows_total", params, (u,), key=(u, depart_by, w["t_b"]))
+
+
+@template(
+    "T5.x.quietest_sender",
+    kind="entity",
+    ops=("aggregate_events", "compute"),
+    paraphrases=(
+        "Among the accounts that sent at least one message between {t_a} and {t_b}, which sent the fewest? "
+        "If several tie, give the one with the smallest account number (compared as numbers: 9 before 10).",
+        "Of the accounts with at least one outgoing message in [{t_a}, {t_b}), which was the least active "
+        "sender? Break ties by the lowest account number, in numeric order (9 comes before 10).",
+        "Which account sent the fewest messages from {t_a} to {t_b}, counting only accounts that sent some? "
+        "On a tie, answer the account whose number is smallest as a number (9 before 10, not after).",
+    ),
+)
+def quietest_sender(s: Sampler) -> Draft | None:
+    w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
+    by_src = {"window": w, "group_by": ["src"], "limit": MAX_ROWS}
+    rows = _payload(s, "aggregate_events", by_src)["rows"]
+    counts = [r["count"] for r in rows]
+    if len(rows) < 3 or len(rows) >= MAX_ROWS or counts.count(min(counts)) < 2:
+        return None  # no tie at the minimum: the tie rule would not be asked about
+    least = {"fn": "topk", "input": ref("s1.rows"), "field": "count", "k": 1, "order": "asc", "tie_by": "src"}
+    steps = [step("s1", "aggregate_events", by_src), step("s2", "compute", least, "s1")]
+    return Draft(window_words(w), (), steps, "s2.rows[0].src", key=(w["t_a"], w["t_b"]))
+
+
+@template(
+    "T5.x.top_share",
+    kind="count",
+    ops=("aggregate_events", "compute"),
+    paraphrases=(
+        "Between {t_a} and {t_b}, how many messages in total did the busiest {pct} of senders send (the "
+        "⌈{share}·n⌉ accounts that sent the most, of the n accounts that sent any)?",
+        "Take the accounts that sent messages in [{t_a}, {t_b}) and keep the top {pct} by messages sent "
+        "(⌈{share}·n⌉ of n, rounded up). How many messages did those accounts send altogether?",
+        "What is the combined number of messages sent from {t_a} to {t_b} by the most active {pct} of the "
+        "senders (the ⌈{share}·n⌉ heaviest of the n senders)?",
+    ),
+)
+def top_share(s: Sampler) -> Draft | None:
+    w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
+    share, pct = s.choice(SHARES)
+    by_src = {"window": w, "group_by": ["src"], "limit": MAX_ROWS}
+    n = _payload(s, "aggregate_events", {**by_src, "limit": 1})["rows_total"]
+    if n < 10 or n >= MAX_ROWS:
+        return None  # a share of a handful of senders is a top-k in disguise
+    top = {"fn": "topk", "input": ref("s1.rows"), "field": "count", "fraction": share}
+    steps = [
+        step("s1", "aggregate_events", by_src),
+        step("s2", "compute", top, "s1"),
+        step("s3", "compute", {"fn": "sum", "input": ref("s2.rows[*].count")}, "s2"),
+    ]
+    params = {"share": share, "pct": pct, **window_words(w)}
+    return Draft(params, (), steps, "s3.value", key=(share, w["t_a"], w["t_b"]))
+
+
+@template(
+    "T5.x.more_received",
+    kind="count",
+    ops=("aggregate_events", "compute"),
+    paraphrases=(
+        "Among the accounts that both sent and received messages between {t_a} and {t_b} (messages to "
+        "oneself excluded), how many received more messages than they sent?",
+        "In [{t_a}, {t_b}), consider every account with at least one message out and one message in "
+        "(self-messages ignored). For how many of them is the number received greater than the number "
+        "sent?",
+        "How many accounts that wrote and were written to from {t_a} to {t_b} (not counting messages to "
+        "themselves) got more messages than they sent?",
+    ),
+)
+def more_received(s: Sampler) -> Draft | None:
+    # a day or three: the brute-force oracle that cross-checks the gold joins every pair of rows
+    w = s.window(s.choice([DAY, 2 * DAY, 3 * DAY]))
+    sent = {"window": w, "where": [NO_SELF_LOOPS], "group_by": ["src"], "limit": MAX_ROWS}
+    got = {"window": w, "where": [NO_SELF_LOOPS], "group_by": ["dst"], "limit": MAX_ROWS}
+    out = {r["src"]: r["count"] for r in _payload(s, "aggregate_events", sent)["rows"]}
+    into = {r["dst"]: r["count"] for r in _payload(s, "aggregate_events", got)["rows"]}
+    both = out.keys() & into.keys()
+    n = sum(into[a] > out[a] for a in both)
+    if not both or n in (0, len(both)) or max(len(out), len(into)) >= MAX_ROWS:
+        return None  # 0 or all: the comparison would not be asked about
+    # the join pairs each sender with the same account as a recipient: {src, count, b_count}
+    join = {"fn": "join", "a": ref("s1.rows"), "b": ref("s2.rows"), "on": [{"a": "src", "b": "dst"}]}
+    more = {"fn": "filter", "input": ref("s3.rows"), "field": "b_count", "cmp": ">", "other": "count"}
+    steps = [
+        step("s1", "aggregate_events", sent),
+        step("s2", "aggregate_events", got),
+        step("s3", "compute", {**join, "limit": MAX_ROWS}, "s1", "s2"),
+        step("s4", "compute", {**more, "limit": 1}, "s3"),
+    ]
+    return Draft(window_words(w), (), steps, "s4.rows_total", key=(w["t_a"], w["t_b"]))

@@ -1,0 +1,134 @@
+"""The T5 templates over the rest of issue 27's capabilities (``pipeline/tasks/templates/t5_extra.py``): each
+asks only where its answer needs what it asks (a wait limit or strict start that changes the answer, a tie
+at the minimum, a share of fewer than all, a comparison that is neither 0 nor all), and the gold is the
+hand-computed value, confirmed by the brute-force oracles."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+from tests.pipeline.tasks.test_t5 import T0, _draws, _edge, _store
+from tests.pipeline.tasks.test_t5_issue27 import _golds
+from tgms.pipeline.tasks.model import all_templates
+from tgms.pipeline.tasks.sampler import HOUR, MINUTE
+from tgms.pipeline.tasks.templates import t5_extra
+
+NEW = {
+    "T5.x.quick_chain",
+    "T5.x.strict_relay",
+    "T5.x.quietest_sender",
+    "T5.x.top_share",
+    "T5.x.more_received",
+}
+
+
+def test_the_templates_use_the_capabilities_they_are_for_and_sort_last() -> None:
+    mine = {t.name: t for t in all_templates() if t.name in NEW}
+    assert set(mine) == NEW and {t.family for t in mine.values()} == {"T5"}
+    # appended after every older template, so the generator's per-template seeds of those do not move
+    assert max(t.name for t in all_templates() if t.name not in NEW) < min(NEW)
+    assert mine["T5.x.quietest_sender"].kind == "entity"
+    assert {op for t in mine.values() for op in t.ops} == {
+        "longest_temporal_path",
+        "temporal_reachability",
+        "aggregate_events",
+        "compute",
+    }
+
+
+def _chain(make_store: Any, gaps_min: list[int], name: str = "chain") -> Any:
+    """a → b → c → ... one message a hop, the k-th ``gaps_min[k-1]`` minutes after the one before."""
+    store = make_store(name)
+    nodes = "abcdefgh"[: len(gaps_min) + 2]
+    store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in nodes])
+    t, edges = T0, []
+    for k, (u, v) in enumerate(pairwise(nodes)):
+        t += gaps_min[k - 1] * MINUTE if k else 0
+        edges.append(_edge(u, v, t))
+    store.write(edges)
+    return store
+
+
+def test_quick_chain_counts_hops_within_the_wait_and_only_where_it_matters(make_store: Any) -> None:
+    # a→b, then b→c 5 minutes later, c→d 45 minutes after that, d→e 5 hours after that
+    store = _chain(make_store, [5, 45, 300])
+    drafts = [d for d in _draws(store, t5_extra.quick_chain, 40) if d is not None]
+    assert drafts
+    times = [0, 5, 50, 350]  # minutes of each hop; the chain from the k-th sender starts at hop k
+
+    def hops(u: str, wait: int) -> int:
+        k = "abcd".index(u)
+        n = 1
+        while k + n < len(times) and (times[k + n] - times[k + n - 1]) * MINUTE <= wait:
+            n += 1
+        return n
+
+    waits = dict((words, wait) for wait, words in t5_extra.WAITS)
+    want = [hops(d.params["u"], waits[d.params["wait"]]) for d in drafts]
+    assert all(w >= 2 for w in want)  # one hop is not a chain
+    assert all(d.steps[0]["args"]["delta_max_wait"] == waits[d.params["wait"]] for d in drafts)
+    assert "6 hours" not in {d.params["wait"] for d in drafts}  # no hop waits more: the limit changes nothing
+    assert _golds(store, "T5.x.quick_chain", drafts) == want
+    slow = _chain(make_store, [600, 600], "slow")  # 10 hours a hop: one hop within every wait asked
+    assert _draws(slow, t5_extra.quick_chain, 12) == [None] * 12
+
+
+def test_strict_relay_counts_reach_without_same_instant_hand_offs(make_store: Any) -> None:
+    store = make_store("relay")
+    store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in "abcde"])
+    # b passes a's message on in the same instant (c), and a minute later (d); d on to e an hour later
+    store.write(
+        [_edge("a", "b", T0), _edge("b", "c", T0), _edge("b", "d", T0 + MINUTE), _edge("d", "e", T0 + HOUR)]
+    )
+    drafts = [d for d in _draws(store, t5_extra.strict_relay, 40) if d is not None]
+    assert drafts and {d.params["u"] for d in drafts} == {"a"}  # only a's reach changes under strict
+    args = drafts[0].steps[0]["args"]
+    assert args["strict"] is True and args["window"]["t_a"] < args["depart_by"] < args["window"]["t_b"]
+    assert _golds(store, "T5.x.strict_relay", drafts) == [3] * len(drafts)  # b, d, e; not c
+
+
+def test_quietest_sender_breaks_the_tie_by_account_number(make_store: Any) -> None:
+    # n10 and n9 each send once, n2 three times: the tie at one message goes to n9 (9 < 10 as numbers;
+    # as strings "n10" < "n9")
+    edges = [("n10", "n5", 0), ("n9", "n5", 1), ("n2", "n5", 2), ("n2", "n5", 3), ("n2", "n5", 4)]
+    store = _store(make_store, edges)
+    drafts = [d for d in _draws(store, t5_extra.quietest_sender) if d is not None]
+    assert drafts and drafts[0].steps[1]["args"]["tie_by"] == "src"
+    assert drafts[0].steps[1]["args"]["order"] == "asc"
+    assert _golds(store, "T5.x.quietest_sender", drafts) == ["n9"] * len(drafts)
+    tie = _store(make_store, [("n1", "n5", 0), ("n2", "n5", 1), ("n2", "n5", 2), ("n3", "n5", 3)], "tie")
+    assert _draws(tie, t5_extra.quietest_sender, 6) != [None] * 6  # n1 and n3 tie at one
+    no_tie = _store(
+        make_store,
+        [("n1", "n5", 0)] + [("n2", "n5", k) for k in (1, 2)] + [("n3", "n5", k) for k in (3, 4, 5)],
+        "nt",
+    )
+    assert _draws(no_tie, t5_extra.quietest_sender, 6) == [None] * 6  # n1 alone is least: no tie rule asked
+    two = _store(make_store, [("n1", "n5", 0), ("n2", "n5", 1)], "two")
+    assert _draws(two, t5_extra.quietest_sender, 6) == [None] * 6  # two senders: too few to ask
+
+
+def test_top_share_sums_the_busiest_fraction_of_senders(make_store: Any) -> None:
+    # twelve senders: the k-th sends k messages
+    edges = [(f"u{k}", "z", k * 20 + j) for k in range(1, 13) for j in range(k)]
+    store = _store(make_store, edges)
+    drafts = [d for d in _draws(store, t5_extra.top_share, 24) if d is not None]
+    assert drafts and all(d.steps[1]["args"]["fraction"] == d.params["share"] for d in drafts)
+    want = {0.1: 12 + 11, 0.2: 12 + 11 + 10, 0.25: 12 + 11 + 10}  # ceil(1.2) = 2, ceil(2.4) = ceil(3) = 3
+    assert _golds(store, "T5.x.top_share", drafts) == [want[d.params["share"]] for d in drafts]
+    few = _store(make_store, [(f"u{k}", "z", k) for k in range(5)], "few")
+    assert _draws(few, t5_extra.top_share, 6) == [None] * 6
+
+
+def test_more_received_compares_two_counts_of_each_two_way_account(make_store: Any) -> None:
+    # a: sent 1 (to b), received 3 (from b, c, c); b: sent 2, received 1; c: sent 2, received 0 (one-way);
+    # a's self-message counts neither way
+    edges = [("a", "b", 0), ("b", "a", 1), ("b", "d", 2), ("c", "a", 3), ("c", "a", 4), ("a", "a", 5)]
+    edges += [("d", "b", 6)]  # d: sent 1, received 1 (a tie is not "more")
+    store = _store(make_store, edges)
+    drafts = [d for d in _draws(store, t5_extra.more_received) if d is not None]
+    assert drafts and drafts[0].steps[3]["args"]["other"] == "count"
+    assert _golds(store, "T5.x.more_received", drafts) == [1] * len(drafts)  # a only
+    none = _store(make_store, [("a", "b", 0), ("b", "a", 1)], "even")
+    assert _draws(none, t5_extra.more_received, 6) == [None] * 6  # 0 of 2: not asked
