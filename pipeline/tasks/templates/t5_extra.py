@@ -1,11 +1,15 @@
 """T5 over the rest of issue 27's capabilities: the wait limit of a longest chain (``delta_max_wait``), strict
 relays that must start early (``strict``, ``depart_by``), bottom-k with a declared tie-break (``topk``
-``order: asc``, ``tie_by``), top-k by fraction, and a filter comparing two fields of a row.
+``order: asc``, ``tie_by``), top-k by fraction, a filter comparing two fields of a row, a ``group`` over
+an operator's derived rows (``next_event`` replies by answerer), ``next_event`` looking back
+(``direction: previous``), and a window relative to each account's own first message built by scalar
+arithmetic (``compute add`` of a time and a duration, both window ends ``$ref``s).
 
 Each keeps a draw only where its answer needs what it asks: the wait limit, or the strict start, changes
 the answer (a plan that leaves it out is wrong); the fewest-messages question has a tie at the minimum
 (so the stated tie rule decides it); the busiest share picks fewer accounts than all; the received-more
-count is neither 0 nor every two-way account.
+count is neither 0 nor every two-way account; the readiest answerer is a unique top of at least two; a
+median looks at two or more gaps; the relative window holds two messages or more and not all of them.
 
 The names start ``T5.x.`` so that they sort after every older template: the generator seeds a template's
 draws by its position in the sorted registry, so appending keeps every existing task as it was.
@@ -13,6 +17,7 @@ draws by its position in the sorted registry, so appending keeps every existing 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from tgms.engine.api import call
@@ -186,3 +191,106 @@ def more_received(s: Sampler) -> Draft | None:
         step("s4", "compute", {**more, "limit": 1}, "s3"),
     ]
     return Draft(window_words(w), (), steps, "s4.rows_total", key=(w["t_a"], w["t_b"]))
+
+
+#: b answers a: b goes from a's recipient back to a's sender (next_event's reply match)
+REPLY = [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}]
+#: how soon an answer must come, with its words
+WITHIN = [(HOUR, "an hour"), (DAY, "a day")]
+
+
+@template(
+    "T5.x.readiest_answerer",
+    kind="entity",
+    ops=("next_event", "compute"),
+    paraphrases=(
+        "Of the accounts {u} wrote to between {t_a} and {t_b}, which answered {u} most often within "
+        "{within}, counting each message of {u}'s whose recipient wrote back to {u} no more than {within} "
+        "later?",
+        "For every message {u} sent in [{t_a}, {t_b}), check whether its recipient's next message back to "
+        "{u} came within {within}. Which recipient did so for the most of {u}'s messages?",
+        "Which correspondent of {u} most often replied within {within} to the messages {u} sent them "
+        "between {t_a} and {t_b} (a reply: the recipient's next message to {u}, at most {within} later)?",
+    ),
+)
+def readiest_answerer(s: Sampler) -> Draft | None:
+    u = s.busy_uid()
+    w = s.window(s.choice([WEEK, 2 * WEEK]))
+    within, words = s.choice(WITHIN)
+    sent = {"window": w, "src": [u], "where": [NO_SELF_LOOPS]}
+    replies = {"a": sent, "b": {"dst": [u]}, "match": REPLY, "within": within, "limit": MAX_ROWS}
+    rows = _payload(s, "next_event", replies)["rows"]
+    counts = sorted(Counter(r["dst"] for r in rows).values(), reverse=True)
+    if len(counts) < 2 or counts[0] == counts[1] or len(rows) >= MAX_ROWS:
+        return None  # one answerer, or a tie for the most: the question would rest on a tie rule
+    most = [{"field": "count", "desc": True}]
+    group = {"fn": "group", "input": ref("s1.rows"), "by": "dst", "order_by": most, "limit": 1}
+    steps = [step("s1", "next_event", replies), step("s2", "compute", group, "s1")]
+    params = {"u": u, "within": words, **window_words(w)}
+    return Draft(params, (u,), steps, "s2.rows[0].dst", key=(u, within, w["t_a"], w["t_b"]))
+
+
+@template(
+    "T5.x.answer_lag",
+    kind="value",
+    ops=("next_event",),
+    paraphrases=(
+        "Over the messages {u} sent between {t_a} and {t_b} to an account that had written to {u} before, "
+        "what is the median time (µs) since that account's last message to {u}?",
+        "For each message {u} sent in [{t_a}, {t_b}), look back to the recipient's most recent earlier "
+        "message to {u}. Where there is one, how long before {u}'s message was it? Give the median, in µs.",
+        "How long had {u}'s correspondents been waiting? For every message {u} sent from {t_a} to {t_b} "
+        "whose recipient had messaged {u} earlier, take the gap since the recipient's latest such message, "
+        "and report the median gap in microseconds.",
+    ),
+)
+def answer_lag(s: Sampler) -> Draft | None:
+    u = s.busy_uid()
+    w = s.window(s.choice([WEEK, 2 * WEEK]))
+    args = {
+        "a": {"window": w, "src": [u], "where": [NO_SELF_LOOPS]},
+        "b": {"dst": [u]},
+        "match": REPLY,
+        "direction": "previous",
+        "limit": 1,
+    }
+    if _payload(s, "next_event", args)["n_matched"] < 2:
+        return None  # the median of one gap is not a question about a sequence
+    params = {"u": u, **window_words(w)}
+    return one_step("next_event", args, "delay_median", params, (u,), key=(u, w["t_a"], w["t_b"]))
+
+
+@template(
+    "T5.x.first_days",
+    kind="count",
+    ops=("list_events", "compute"),
+    paraphrases=(
+        "How many messages did {u} send in the {days} starting at its first message sent at or after "
+        "{t_a} (that message included)?",
+        "Take {u}'s first message from {t_a} on. Counting it, how many messages did {u} send within the "
+        "following {days} (up to, not including, {days} after it)?",
+        "Starting the clock at the first message {u} sent on or after {t_a}, how many messages had {u} "
+        "sent by the time {days} had passed (the first one counted)?",
+    ),
+)
+def first_days(s: Sampler) -> Draft | None:
+    u = s.busy_uid()
+    t_a = s.window(WEEK)["t_a"]
+    span, days = s.choice([(DAY, "24 hours"), (3 * DAY, "3 days"), (WEEK, "7 days")])
+    after = {"window": {"t_a": t_a, "t_b": s.hi + 1}, "src": [u], "limit": 1}
+    first = _payload(s, "list_events", after)
+    if not first["rows"]:
+        return None
+    t0 = first["rows"][0]["vt_s"]
+    n = _payload(s, "list_events", {"window": {"t_a": t0, "t_b": t0 + span}, "src": [u], "limit": 1})
+    if n["rows_total"] < 2 or n["rows_total"] == first["rows_total"]:
+        return None  # one message, or every later one: the relative window would change nothing
+    end = {"fn": "add", "a": ref("s1.rows[0].vt_s"), "b": span}
+    relative = {"window": {"t_a": ref("s1.rows[0].vt_s"), "t_b": ref("s2.value")}, "src": [u], "limit": 1}
+    steps = [
+        step("s1", "list_events", after),
+        step("s2", "compute", end, "s1"),
+        step("s3", "list_events", relative, "s1", "s2"),
+    ]
+    params = {"u": u, "days": days, "t_a": fmt_time(t_a)}
+    return Draft(params, (u,), steps, "s3.rows_total", key=(u, span, t0))

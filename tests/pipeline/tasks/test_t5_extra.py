@@ -1,7 +1,8 @@
 """The T5 templates over the rest of issue 27's capabilities (``pipeline/tasks/templates/t5_extra.py``): each
 asks only where its answer needs what it asks (a wait limit or strict start that changes the answer, a tie
-at the minimum, a share of fewer than all, a comparison that is neither 0 nor all), and the gold is the
-hand-computed value, confirmed by the brute-force oracles."""
+at the minimum, a share of fewer than all, a comparison that is neither 0 nor all, a unique top answerer,
+two gaps or more, a relative window that cuts), and the gold is the hand-computed value, confirmed by the
+brute-force oracles, on both backends."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ NEW = {
     "T5.x.quietest_sender",
     "T5.x.top_share",
     "T5.x.more_received",
+    "T5.x.readiest_answerer",
+    "T5.x.answer_lag",
+    "T5.x.first_days",
 }
 
 
@@ -33,6 +37,8 @@ def test_the_templates_use_the_capabilities_they_are_for_and_sort_last() -> None
         "longest_temporal_path",
         "temporal_reachability",
         "aggregate_events",
+        "next_event",
+        "list_events",
         "compute",
     }
 
@@ -132,3 +138,41 @@ def test_more_received_compares_two_counts_of_each_two_way_account(make_store: A
     assert _golds(store, "T5.x.more_received", drafts) == [1] * len(drafts)  # a only
     none = _store(make_store, [("a", "b", 0), ("b", "a", 1)], "even")
     assert _draws(none, t5_extra.more_received, 6) == [None] * 6  # 0 of 2: not asked
+
+
+def test_readiest_answerer_groups_replies_by_who_answered(make_store: Any) -> None:
+    # a writes to b three times and c twice; b answers two of them within minutes, c one; d never
+    edges = [("a", "b", 0), ("b", "a", 1), ("a", "b", 10), ("b", "a", 12), ("a", "b", 20)]
+    edges += [("a", "c", 30), ("c", "a", 31), ("a", "c", 40), ("a", "d", 50)]
+    store = _store(make_store, edges)
+    drafts = [d for d in _draws(store, t5_extra.readiest_answerer, 24) if d is not None]
+    assert drafts and {d.params["u"] for d in drafts} == {"a"}
+    assert [d.steps[1]["args"]["fn"] for d in drafts] == ["group"] * len(drafts)
+    assert _golds(store, "T5.x.readiest_answerer", drafts) == ["b"] * len(drafts)
+    tied = _store(make_store, [("a", "b", 0), ("b", "a", 1), ("a", "c", 2), ("c", "a", 3)], "tied")
+    assert _draws(tied, t5_extra.readiest_answerer, 6) == [None] * 6  # b and c answered once each
+
+
+def test_answer_lag_looks_back_to_the_recipients_last_message(make_store: Any) -> None:
+    # b writes to a at 0 and 5; a answers at 8 (3 minutes after b's last) and at 20 (15 after it); c at 30
+    # had never written to a: not counted
+    edges = [("b", "a", 0), ("b", "a", 5), ("a", "b", 8), ("a", "b", 20), ("a", "c", 30)]
+    store = _store(make_store, edges)
+    drafts = [d for d in _draws(store, t5_extra.answer_lag, 24) if d is not None]
+    assert drafts and {d.params["u"] for d in drafts} == {"a"}
+    assert drafts[0].steps[0]["args"]["direction"] == "previous"
+    assert _golds(store, "T5.x.answer_lag", drafts) == [(3 + 15) * MINUTE // 2] * len(drafts)
+
+
+def test_first_days_counts_in_a_window_that_starts_at_each_accounts_first_message(make_store: Any) -> None:
+    # a sends at 0, 1 and 2 minutes, then 2 days and 6 days later
+    edges = [("a", "b", 0), ("a", "b", 1), ("a", "b", 2), ("a", "b", 2 * 24 * 60), ("a", "b", 6 * 24 * 60)]
+    edges += [("b", "a", 3)]  # b's one message: no window of b holds two
+    store = _store(make_store, edges)
+    drafts = [d for d in _draws(store, t5_extra.first_days, 24) if d is not None]
+    assert drafts and {d.params["u"] for d in drafts} == {"a"}
+    steps = drafts[0].steps
+    assert steps[1]["args"]["fn"] == "add" and steps[2]["args"]["window"]["t_b"] == {"$ref": "s2.value"}
+    want = {"24 hours": 3, "3 days": 4}  # 7 days holds all five: not asked
+    assert "7 days" not in {d.params["days"] for d in drafts}
+    assert _golds(store, "T5.x.first_days", drafts) == [want[d.params["days"]] for d in drafts]
