@@ -237,6 +237,22 @@ def _list_cap(spec_name: str, loc: tuple[str | int, ...], config: ExecConfig) ->
     return min(cap, most) if cap is not None else most
 
 
+def _narrow(ref: Ref) -> str:
+    return f"narrow step {ref.step} (a window, a filter) or group it there"
+
+
+def _too_many(step: Step, ref: Ref, items: int, cap: int) -> CostError:
+    """A full-input step's read of more elements than it may read: refused whole (stage ``input``)."""
+    return CostError(
+        f"step {step.id} would read {items} elements of {ref}; a {step.op} step reads at most {cap}",
+        stage="input",
+        ref=str(ref),
+        items=items,
+        max_items=cap,
+        suggestions=[_narrow(ref)],
+    )
+
+
 def _reads_whole(op: str) -> bool:
     try:
         return get_operator(op).traits.full_input
@@ -325,22 +341,23 @@ class Executor:
         """The cost guard for a read past a cut page, before the whole list is built: building,
         canonicalizing and digesting it is priced like the call's own walk of it (``values_estimate``)
         and held to the step's budget, so a 10^6-row read over budget is refused in milliseconds, not
-        after the seconds it would take (``E_COST``, stage ``input``). A list longer than the step may
-        read (``max_full_items``) is refused here too, unbuilt."""
+        after the seconds it would take (``E_COST``, stage ``input``). A list longer than any step may
+        read (``max_full_items``) is refused here too, unbuilt (unguarded: when it has been built)."""
         shape = trace.full.shape(ref.step, ref.field)
         if shape is None or not self.config.check_cost:
             return
         items, first = shape
         if ref.path and not isinstance(ref.path[0], Star):
             return  # one element picked out of the list, not the list
+        if items > self.config.max_full_items:
+            raise _too_many(step, ref, items, self.config.max_full_items)
         # a column read walks the field's values; any other read builds and walks every whole row
         if trace.full.reads_column(ref) and first is not None:
             try:  # what the read takes of each element: the projection's part of the first one
                 first = element_part(ref, first)
             except TGMSError:
                 return  # the read fails on its own, with its own error
-        narrow = f"narrow step {ref.step} (a window, a filter) or group it there"
-        est = values_estimate(items, first, [narrow])
+        est = values_estimate(items, first, [_narrow(ref)])
         if est.seconds > budget_s:
             raise CostError(
                 f"step {step.id}: reading all {items} elements of {ref} would take an estimated "
@@ -362,15 +379,7 @@ class Executor:
                 if len(value) > cap and get_operator(step.op).traits.full_input and self.config.taint:
                     # a step that reduces whole lists gets the whole list or nothing: a cut one would
                     # answer for part of it
-                    raise CostError(
-                        f"step {step.id} would read {len(value)} elements of {r.ref}; a {step.op} step "
-                        f"reads at most {cap}",
-                        stage="input",
-                        ref=str(r.ref),
-                        items=len(value),
-                        max_items=cap,
-                        suggestions=[f"narrow step {r.ref.step} (a window, a filter) or group it there"],
-                    )
+                    raise _too_many(step, r.ref, len(value), cap)
                 if len(value) > cap:
                     rec.ref_cuts.append({"at": r.where, "ref": str(r.ref), "kept": cap, "total": len(value)})
                     value = value[:cap]

@@ -154,7 +154,8 @@ class CostEstimate:
 
 #: units of ``scan_row`` per JSON value a call or a read walks: validating, canonicalizing and digesting a
 #: value costs ~40 times scanning an edge version (measured: 26,016 list_events rows ~0.6 s and 10^6 ints
-#: ~0.5 s through compute's envelope; an executor's full read of 10^6 list_events rows ~14 s)
+#: ~0.5 s through compute's envelope; an executor's full read of 10^6 list_events rows of 15 values ~20 s,
+#: priced 22.6 s)
 VALUE_UNITS = 40
 
 

@@ -237,13 +237,15 @@ def test_the_taint_ablation_reads_the_page(stores: dict[str, Store], traces: dic
     assert on is not None and on["value"] > PAGE
 
 
-def test_max_full_items_refuses_with_e_cost(stores: dict[str, Store]) -> None:
+def test_max_full_items_refuses_with_e_cost(stores: dict[str, Store], rows_built: list[int]) -> None:
+    """A list longer than a full read may take is refused whole, before it is built."""
     store = stores[BACKENDS[0]]
     trace = Executor(OpContext(store), config=ExecConfig(max_full_items=20_000)).run(_plan())
     s2 = trace.record("s2")
     assert s2 is not None and s2.status == "refused" and s2.error is not None
     assert s2.error["error"] == "E_COST" and s2.error["details"]["stage"] == "input"
     assert s2.error["details"]["max_items"] == 20_000 and s2.error["details"]["items"] > 20_000
+    assert sum(rows_built) < 100  # pages and the first rows the reads were priced by, never the list
 
 
 def _two_steps(consumer: dict[str, Any]) -> Plan:
