@@ -27,13 +27,14 @@ SLOTS = {
 }
 
 
-def _payload(s: Sampler, op: str, args: dict[str, Any]) -> dict[str, Any]:
+def payload(s: Sampler, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The payload of one unguarded call at draw time (what a template checks before it asks)."""
     return call(s.ctx, op, args, check_cost=False)["payload"]
 
 
 def _unique_top(s: Sampler, args: dict[str, Any]) -> bool:
     """Whether the aggregate ``args`` (ordered by count descending) has one group with the most events."""
-    rows = _payload(s, "aggregate_events", {**args, "limit": 2})["rows"]
+    rows = payload(s, "aggregate_events", {**args, "limit": 2})["rows"]
     return len(rows) == 1 or (len(rows) == 2 and rows[0]["count"] > rows[1]["count"])
 
 
@@ -247,7 +248,7 @@ def longest_chain(s: Sampler) -> Draft | None:
     if u is None:
         return None
     args = {"src": u, "window": w, "max_hops": MAX_CHAIN, "limit": 1}
-    if _payload(s, "longest_temporal_path", args)["capped"]:
+    if payload(s, "longest_temporal_path", args)["capped"]:
         return None  # longer than max_hops: the answer would be the cap, not the longest chain
     params = {"u": u, **window_words(w)}
     return one_step("longest_temporal_path", args, "hops", params, (u,), key=(u, w["t_a"], w["t_b"]))
@@ -276,7 +277,7 @@ def last_contact(s: Sampler) -> Draft | None:
     if u is None:
         return None
     args = {"window": w, "src": [u], "order": "desc", "limit": 2}
-    rows = _payload(s, "list_events", args)["rows"]
+    rows = payload(s, "list_events", args)["rows"]
     if len(rows) == 2 and rows[0]["vt_s"] == rows[1]["vt_s"] and rows[0]["dst"] != rows[1]["dst"]:
         return None  # two messages to different accounts at the same last instant: no single answer
     params = {"u": u, **window_words(w)}

@@ -18,23 +18,17 @@ draws by its position in the sorted registry, so appending keeps every existing 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
-from tgms.engine.api import call
 from tgms.pipeline.tasks.model import Draft, one_step, ref, step, template
 from tgms.pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_time, window_words
-from tgms.pipeline.tasks.templates.t5 import MAX_CHAIN, NO_SELF_LOOPS, sender_in
+from tgms.pipeline.tasks.templates.t5 import MAX_CHAIN, NO_SELF_LOOPS, payload, sender_in
+from tgms.pipeline.tasks.templates.t5_sequences import REPLY
 
 MAX_ROWS = 10_000  # every group of a window at once: a reducer over a cut page would be refused
 #: the wait limits asked for, with their words
 WAITS = [(10 * MINUTE, "10 minutes"), (HOUR, "an hour"), (6 * HOUR, "6 hours")]
 #: the shares of the busiest senders asked for, with their words
 SHARES = [(0.1, "10%"), (0.2, "20%"), (0.25, "25%")]
-
-
-def _payload(s: Sampler, op: str, args: dict[str, Any]) -> dict[str, Any]:
-    payload: dict[str, Any] = call(s.ctx, op, args, check_cost=False)["payload"]
-    return payload
 
 
 @template(
@@ -61,10 +55,10 @@ def quick_chain(s: Sampler) -> Draft | None:
         return None
     wait, words = s.choice(WAITS)
     quick = {"src": u, "window": w, "max_hops": MAX_CHAIN, "delta_max_wait": wait, "limit": 1}
-    got = _payload(s, "longest_temporal_path", quick)
+    got = payload(s, "longest_temporal_path", quick)
     if got["capped"] or got["hops"] < 2:
         return None  # the cap is not the longest chain; one hop is not a chain
-    unlimited = _payload(s, "longest_temporal_path", {**quick, "delta_max_wait": None})
+    unlimited = payload(s, "longest_temporal_path", {**quick, "delta_max_wait": None})
     if not unlimited["capped"] and unlimited["hops"] == got["hops"]:
         return None  # the wait limit changes nothing: a plan without it would be right too
     params = {"u": u, "wait": words, **window_words(w)}
@@ -93,8 +87,8 @@ def strict_relay(s: Sampler) -> Draft | None:
     if u is None:
         return None
     args = {"src": u, "window": w, "strict": True, "depart_by": depart_by, "limit": 1}
-    n = _payload(s, "temporal_reachability", args)["rows_total"]
-    plain = _payload(s, "temporal_reachability", {"src": u, "window": w, "limit": 1})["rows_total"]
+    n = payload(s, "temporal_reachability", args)["rows_total"]
+    plain = payload(s, "temporal_reachability", {"src": u, "window": w, "limit": 1})["rows_total"]
     if n == 0 or n == plain:
         return None  # nothing reached, or the strict early start changes nothing
     params = {"u": u, "d": fmt_time(depart_by), **window_words(w)}
@@ -117,7 +111,7 @@ def strict_relay(s: Sampler) -> Draft | None:
 def quietest_sender(s: Sampler) -> Draft | None:
     w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
     by_src = {"window": w, "group_by": ["src"], "limit": MAX_ROWS}
-    rows = _payload(s, "aggregate_events", by_src)["rows"]
+    rows = payload(s, "aggregate_events", by_src)["rows"]
     counts = [r["count"] for r in rows]
     if len(rows) < 3 or len(rows) >= MAX_ROWS or counts.count(min(counts)) < 2:
         return None  # no tie at the minimum: the tie rule would not be asked about
@@ -143,7 +137,7 @@ def top_share(s: Sampler) -> Draft | None:
     w = s.window(s.choice([DAY, 3 * DAY, WEEK]))
     share, pct = s.choice(SHARES)
     by_src = {"window": w, "group_by": ["src"], "limit": MAX_ROWS}
-    n = _payload(s, "aggregate_events", {**by_src, "limit": 1})["rows_total"]
+    n = payload(s, "aggregate_events", {**by_src, "limit": 1})["rows_total"]
     if n < 10 or n >= MAX_ROWS:
         return None  # a share of a handful of senders is a top-k in disguise
     top = {"fn": "topk", "input": ref("s1.rows"), "field": "count", "fraction": share}
@@ -175,8 +169,8 @@ def more_received(s: Sampler) -> Draft | None:
     w = s.window(s.choice([DAY, 2 * DAY, 3 * DAY]))
     sent = {"window": w, "where": [NO_SELF_LOOPS], "group_by": ["src"], "limit": MAX_ROWS}
     got = {"window": w, "where": [NO_SELF_LOOPS], "group_by": ["dst"], "limit": MAX_ROWS}
-    out = {r["src"]: r["count"] for r in _payload(s, "aggregate_events", sent)["rows"]}
-    into = {r["dst"]: r["count"] for r in _payload(s, "aggregate_events", got)["rows"]}
+    out = {r["src"]: r["count"] for r in payload(s, "aggregate_events", sent)["rows"]}
+    into = {r["dst"]: r["count"] for r in payload(s, "aggregate_events", got)["rows"]}
     both = out.keys() & into.keys()
     n = sum(into[a] > out[a] for a in both)
     if not both or n in (0, len(both)) or max(len(out), len(into)) >= MAX_ROWS:
@@ -193,8 +187,6 @@ def more_received(s: Sampler) -> Draft | None:
     return Draft(window_words(w), (), steps, "s4.rows_total", key=(w["t_a"], w["t_b"]))
 
 
-#: b answers a: b goes from a's recipient back to a's sender (next_event's reply match)
-REPLY = [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}]
 #: how soon an answer must come, with its words
 WITHIN = [(HOUR, "an hour"), (DAY, "a day")]
 
@@ -219,7 +211,7 @@ def readiest_answerer(s: Sampler) -> Draft | None:
     within, words = s.choice(WITHIN)
     sent = {"window": w, "src": [u], "where": [NO_SELF_LOOPS]}
     replies = {"a": sent, "b": {"dst": [u]}, "match": REPLY, "within": within, "limit": MAX_ROWS}
-    rows = _payload(s, "next_event", replies)["rows"]
+    rows = payload(s, "next_event", replies)["rows"]
     counts = sorted(Counter(r["dst"] for r in rows).values(), reverse=True)
     if len(counts) < 2 or counts[0] == counts[1] or len(rows) >= MAX_ROWS:
         return None  # one answerer, or a tie for the most: the question would rest on a tie rule
@@ -254,7 +246,7 @@ def answer_lag(s: Sampler) -> Draft | None:
         "direction": "previous",
         "limit": 1,
     }
-    if _payload(s, "next_event", args)["n_matched"] < 2:
+    if payload(s, "next_event", args)["n_matched"] < 2:
         return None  # the median of one gap is not a question about a sequence
     params = {"u": u, **window_words(w)}
     return one_step("next_event", args, "delay_median", params, (u,), key=(u, w["t_a"], w["t_b"]))
@@ -278,11 +270,11 @@ def first_days(s: Sampler) -> Draft | None:
     t_a = s.window(WEEK)["t_a"]
     span, days = s.choice([(DAY, "24 hours"), (3 * DAY, "3 days"), (WEEK, "7 days")])
     after = {"window": {"t_a": t_a, "t_b": s.hi + 1}, "src": [u], "limit": 1}
-    first = _payload(s, "list_events", after)
+    first = payload(s, "list_events", after)
     if not first["rows"]:
         return None
     t0 = first["rows"][0]["vt_s"]
-    n = _payload(s, "list_events", {"window": {"t_a": t0, "t_b": t0 + span}, "src": [u], "limit": 1})
+    n = payload(s, "list_events", {"window": {"t_a": t0, "t_b": t0 + span}, "src": [u], "limit": 1})
     if n["rows_total"] < 2 or n["rows_total"] == first["rows_total"]:
         return None  # one message, or every later one: the relative window would change nothing
     end = {"fn": "add", "a": ref("s1.rows[0].vt_s"), "b": span}
