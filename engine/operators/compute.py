@@ -191,8 +191,8 @@ class ComputeArgs(OpArgs):
         dict[str, Any] | None,
         Field(
             description="per-row expression {op, left, right} (op: add|sub|mul|div|min|max, "
-            "lt|le|gt|ge|eq|ne giving true/false, and|or) or {op, arg} (op: abs|floor|ceil|not); "
-            "left/right/arg a field name, "
+            "lt|le|gt|ge|eq|ne giving true/false, and|or) or {op, arg} (op: abs|floor|ceil|not, or number: "
+            "the number a string such as a uid ends with, n42 -> 42); left/right/arg a field name, "
             "a number or a nested expression. " + _takers("expr")
         ),
     ] = None
@@ -327,9 +327,10 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "or anti; a's order, then b's; b's key fields are dropped, and its fields that a also has are "
         "renamed b_<name>, or <prefix><name>); derive adds the field `as` to every row of "
         "`input`, computed by `expr` {op, left, right} with op add|sub|mul|div|min|max, lt|le|gt|ge|eq|ne "
-        "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|not, over field names, numbers or "
-        "nested expressions (arithmetic on a missing or non-numeric field, or a division by zero, gives "
-        "null; a comparison with a null side gives null); record makes one row of named single values "
+        "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|not or number (a uid's number, "
+        "n42 → 42: ids compared as numbers, not as text), over field names, numbers or nested "
+        "expressions (arithmetic on a missing or non-numeric field, or a division by zero, gives null; a "
+        "comparison with a null side gives null); record makes one row of named single values "
         "`fields` {name: value or $ref} (a tuple answer: the three counts; answer it as rows). quantile: "
         "`q` in [0, 1], nearest rank (the ⌈q·n⌉-th smallest; null if empty): the 90th-percentile delay is "
         "{fn: quantile, input: {$ref: s2.rows[*].delay}, q: 0.9}. distinct: the distinct values, ascending "

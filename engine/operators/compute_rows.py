@@ -13,7 +13,9 @@ Both return whole rows; the fn's ``value`` is the number of rows. Semantics: ``d
   unmatched ``left`` row, is null.
 - ``derive``: each row with one more field ``as`` = ``expr`` evaluated exactly. ``expr`` is
   ``{op, left, right}`` (arithmetic ``add sub mul div min max``, comparisons ``lt le gt ge eq ne``, boolean
-  ``and or``) or ``{op, arg}`` (``abs floor ceil not``) over field names, numbers and nested expressions.
+  ``and or``) or ``{op, arg}`` (``abs floor ceil not number``) over field names, numbers and nested
+  expressions. ``number`` reads the number a string ends with (a uid ``n42`` → 42: ids compared as numbers,
+  not as text, where ``n10`` < ``n9``).
   Arithmetic needs numbers: a field that is missing or not a number makes it null, and so does a division
   by zero. A comparison gives true/false: two numbers by value, two strings in code-point order (``eq``/
   ``ne`` also compare booleans, and a string never equals a number); a null side or an ordering of
@@ -27,6 +29,7 @@ them like its own field errors.
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -44,7 +47,7 @@ HOWS = ("inner", "left", "anti")
 ARITH_OPS = ("add", "sub", "mul", "div", "min", "max")  # numbers -> a number
 COMPARE_OPS = ("lt", "le", "gt", "ge", "eq", "ne")  # -> true/false
 LOGIC_OPS = ("and", "or")  # booleans -> a boolean
-UNARY_OPS = ("abs", "floor", "ceil", "not")  # {op, arg}
+UNARY_OPS = ("abs", "floor", "ceil", "not", "number")  # {op, arg}
 EXPR_OPS = (*ARITH_OPS, *COMPARE_OPS, *LOGIC_OPS, *UNARY_OPS)
 EXPR_KEYS = ("op", "left", "right")
 UNARY_KEYS = ("op", "arg")
@@ -206,6 +209,20 @@ def _compare(op: str, x: Term, y: Term) -> bool | None:
     return {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[op]  # type: ignore[operator]
 
 
+#: the decimal digits a string ends with
+_TRAILING_DIGITS = re.compile(r"[0-9]+\Z")
+
+
+def _number(x: Term) -> Fraction | None:
+    """``number``: the number a string ends with (``n42`` → 42, ``s007`` → 7), a number itself, else null."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, str):
+        m = _TRAILING_DIGITS.search(x)
+        return Fraction(int(m.group())) if m else None
+    return None
+
+
 def _eval(e: Any, row: dict[str, Any]) -> Term:
     if isinstance(e, str):
         v = row.get(e)
@@ -217,6 +234,8 @@ def _eval(e: Any, row: dict[str, Any]) -> Term:
     op = e["op"]
     if op in UNARY_OPS:
         a = _eval(e["arg"], row)
+        if op == "number":
+            return _number(a)
         if op == "not":
             truth = _logic(a)
             return None if truth is None else not truth

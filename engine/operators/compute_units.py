@@ -200,6 +200,8 @@ def _expr_unit(e: Any, row: UnitTree) -> Unit | None:
     op = e.get("op")
     if op in ("abs", "floor", "ceil"):
         return _expr_unit(e.get("arg"), row)
+    if op == "number":
+        return Unit.VALUE  # an id's number: a free number, compared with any other
     if op in ("not", "and", "or"):
         return Unit.BOOLEAN
     if op not in ("add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne"):

@@ -425,7 +425,7 @@ def _oracle_join(x: Any, y: Any, on: Any, how: Any, prefix: Any = None) -> list[
 _BINARY = frozenset(
     {"add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or"}
 )
-_UNARY = frozenset({"abs", "floor", "ceil", "not"})
+_UNARY = frozenset({"abs", "floor", "ceil", "not", "number"})
 
 
 def _check_expr(e: Any, where: str, depth: int) -> None:
@@ -476,6 +476,16 @@ def _value(e: Any, row: dict[str, Any]) -> Tagged:
         a = _value(e["arg"], row)
         if op == "not":
             return ("bool", not a[1]) if a is not None and a[0] == "bool" else None
+        if op == "number":  # the digits a string ends with, as an integer; a number as it is
+            if a is None or a[0] not in ("num", "str"):
+                return None
+            if a[0] == "num":
+                return a
+            text = a[1]
+            start = len(text)
+            while start > 0 and text[start - 1] in "0123456789":
+                start -= 1
+            return ("num", Fraction(int(text[start:]))) if start < len(text) else None
         if a is None or a[0] != "num":
             return None
         q: Fraction = a[1]

@@ -21,13 +21,15 @@ from tgms.engine.operators.registry import get_operator
 from tgms.engine.store import Store
 
 KEYS: list[Any] = ["u1", "u2", "u3", 1, 1.0, 2, None, 0.1 + 0.2, 0.3]
+#: field values besides random numbers (uid-like strings for derive's number)
+VALUES: list[Any] = [0, None, "s", True, "n10", "n9", "s007", "7x"]
 
 
 def _row(rng: random.Random, fields: tuple[str, ...]) -> dict[str, Any]:
     row: dict[str, Any] = {"k": rng.choice(KEYS), "k2": rng.choice(["x", "y"]), "kb": rng.choice(KEYS)}
     for f in fields:
         if rng.random() < 0.85:
-            row[f] = rng.choice([rng.randint(-3, 9), round(rng.uniform(-2, 5), 2), 0, None, "s", True])
+            row[f] = rng.choice([*VALUES, rng.randint(-3, 9), round(rng.uniform(-2, 5), 2)])
     return row
 
 
@@ -85,7 +87,7 @@ def _valid(rng: random.Random) -> dict[str, Any]:
 
 
 BINARY_OPS = ("add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or")
-UNARY_OPS = ("abs", "floor", "ceil", "not")
+UNARY_OPS = ("abs", "floor", "ceil", "not", "number")
 
 
 def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
@@ -294,6 +296,24 @@ def test_derive_functions(ctx: OpContext) -> None:
     # |first_ab - first_ba| in one expression, where it took first_ab + first_ba - 2 pair_first before
     gap = {"op": "abs", "arg": {"op": "sub", "left": "a", "right": "b"}}
     assert _derived(ctx, rows[:2], gap) == [3.5, 4]
+
+
+def test_derive_number_reads_the_number_a_uid_ends_with(ctx: OpContext) -> None:
+    """ids compared as numbers: n9 < n10 by number (as text "n10" < "n9"); a number is itself; a string
+    without trailing digits, a boolean and null are null (both paths: fast and oracle, by ``both``)."""
+    rows = [
+        {"s": "n9", "t": "n10"},
+        {"s": "s007", "t": 7},
+        {"s": "7x", "t": "x7"},
+        {"s": True, "t": None},
+        {"s": "n0", "t": -2.5},
+    ]
+    assert _derived(ctx, rows, {"op": "number", "arg": "s"}) == [9, 7, None, None, 0]
+    assert _derived(ctx, rows, {"op": "number", "arg": "t"}) == [10, 7, 7, None, -2.5]
+    smaller = {"op": "lt", "left": {"op": "number", "arg": "s"}, "right": {"op": "number", "arg": "t"}}
+    assert _derived(ctx, rows, smaller) == [True, False, None, None, False]
+    as_text = {"op": "lt", "left": "s", "right": "t"}
+    assert _derived(ctx, rows[:1], as_text) == [False]  # the order number fixes
 
 
 def test_derive_comparisons_and_three_valued_logic(ctx: OpContext) -> None:
