@@ -338,14 +338,16 @@ def agg_count_distinct(cols: Columns, gr: Grouping, field: str) -> list[Any]:
     return np.bincount(g[new], minlength=gr.n_groups).tolist()
 
 
-def _numeric(cols: Columns, gr: Grouping, field: str) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """(group of each numeric value, the values as int64 multiples of 1/D, D), or None when the
-    values do not scale into int64 exactly (then the caller goes through Fractions). Non-numbers and
-    nulls are skipped."""
+def _numeric(cols: Columns, gr: Grouping, field: str) -> tuple[np.ndarray, np.ndarray, int, bool] | None:
+    """(group of each numeric value, the values as int64 multiples of 1/D, D, whether every expanded
+    row has one), or None when the values do not scale into int64 exactly (then the caller goes through
+    Fractions). Non-numbers and nulls are skipped."""
     col: Col = cols.get(field)
     if col.kind == "int":
-        keep = np.ones(len(gr.ev), dtype=bool) if col.null is None else ~col.null[gr.ev]
-        return gr.gid[keep], col.values[gr.ev][keep], 1
+        if col.null is None:
+            return gr.gid, col.values[gr.ev], 1, True
+        keep = ~col.null[gr.ev]
+        return gr.gid[keep], col.values[gr.ev][keep], 1, bool(keep.all())
     uniq = col.uniq or []
     is_num = [isinstance(u, (int, float)) and not isinstance(u, bool) for u in uniq]
     exacts = [exact(u) if k else Fraction(0) for u, k in zip(uniq, is_num, strict=True)]
@@ -356,7 +358,7 @@ def _numeric(cols: Columns, gr: Grouping, field: str) -> tuple[np.ndarray, np.nd
     per_code = np.array([int(q) for q in scaled], dtype=np.int64)
     codes = col.values[gr.ev]
     keep = np.array(is_num, dtype=bool)[codes] if uniq else np.zeros(len(codes), dtype=bool)
-    return gr.gid[keep], per_code[codes[keep]], denom
+    return gr.gid[keep], per_code[codes[keep]], denom, bool(keep.all())
 
 
 def _fraction_values(cols: Columns, gr: Grouping, field: str) -> tuple[np.ndarray, list[Fraction]]:
@@ -373,11 +375,10 @@ def agg_numeric(cols: Columns, gr: Grouping, fn: str, field: str) -> list[Any]:
     scaled = _numeric(cols, gr, field)
     if scaled is None:
         return _numeric_fractions(cols, gr, fn, field, out)
-    g, v, denom = scaled
+    g, v, denom, whole = scaled
     if not len(g):
         return out
-    o = np.lexsort((v, g)) if fn in ("median", "min", "max") else np.argsort(g, kind="stable")
-    g, v = g[o], v[o]
+    g, v = _by_group(gr, g, v, whole, ordered=fn in ("median", "min", "max"))
     starts = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]]))
     ends = np.append(starts[1:], len(g))
     cnt = (ends - starts).tolist()
@@ -393,10 +394,43 @@ def agg_numeric(cols: Columns, gr: Grouping, fn: str, field: str) -> list[Any]:
         res = [Fraction(x, denom) for x in v[ends - 1].tolist()]
     else:
         lo_i, hi_i = starts + (ends - starts - 1) // 2, starts + (ends - starts) // 2
+        if denom == 1:  # ints: the middle two's sum halved (each |v| < 2^62, so the sum fits int64)
+            halves = (v[lo_i] + v[hi_i]).tolist()
+            # x / 2 is the correctly rounded float of the exact half, as float(Fraction(x, 2)) is
+            mid = [x >> 1 if not x & 1 else canon_float(x / 2) for x in halves]
+            for gi, m in zip(g[starts].tolist(), mid, strict=True):
+                out[gi] = m
+            return out
         res = [Fraction(a + b, 2 * denom) for a, b in zip(v[lo_i].tolist(), v[hi_i].tolist(), strict=True)]
     for gi, r in zip(g[starts].tolist(), res, strict=True):
         out[gi] = number_out(r)
     return out
+
+
+def _by_group(
+    gr: Grouping, g: np.ndarray, v: np.ndarray, whole: bool, *, ordered: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """``g`` and ``v`` with their rows grouped (groups ascending); with ``ordered`` each group's values
+    ascending too (median, min, max), else in event order.
+
+    Values already ascending in event order (``t``: events are selected in time order) need only the
+    stable sort by group, which ``Grouping`` radix-sorts and shares with the other aggregates when every
+    row has a value; otherwise one int64 sort of combined (group, value) keys where they fit, else a
+    two-key lexsort (the slowest: ~1.5x the combined sort at 10^6)."""
+    if not ordered or bool(np.all(v[1:] >= v[:-1])):
+        if whole:
+            o, gs, _ = gr.sorted_rows()
+            return gs, v[o]
+        o = np.argsort(g.astype(np.uint16) if gr.n_groups <= 1 << 16 else g, kind="stable")
+        return g[o], v[o]
+    lo = int(v.min())
+    span = int(v.max()) - lo + 1
+    if float(gr.n_groups) * span < _COMBINE_MAX:
+        pairs = np.sort(g * span + (v - lo))
+        gs = pairs // span
+        return gs, pairs - gs * span + lo
+    o = np.lexsort((v, g))
+    return g[o], v[o]
 
 
 def _numeric_fractions(cols: Columns, gr: Grouping, fn: str, field: str, out: list[Any]) -> list[Any]:

@@ -62,6 +62,8 @@ TARGETS: dict[tuple[str, int], float] = {
     ("compute/group_by_src_median_1e6_rows", 10**6): 100,
     # the same median through a plan: list_events (a page of 10) -> compute over every row's vt_s
     ("plan/median_of_1e6_event_times", 10**6): 100,
+    # the per-sender count and median time of every event, grouped in the engine (not through a page)
+    ("aggregate_events/count_and_median_t_by_src_whole_span", 10**6): 100,
 }
 
 #: the "op" of a case that is a whole plan, run by the executor (its args are the plan)
@@ -134,6 +136,11 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
         ("resolve_entities", "resolve_entities/uid", {"query": busy}),
         ("compute", "compute/sum_1000", {"fn": "sum", "input": list(range(1000))}),
         ("aggregate_events", "aggregate_events/count_by_src_whole_span", {"group_by": ["src"]}),
+        (
+            "aggregate_events",
+            "aggregate_events/count_and_median_t_by_src_whole_span",
+            {"group_by": ["src"], "aggregates": [{"fn": "count"}, {"fn": "median", "field": "t"}]},
+        ),
         # the exact time as a group key (issue 27): one message to a list of recipients is one group; over
         # the whole span (here ~10^6 groups: the synthetic times are nearly all distinct) and a 10% window
         *(
