@@ -36,7 +36,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tgms.engine.canonical import digest, dumps_canonical, sha256_hex
+from tgms.engine.canonical import digest, sha256_hex
+from tgms.engine.dumped import Dumped
 from tgms.engine.errors import CorruptError, CostError, LimitError, NotFoundError, TGMSError, UpstreamError
 from tgms.engine.execute.full_reads import FullResults
 from tgms.engine.execute.results import MemoryResults, ResultStore
@@ -311,7 +312,7 @@ class Executor:
         return trace
 
     def _read(
-        self, step: Step, ref: Ref, trace: Trace, budget_s: float
+        self, step: Step, ref: Ref, trace: Trace, budget_s: float, dumped: Dumped
     ) -> tuple[Any, bool, dict[str, Any] | None]:
         """The value ``ref`` names for ``step``, whether the read is incomplete, and what a full read
         (past the producer's cut page) read: ``{items, digest}``."""
@@ -334,8 +335,9 @@ class Executor:
         incomplete = whole.truncated or trace.full.stopped_early(ref.step) or producer.upstream_truncated
         value = whole.value
         items = len(value) if isinstance(value, list) else 1
-        # the whole result is read canonical (FullResults), so is what a ref picks from it: no second walk
-        return value, incomplete, {"items": items, "digest": sha256_hex(dumps_canonical(value))}
+        # the whole result is read canonical (FullResults), so is what a ref picks from it: no second walk;
+        # its text is kept, so the step's arguments and envelope, which hold it, splice it in
+        return value, incomplete, {"items": items, "digest": sha256_hex(dumped.dumps(value))}
 
     def _price_full_read(self, step: Step, ref: Ref, trace: Trace, budget_s: float) -> None:
         """The cost guard for a read past a cut page, before the whole list is built: building,
@@ -370,10 +372,12 @@ class Executor:
                 suggestions=est.suggestions,
             )
 
-    def _resolve(self, step: Step, rec: StepRecord, trace: Trace, budget_s: float) -> dict[str, Any]:
+    def _resolve(
+        self, step: Step, rec: StepRecord, trace: Trace, budget_s: float, dumped: Dumped
+    ) -> dict[str, Any]:
         args = copy.deepcopy(step.args)
         for r in sorted(step.refs, key=lambda r: [str(p) for p in r.loc]):
-            value, tainted, full = self._read(step, r.ref, trace, budget_s)
+            value, tainted, full = self._read(step, r.ref, trace, budget_s, dumped)
             if isinstance(value, list) and r.loc:
                 cap = _list_cap(step.op, r.loc, self.config)
                 if len(value) > cap and get_operator(step.op).traits.full_input and self.config.taint:
@@ -396,9 +400,10 @@ class Executor:
 
     def _run_step(self, step: Step, rec: StepRecord, trace: Trace, budget_s: float, rows_used: int) -> int:
         t0 = time.perf_counter()
+        dumped = Dumped()  # a whole read's text, dumped once for the read, the arguments and the envelope
         try:
-            args = self._resolve(step, rec, trace, budget_s)
-            rec.args_digest = self.results.put(args) if isinstance(args, dict) else None
+            args = self._resolve(step, rec, trace, budget_s, dumped)
+            rec.args_digest = self.results.put(args, dumped=dumped) if isinstance(args, dict) else None
             spec = get_operator(step.op)
             if rec.upstream_truncated and isinstance(args, dict) and spec.traits.reduces_list(args):
                 srcs = [x["ref"] for x in rec.reads if x["truncated"]]
@@ -409,7 +414,9 @@ class Executor:
                     reason="truncated_input",
                     reads=srcs,
                 )
-            result = run_call(self.ctx, step.op, args, budget_s=budget_s, check_cost=self.config.check_cost)
+            result = run_call(
+                self.ctx, step.op, args, budget_s=budget_s, check_cost=self.config.check_cost, dumped=dumped
+            )
         except TGMSError as exc:
             rec.status = (
                 "refused"
@@ -450,7 +457,8 @@ class Executor:
             ).to_dict()
             return rows_used
         rec.status = "ok"
-        rec.envelope_digest = self.results.put(env, canonical=True)  # run_call's envelope is canonical
+        # run_call's envelope is canonical
+        rec.envelope_digest = self.results.put(env, canonical=True, dumped=dumped)
         trace._envelopes[step.id] = env
         rec.result_digest = env["result_digest"]
         rec.rows = len(payload["rows"]) if isinstance(payload.get("rows"), list) else None

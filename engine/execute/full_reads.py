@@ -76,7 +76,7 @@ class FullResults:
         if self.reads_column(ref):
             name = _column_field(ref)
             assert name is not None
-            return Resolved(canonicalize(whole[ref.field].column(name)), False)
+            return Resolved(whole[ref.field].column(name), False)  # canonical values (LazyRows.column)
         key = (ref.step, ref.field)
         if ref.field in whole and key not in self._built:  # built at its first read only: it can be large
             self._built[key] = canonicalize(materialized(whole[ref.field]))

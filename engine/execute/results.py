@@ -18,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from tgms.engine.canonical import canonicalize, dumps_canonical, sha256_hex
+from tgms.engine.dumped import Dumped
 from tgms.engine.errors import CorruptError, NotFoundError
 from tgms.engine.fileio import write_atomic
 
 
-def _text(obj: Any, canonical: bool) -> str:
+def _text(obj: Any, canonical: bool, dumped: Dumped | None) -> str:
+    if dumped is not None:
+        return dumped.text_of(obj, canonical=canonical)
     return dumps_canonical(obj if canonical else canonicalize(obj))
 
 
@@ -33,10 +36,11 @@ class ResultStore:
     def _path(self, digest: str) -> Path:
         return self.root / digest[:2] / f"{digest}.json"
 
-    def put(self, obj: Any, *, canonical: bool = False) -> str:
+    def put(self, obj: Any, *, canonical: bool = False, dumped: Dumped | None = None) -> str:
         """Store ``obj`` and return its digest; ``canonical=True`` skips re-canonicalizing a value that
-        already is (an operator envelope), which is a full walk of a possibly large payload."""
-        text = _text(obj, canonical)
+        already is (an operator envelope), which is a full walk of a possibly large payload; ``dumped``
+        holds the texts of large values in it already dumped (spliced in, not dumped again)."""
+        text = _text(obj, canonical, dumped)
         digest = sha256_hex(text)
         path = self._path(digest)
         if path.exists():
@@ -66,8 +70,8 @@ class MemoryResults(ResultStore):
         super().__init__(os.devnull)
         self._objects: dict[str, str] = {}
 
-    def put(self, obj: Any, *, canonical: bool = False) -> str:
-        text = _text(obj, canonical)
+    def put(self, obj: Any, *, canonical: bool = False, dumped: Dumped | None = None) -> str:
+        text = _text(obj, canonical, dumped)
         digest = sha256_hex(text)
         self._objects.setdefault(digest, text)
         return digest

@@ -15,6 +15,7 @@ offset is refused (``E_INVALID_ARG``) instead of silently returning someone else
 from __future__ import annotations
 
 import functools
+import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tgms.engine.canonical import canonicalize, check_depth, digest, dumps_canonical, sha256_hex
+from tgms.engine.dumped import Dumped
 from tgms.engine.errors import InvalidArgError
 from tgms.engine.operators.base import parse_args
 from tgms.engine.operators.context import OpContext
@@ -30,11 +32,12 @@ from tgms.engine.operators.cost import DEFAULT_BUDGET_S, check_budget, profile
 from tgms.engine.operators.registry import OperatorSpec, get_operator
 
 
-def _args_key(args_echo: dict[str, Any], state: str = "") -> str:
+def _args_key(args_echo: dict[str, Any], state: str = "", dumped: Dumped | None = None) -> str:
     """What a cursor is bound to: the query (every argument but ``cursor`` and ``limit``, which may change
     from page to page) and the store's belief state (``Store.state_token``)."""
     core = {k: v for k, v in args_echo.items() if k not in ("cursor", "limit")}
-    return sha256_hex(dumps_canonical(core) + "\n" + state)
+    text = dumps_canonical(core) if dumped is None else dumped.text_of(core, canonical=True)
+    return sha256_hex(text + "\n" + state)
 
 
 def _belief_state(ctx: OpContext, as_of_tt: int | None) -> str:
@@ -142,33 +145,54 @@ def call(
 BIG_LIST = 1000
 
 
-def echo_args(args: BaseModel) -> dict[str, Any]:
+def echo_args(
+    args: BaseModel, raw: dict[str, Any] | None = None, dumped: Dumped | None = None
+) -> dict[str, Any]:
     """The validated arguments as a call spells them: pydantic's JSON dump by alias, canonical.
 
     A long list of plain JSON values (compute's 10^6-element ``input``) is taken as it is and only
     canonicalized: its JSON dump would be one more full pass giving the same values (~24 ms for 10^6 ints,
     ~360 ms for 10^6 rows {src, t}). A list ``canonicalize`` refuses (a model, a NaN, ...) goes through the
-    dump like any other value, so the echo is the dump's, canonical, either way (tested)."""
+    dump like any other value, so the echo is the dump's, canonical, either way (tested). When the raw
+    list is one ``dumped`` holds (an executor's whole read) and validation kept its very elements, the echo
+    holds that list itself, so the envelope splices its text in."""
     fields = type(args).model_fields
     big: dict[str, Any] = {}
     for name in fields:
         value = getattr(args, name)
         if type(value) is list and len(value) >= BIG_LIST:
+            given = _given(fields[name], name, raw)
+            if dumped is not None and dumped.known(given) is not None and _same_elements(value, given):
+                big[name] = given
+                continue
             try:
                 big[name] = canonicalize(value)
             except InvalidArgError:
                 continue
-    dumped = canonicalize(args.model_dump(mode="json", by_alias=True, exclude=set(big)))
+    rest = canonicalize(args.model_dump(mode="json", by_alias=True, exclude=set(big)))
     if not big:
-        return dumped
+        return rest
     out: dict[str, Any] = {}
     for name, info in fields.items():  # the dump's key order: the fields' order
         key = info.serialization_alias or info.alias or name
         if name in big:
             out[key] = big[name]
-        elif key in dumped:
-            out[key] = dumped[key]
-    return out | dumped
+        elif key in rest:
+            out[key] = rest[key]
+    return out | rest
+
+
+def _given(info: Any, name: str, raw: dict[str, Any] | None) -> Any:
+    """The raw value a field was validated from (by its alias, as a call spells it)."""
+    if raw is None:
+        return None
+    return raw.get(info.alias or name, raw.get(name))
+
+
+def _same_elements(value: list[Any], given: Any) -> bool:
+    """Whether a validated list holds the very objects of the raw list (pydantic copies the list, not a
+    plain element), so the two have one canonical text."""
+    return type(given) is list and len(given) == len(value) and all(map(operator.is_, value, given))
 
 
 def run_call(
@@ -178,14 +202,17 @@ def run_call(
     *,
     budget_s: float | None = None,
     check_cost: bool = True,
+    dumped: Dumped | None = None,
 ) -> CallResult:
-    """:func:`call` plus the cost estimate and the measured wall time (for traces and calibration)."""
+    """:func:`call` plus the cost estimate and the measured wall time (for traces and calibration).
+    ``dumped``: texts of large canonical values in ``raw_args`` already dumped (an executor's whole
+    reads), spliced into the echo's digests instead of dumped again."""
     spec = get_operator(op)
     check_depth(raw_args, f"{op} args")  # before the recursive walks of validation and dumping
     args = parse_args(spec.args, raw_args, op)
-    args_echo = echo_args(args)  # as a call spells them
+    args_echo = echo_args(args, raw_args, dumped)  # as a call spells them
     state = _belief_state(ctx, getattr(args, "as_of_tt", None))
-    key = functools.cache(lambda: _args_key(args_echo, state))  # only when a cursor is read or issued
+    key = functools.cache(lambda: _args_key(args_echo, state, dumped))  # only when a cursor is read or issued
     offset = decode_cursor(getattr(args, "cursor", None), key)
     as_of = getattr(args, "as_of_tt", None)
     if spec.edge_arrays:

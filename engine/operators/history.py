@@ -276,11 +276,17 @@ class EdgeVersionRows(LazyRows):
     def column(self, name: str) -> list[Any]:
         if not self.has_column(name):
             raise NotImplementedError(f"edge-version rows have no column {name!r}")
+        if name in _INT_KEYS:  # never null: numpy's own list, without an Arrow table between
+            return self._e.key_at(name, self._pos).tolist()
         values = self._e.rows(self._pos, [name]).column(name).to_pylist()
         if name in ("src", "dst"):  # as edge_rows gives them: uids, not node indices
             uids = self._ctx.uids()
             return [uids[i] for i in values]
         return values
+
+
+#: the int64 key columns that are never null (vt_e is: an open interval)
+_INT_KEYS = frozenset({"vid", "eid", "vt_s"})
 
 
 def _node_refs(

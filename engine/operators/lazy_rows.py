@@ -40,6 +40,6 @@ class LazyRows(Sequence[dict[str, Any]]):
 
     def column(self, name: str) -> list[Any]:
         """Field ``name`` of every row, in order: ``[r[name] for r in self]``, read without building the
-        rows (a compute step reading ``rows[*].name`` of a 10^6-row result). Only where
-        :meth:`has_column`."""
+        rows (a compute step reading ``rows[*].name`` of a 10^6-row result), as canonical JSON values (the
+        reader does not walk them again). Only where :meth:`has_column`."""
         raise NotImplementedError(f"{type(self).__name__} has no column {name!r}")

@@ -181,6 +181,37 @@ def test_full_reads_are_recorded_with_the_whole_inputs_length_and_digest(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_a_whole_read_is_dumped_once_and_every_digest_is_the_plain_dumps(
+    stores: dict[str, Store], backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read's text is spliced into the step's stored arguments and envelope (engine/dumped.py)
+    instead of dumped again: the digests are those of the plain dumps, and the whole list's canonical
+    dump ran once per full read."""
+    require_backend(backend)
+    import tgms.engine.dumped as dumped_mod
+
+    whole_dumps: list[int] = []
+    plain = dumped_mod.dumps_canonical
+
+    def counting(value: Any) -> str:
+        text = plain(value)
+        if len(text) > 100_000:  # a whole list (26,016 rows or times), or an object holding one
+            whole_dumps.append(len(text))
+        return text
+
+    monkeypatch.setattr(dumped_mod, "dumps_canonical", counting)
+    trace = Executor(OpContext(stores[backend])).run(_plan(), store_digest=stores[backend].digest())
+    for sid in COMPUTES:
+        rec = trace.record(sid)
+        assert rec is not None and rec.ok and rec.args_digest and rec.envelope_digest
+        args, env = trace.resolved_args(sid), trace.envelope(sid)
+        assert digest(args) == rec.args_digest, sid
+        assert digest(env) == rec.envelope_digest, sid
+    # one canonical dump of a whole list per full read (the read's digest), none for the stored objects
+    assert len(whole_dumps) == len(COMPUTES)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_non_compute_consumer_of_the_cut_page_stays_tainted(traces: dict[str, Trace], backend: str) -> None:
     require_backend(backend)
     trace = traces[backend]
