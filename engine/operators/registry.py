@@ -164,6 +164,7 @@ OPERATOR_ORDER = (
 FAMILY_MODULES = (
     "history",
     "traversal",
+    "temporal_paths",
     "motifs",
     "metrics",
     "burst",

@@ -42,9 +42,10 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
     check_keys(
         args,
         ["src", "window"],
-        ["delta_max_wait", "direction", "where", "strict", "depart_by"],
+        ["delta_max_wait", "direction", "where", "strict", "depart_by", "hops"],
         "temporal_reachability",
     )
+    want_hops = bool_arg(args, "hops")
     a = as_of_arg(args)
     src = str_arg(args, "src")
     assert src is not None
@@ -57,6 +58,8 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
         depart_by = time_arg(args["depart_by"], "depart_by", allow_open_end=True)
         if not t_a < depart_by <= t_b:
             raise InvalidArgError("depart_by must lie in (t_a, t_b]", field="depart_by", value=depart_by)
+    if want_hops and delta is not None:
+        raise InvalidArgError("hops is not available with delta_max_wait", field="hops", value=True)
     passes = edge_filter(args.get("where"))
     require_known([src], store.known_uids(a), "src")
     arcs_from: dict[str, list[dict[str, Any]]] = {}
@@ -100,9 +103,46 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
     for v, alpha, _free in seen:
         if v != src and (v not in best or alpha < best[v]):
             best[v] = alpha
-    rows = [{"uid": v, "earliest_arrival": t} for v, t in best.items()]
+    rows: list[dict[str, Any]] = [{"uid": v, "earliest_arrival": t} for v, t in best.items()]
+    if want_hops:
+        fewest = _fewest_hops(arcs_from, src, t_a, t_b, strict, depart_by)
+        for r in rows:
+            r["hops"] = fewest[r["uid"]]
     rows.sort(key=lambda r: (r["earliest_arrival"], r["uid"]))
     return canonicalize({"rows": rows, "rows_total": len(rows)})
+
+
+#: the arcs out of each node: {to, vt_s, vt_e}
+Arcs = dict[str, list[dict[str, Any]]]
+
+
+def _fewest_hops(
+    arcs_from: Arcs, src: str, t_a: int, t_b: int, strict: bool, depart_by: int | None
+) -> dict[str, int]:
+    """The fewest edges of a time-respecting walk to each node: labels (node, arrival) taken one hop count
+    at a time, a label kept only if it arrives earlier than every label of as few hops or fewer at its
+    node (without a wait limit such a label does all a later one can, with no more hops; pruning the rest
+    loses no node's fewest hops). Every kept label lowers its node's best arrival, so the search ends."""
+    fewest: dict[str, int] = {}
+    best: dict[str, int] = {}
+    layer: dict[str, int] = {}
+    for arc in arcs_from.get(src, []):  # the first edge: from t_a, before depart_by, never strict
+        tau = max(t_a, arc["vt_s"])
+        if tau < arc["vt_e"] and tau < t_b and (depart_by is None or tau < depart_by):
+            layer[arc["to"]] = min(tau, layer.get(arc["to"], tau))
+    k = 1
+    while layer:
+        kept = {v: t for v, t in layer.items() if v not in best or t < best[v]}
+        nxt: dict[str, int] = {}
+        for u, alpha in kept.items():
+            best[u] = alpha
+            fewest.setdefault(u, k)
+            for arc in arcs_from.get(u, []):
+                tau = max(alpha + (1 if strict else 0), arc["vt_s"])
+                if tau < arc["vt_e"] and tau < t_b:
+                    nxt[arc["to"]] = min(tau, nxt.get(arc["to"], tau))
+        layer, k = nxt, k + 1
+    return fewest
 
 
 def _step(e: dict[str, Any], tau: int) -> dict[str, Any]:

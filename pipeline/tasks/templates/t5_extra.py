@@ -2,17 +2,20 @@
 relays that must start early (``strict``, ``depart_by``), bottom-k with a declared tie-break (``topk``
 ``order: asc``, ``tie_by``), top-k by fraction, a filter comparing two fields of a row, a ``group`` over
 an operator's derived rows (``next_event`` replies by answerer), ``next_event`` looking back
-(``direction: previous``), and a window relative to each account's own first message built by scalar
-arithmetic (``compute add`` of a time and a duration, both window ends ``$ref``s).
+(``direction: previous``), a window relative to each account's own first message built by scalar
+arithmetic (``compute add`` of a time and a duration, both window ends ``$ref``s), and the fewest hops of
+a time-respecting chain (``temporal_reachability`` ``hops``).
 
 Each keeps a draw only where its answer needs what it asks: the wait limit, or the strict start, changes
 the answer (a plan that leaves it out is wrong); the fewest-messages question has a tie at the minimum
 (so the stated tie rule decides it); the busiest share picks fewer accounts than all; the received-more
 count is neither 0 nor every two-way account; the readiest answerer is a unique top of at least two; a
-median looks at two or more gaps; the relative window holds two messages or more and not all of them.
+median looks at two or more gaps; the relative window holds two messages or more and not all of them;
+the fewest-hops target is two messages away or more.
 
 The names start ``T5.x.`` so that they sort after every older template: the generator seeds a template's
-draws by its position in the sorted registry, so appending keeps every existing task as it was.
+draws by its position in the sorted registry, so appending keeps every existing task as it was. A template
+added later takes the next prefix (``T5.y.fewest_hops``), for the same reason.
 """
 
 from __future__ import annotations
@@ -286,3 +289,35 @@ def first_days(s: Sampler) -> Draft | None:
     ]
     params = {"u": u, "days": days, "t_a": fmt_time(t_a)}
     return Draft(params, (u,), steps, "s3.rows_total", key=(u, span, t0))
+
+
+@template(
+    "T5.y.fewest_hops",
+    kind="count",
+    ops=("temporal_reachability", "compute"),
+    paraphrases=(
+        "Relaying messages from {u} (the first sent by {u} from {t_a} on, each next one sent by the "
+        "recipient of the one before, no earlier than it), what is the fewest number of messages a chain "
+        "needs to reach {v} before {t_b}?",
+        "Between {t_a} and {t_b}, how many hops does the shortest time-respecting chain of messages from "
+        "{u} to {v} have (fewest messages, not earliest arrival; each message leaves the account the "
+        "previous one reached, at the same time or later)?",
+        "Counting messages, how short can a relay from {u} to {v} be within [{t_a}, {t_b}), if every "
+        "message after the first is sent by the previous message's recipient no earlier than it arrived?",
+    ),
+)
+def fewest_hops(s: Sampler) -> Draft | None:
+    w = s.window(s.choice([DAY, 3 * DAY]))
+    u = sender_in(s, w)
+    if u is None:
+        return None
+    reach = {"src": u, "window": w, "hops": True, "limit": MAX_ROWS}
+    rows = payload(s, "temporal_reachability", reach)["rows"]
+    far = [r for r in rows if r["hops"] >= 2]
+    if not far or len(rows) >= MAX_ROWS:
+        return None  # every account one message away: the count is not a question about chains
+    v = s.choice(far)["uid"]
+    find = {"fn": "filter", "input": ref("s1.rows"), "field": "uid", "cmp": "==", "value": v}
+    steps = [step("s1", "temporal_reachability", {**reach, "limit": 1}), step("s2", "compute", find, "s1")]
+    params = {"u": u, "v": v, **window_words(w)}
+    return Draft(params, (u, v), steps, "s2.rows[0].hops", key=(u, v, w["t_a"], w["t_b"]))

@@ -192,6 +192,10 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
         if rng.random() < 0.3:  # the first hop out of src before depart_by, in (t_a, t_b]
             w = args["window"]
             args["depart_by"] = rng.choice([w["t_a"] + 1, rng.randint(w["t_a"] + 1, w["t_b"]), w["t_b"]])
+        if rng.random() < 0.4:  # the fewest hops to each node (refused beside a wait limit, by both)
+            args["hops"] = True
+            if rng.random() < 0.8:
+                args.pop("delta_max_wait", None)
     elif op == "temporal_paths":
         s, d = rng.sample(uids, 2)
         args = {

@@ -19,7 +19,7 @@ import pytest
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import N_CASES, counter_clock, edge_where
 from tgms.engine.errors import CostError, TGMSError
-from tgms.engine.operators import traversal
+from tgms.engine.operators import temporal_paths, traversal
 from tgms.engine.operators.context import OpContext
 from tgms.engine.operators.cost import COEFFICIENTS, StoreProfile, check_budget, memory_factor
 from tgms.engine.operators.envelope import call
@@ -104,6 +104,9 @@ def sample(op: str, rng: random.Random, uids: list[str], tts: list[int], t_max: 
             w["t_b"] = min(w["t_b"], w["t_a"] + t_max + 5)
             if "depart_by" in args:
                 args["depart_by"] = min(args["depart_by"], w["t_b"])
+        if rng.random() < 0.35:  # the fewest hops to each node (not beside a wait limit)
+            args["hops"] = True
+            args.pop("delta_max_wait", None)
     else:
         s, d = rng.sample(uids, 2)
         args = {"src": s, "dst": d, "window": _window(rng, t_max)}
@@ -296,6 +299,42 @@ def test_depart_by_limits_the_first_edge_only(tmp_path: Path, backend: str) -> N
         s.close()
 
 
+def test_fewest_hops_are_not_the_earliest_path_s(tmp_path: Path, backend: str) -> None:
+    # S->A@1, A->B@2, B->C@3 (C at 3 in three hops); S->C@10 (one hop, later); A->S@4, S->D@6
+    s = edge_store(
+        tmp_path,
+        backend,
+        [("S", "A", 1, 2), ("A", "B", 2, 3), ("B", "C", 3, 4), ("S", "C", 10, 11), ("A", "S", 4, 5),
+         ("S", "D", 6, 7)],
+    )  # fmt: skip
+    try:
+
+        def hops(**kw: Any) -> list[tuple[str, int, int]]:
+            rows = run(s, "temporal_reachability", src="S", hops=True, **kw)["rows"]
+            return [(r["uid"], r["earliest_arrival"], r["hops"]) for r in rows]
+
+        # C is reached first in three hops (at 3), but one hop does it (S->C at 10)
+        assert hops(window=W) == [("A", 1, 1), ("B", 2, 2), ("C", 3, 1), ("D", 6, 1)]
+        # the first edge before 5: S->C and S->D only after the return to S (A->S at 4): hop 3
+        assert hops(window=W, depart_by=5) == [("A", 1, 1), ("B", 2, 2), ("C", 3, 3), ("D", 6, 3)]
+        # strict: B->C at 3 still follows A->B at 2; C in three hops either way
+        assert hops(window=W, depart_by=5, strict=True) == [
+            ("A", 1, 1),
+            ("B", 2, 2),
+            ("C", 3, 3),
+            ("D", 6, 3),
+        ]
+        # the hop counts are an addition: without hops the rows are the same, without the field
+        plain = run(s, "temporal_reachability", src="S", window=W)["rows"]
+        assert plain == [{k: v for k, v in r.items() if k != "hops"} for r in
+                         run(s, "temporal_reachability", src="S", window=W, hops=True)["rows"]]  # fmt: skip
+        with pytest.raises(TGMSError, match="hops is not available with delta_max_wait"):
+            call(OpContext(s), "temporal_reachability", {"src": "S", "window": W, "hops": True,
+                                                        "delta_max_wait": 5})  # fmt: skip
+    finally:
+        s.close()
+
+
 def test_paths_rows_and_order(tmp_path: Path, backend: str) -> None:
     s = edge_store(
         tmp_path,
@@ -453,7 +492,7 @@ def test_run_time_stops_are_structured_cost_errors(
     try:
         ctx = OpContext(s)
         monkeypatch.setattr(traversal, "_MAX_STATES", 2)
-        monkeypatch.setattr(traversal, "_MAX_EXPANSIONS", 1)
+        monkeypatch.setattr(temporal_paths, "_MAX_EXPANSIONS", 1)  # where the path search reads it
         for op, args in (
             ("temporal_reachability", {"src": "S", "window": W, "delta_max_wait": 5}),
             ("temporal_paths", {"src": "S", "dst": "D", "window": W}),

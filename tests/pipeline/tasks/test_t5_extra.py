@@ -24,6 +24,7 @@ NEW = {
     "T5.x.readiest_answerer",
     "T5.x.answer_lag",
     "T5.x.first_days",
+    "T5.y.fewest_hops",
 }
 
 
@@ -176,3 +177,21 @@ def test_first_days_counts_in_a_window_that_starts_at_each_accounts_first_messag
     want = {"24 hours": 3, "3 days": 4}  # 7 days holds all five: not asked
     assert "7 days" not in {d.params["days"] for d in drafts}
     assert _golds(store, "T5.x.first_days", drafts) == [want[d.params["days"]] for d in drafts]
+
+
+def test_fewest_hops_counts_the_shortest_chain_not_the_earliest(make_store: Any) -> None:
+    # a→b, b→c, c→d a minute apart (d reached first, in three messages); a→e, e→d later (two messages)
+    store = make_store("hops")
+    store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in "abcde"])
+    store.write(
+        [_edge("a", "b", T0), _edge("b", "c", T0 + MINUTE), _edge("c", "d", T0 + 2 * MINUTE),
+         _edge("a", "e", T0 + 10 * MINUTE), _edge("e", "d", T0 + 20 * MINUTE)]
+    )  # fmt: skip
+    drafts = [d for d in _draws(store, t5_extra.fewest_hops, 40) if d is not None]
+    # only targets two messages away or more: c and d from a, d from b
+    assert {(d.params["u"], d.params["v"]) for d in drafts} <= {("a", "c"), ("a", "d"), ("b", "d")}
+    assert ("a", "d") in {(d.params["u"], d.params["v"]) for d in drafts}
+    assert drafts[0].steps[0]["args"]["hops"] is True and drafts[0].answer_from == "s2.rows[0].hops"
+    assert _golds(store, "T5.y.fewest_hops", drafts) == [2] * len(drafts)  # a→e→d, not a→b→c→d
+    lone = _store(make_store, [("a", "b", 0), ("a", "c", 1)], "lone")  # every account one message away
+    assert _draws(lone, t5_extra.fewest_hops, 6) == [None] * 6
