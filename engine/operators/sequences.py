@@ -196,6 +196,22 @@ def _run_bounds(key: np.ndarray, t: np.ndarray, after: bool) -> np.ndarray:
     return np.append(starts[1:], len(key))[run] if after else starts[run]
 
 
+def _whole_order(e: EdgeArrays, sides: list[str], n_nodes: int, key: np.ndarray) -> np.ndarray:
+    """Every version's code ``(key << bits) | position`` (``key``: its ``sides`` endpoints folded, as
+    :func:`_keys` gives it for the whole store), ascending: the one sort of a whole-store selection, cached
+    per belief state and sides (8 bytes a version each), so a whole-span question after the first does not
+    sort 10^6 codes again (read-only: callers derive new arrays from it)."""
+
+    def build() -> np.ndarray:
+        code = (key << _bits(e.n)) | np.arange(e.n, dtype=np.int64)
+        code.sort()
+        code.flags.writeable = False
+        return code
+
+    order: np.ndarray = derived(e, ("match_order", tuple(sides), n_nodes), build)
+    return order
+
+
 @dataclass
 class Matched:
     """``b``: b's scan position for each a event, in a's order (-1: none); ``hit``: the a-indices with a
@@ -219,7 +235,8 @@ def _match(
     ka = _keys(e, ap, sides_a, n_nodes)
     kb = ka if alike else _keys(e, pb, sides_b, n_nodes)
     bits_b, bits_a = _bits(e.n), _bits(len(ap))
-    if len(a.match) and _bits(max(n_nodes, 1) ** len(a.match)) + bits_b > 62:  # codes would overflow
+    remapped = bool(len(a.match) and _bits(max(n_nodes, 1) ** len(a.match)) + bits_b > 62)
+    if remapped:  # codes would overflow
         _, inv = np.unique(np.concatenate([ka, kb]), return_inverse=True)
         inv = inv.reshape(-1).astype(np.int64)
         ka, kb = inv[: len(ka)], inv[len(ka) :]
@@ -227,8 +244,11 @@ def _match(
     after = nxt == a.strict  # search from the first version after a's time (else: at a's time)
     whole = len(ap) == e.n  # every version: the a-index is the position
     # a by (key, a-index), which is (key, position)
-    code_a = (ka << bits_a) | np.arange(len(ap), dtype=np.int64)
-    code_a.sort()  # in place: the codes are a fresh array
+    if whole and not remapped:
+        code_a = _whole_order(e, sides_a, n_nodes, ka)
+    else:
+        code_a = (ka << bits_a) | np.arange(len(ap), dtype=np.int64)
+        code_a.sort()  # in place: the codes are a fresh array
     ia = code_a & ((1 << bits_a) - 1)
     key_s = code_a >> bits_a
     del code_a
@@ -238,8 +258,11 @@ def _match(
         code_b = base | ap_s
         i = _run_bounds(key_s, e.vt_s[ap_s], after)
     else:  # one search for every a (the targets are ascending in this order)
-        code_b = (kb << bits_b) | pb
-        code_b.sort()
+        if len(pb) == e.n and not remapped:
+            code_b = _whole_order(e, sides_b, n_nodes, kb)
+        else:
+            code_b = (kb << bits_b) | pb
+            code_b.sort()
         i = np.searchsorted(code_b, base | _targets(e, ap, after)[ia], "left")
     del key_s
     # next: the first b at or after the target; previous: the last before it

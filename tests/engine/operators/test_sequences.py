@@ -89,6 +89,15 @@ def test_ties_and_every_shape_on_a_crowded_store(tmp_path: Path, backend: str) -
                         if not strict:
                             zero_delays += call(ctx, OP, args)["payload"]["delay_min"] == 0
         assert zero_delays >= 10  # ties matched at delay 0, never with the event itself
+        # a whole-store selection's sorted codes are kept per belief state (sequences._whole_order): after
+        # a write the next call sorts the new state's, and still agrees with the oracle
+        whole = {"a": {}, "match": MATCHES[-1], "unmatched": True, "limit": 10_000}
+        before = call(ctx, OP, whole)["payload"]
+        new_event = {"op": "assert_edge", "src": "lone", "dst": "p", "rel_type": "msg", "vt_s": 5, "vt_e": 6}
+        store.write([new_event])
+        ctx, oracle = OpContext(store), OracleStore(*store.public_rows())
+        assert compare(ctx, oracle, OP, whole) == "ok"
+        assert call(ctx, OP, whole)["payload"]["n_a"] == before["n_a"] + 1  # the new event is an a event
     finally:
         store.close()
 
