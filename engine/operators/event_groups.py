@@ -394,8 +394,9 @@ def agg_numeric(cols: Columns, gr: Grouping, fn: str, field: str) -> list[Any]:
         res = [Fraction(x, denom) for x in v[ends - 1].tolist()]
     else:
         lo_i, hi_i = starts + (ends - starts - 1) // 2, starts + (ends - starts) // 2
-        if denom == 1:  # ints: the middle two's sum halved (each |v| < 2^62, so the sum fits int64)
-            halves = (v[lo_i] + v[hi_i]).tolist()
+        if denom == 1:  # ints: the middle two's sum halved, summed as Python ints (an int prop may be
+            # near 2^63, where an int64 sum would wrap)
+            halves = [a + b for a, b in zip(v[lo_i].tolist(), v[hi_i].tolist(), strict=True)]
             # x / 2 is the correctly rounded float of the exact half, as float(Fraction(x, 2)) is
             mid = [x >> 1 if not x & 1 else canon_float(x / 2) for x in halves]
             for gi, m in zip(g[starts].tolist(), mid, strict=True):
