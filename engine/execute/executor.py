@@ -36,8 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tgms.engine.canonical import digest, sha256_hex
-from tgms.engine.dumped import Dumped
+from tgms.engine.canonical import Dumped, digest, sha256_hex
 from tgms.engine.errors import CorruptError, CostError, LimitError, NotFoundError, TGMSError, UpstreamError
 from tgms.engine.execute.full_reads import FullResults
 from tgms.engine.execute.results import MemoryResults, ResultStore

@@ -17,8 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tgms.engine.canonical import canonicalize, dumps_canonical, sha256_hex
-from tgms.engine.dumped import Dumped
+from tgms.engine.canonical import Dumped, canonicalize, dumps_canonical, sha256_hex
 from tgms.engine.errors import CorruptError, NotFoundError
 from tgms.engine.fileio import write_atomic
 

@@ -23,8 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tgms.engine.canonical import canonicalize, check_depth, digest, dumps_canonical, sha256_hex
-from tgms.engine.dumped import Dumped
+from tgms.engine.canonical import Dumped, canonicalize, check_depth, digest, dumps_canonical, sha256_hex
 from tgms.engine.errors import InvalidArgError
 from tgms.engine.operators.base import parse_args
 from tgms.engine.operators.context import OpContext

@@ -1,5 +1,6 @@
-"""engine/dumped.py: an object holding large values already dumped is dumped with their texts spliced in,
-byte for byte the plain dump, whatever the object holds (a placeholder's own spelling included)."""
+"""engine/canonical.py's ``Dumped``: an object holding large values already dumped is dumped with their
+texts spliced in, byte for byte the plain dump, whatever the object holds (a placeholder's own spelling
+included)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from tgms.engine.canonical import canonicalize, dumps, dumps_canonical
-from tgms.engine.dumped import _HOLDER, Dumped
+from tgms.engine.canonical import _HOLDER, Dumped, canonicalize, dumps, dumps_canonical
 
 
 def _kept(*values: Any) -> Dumped:

@@ -149,7 +149,7 @@ def test_manual_lists_each_operators_declared_outputs_and_stays_small() -> None:
             if name in ("truncated", "cursor") or name.endswith("_truncated"):
                 continue
             assert name in block, (spec.name, name)
-    assert "rows[{uid,earliest_arrival}]" in manual  # list outputs show their element keys
+    assert "rows[{uid,earliest_arrival,hops}]" in manual  # list outputs show their element keys
     # the whole planner prompt (prefix + a typical suffix) must leave room for the repair turns and the
     # reply in vLLM's 4,096-token window: aim at ~3,000. Estimated at 2.7 chars per token (SmolLM2's
     # tokenizer measured 2.76 on the prefix; the real-tokenizer test belongs with the local servers)

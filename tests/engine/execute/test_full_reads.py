@@ -184,11 +184,11 @@ def test_full_reads_are_recorded_with_the_whole_inputs_length_and_digest(
 def test_a_whole_read_is_dumped_once_and_every_digest_is_the_plain_dumps(
     stores: dict[str, Store], backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The read's text is spliced into the step's stored arguments and envelope (engine/dumped.py)
+    """The read's text is spliced into the step's stored arguments and envelope (engine/canonical.py: Dumped)
     instead of dumped again: the digests are those of the plain dumps, and the whole list's canonical
     dump ran once per full read."""
     require_backend(backend)
-    import tgms.engine.dumped as dumped_mod
+    import tgms.engine.canonical as dumped_mod
 
     whole_dumps: list[int] = []
     plain = dumped_mod.dumps_canonical
