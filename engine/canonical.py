@@ -11,10 +11,16 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from itertools import chain
 from typing import Any
 
+import numpy as np
+
 from tgms.engine.errors import InvalidArgError, LimitError
+from tgms.engine.json_ints import ints_text
 
 FLOAT_DECIMALS = 9
 _INT_FLOAT_LIMIT = 2**53
@@ -63,7 +69,7 @@ def canonicalize(value: Any, path: str = "$") -> Any:
             out[k] = v if type(v) in _PLAIN else canonicalize(v, f"{path}.{k}")
         return out
     if isinstance(value, (list, tuple)):
-        kinds = set(map(type, value))  # one C-level pass: a 10^6-element list is not walked per element
+        kinds = list_kinds(value)  # one C-level pass: a 10^6-element list is not walked per element
         if kinds <= _PLAIN:  # a list of 10^6 ids or times: copied, not walked
             return list(value)
         if kinds == _DICT and _flat_rows(value):  # 10^6 rows {src, t}: each copied, not walked
@@ -110,7 +116,7 @@ def check_depth(value: Any, what: str = "value", limit: int = MAX_JSON_DEPTH) ->
         if depth > limit:
             raise LimitError(f"{what} is nested more than {limit} levels deep", what=what, max_depth=limit)
         if type(node) is list:  # a long list of scalars or of flat rows: typed in C-level passes
-            kinds = set(map(type, node))
+            kinds = list_kinds(node)
             if kinds <= _LEAF:
                 continue
             if kinds == _DICT and set(map(type, chain.from_iterable(map(dict.values, node)))) <= _LEAF:
@@ -169,23 +175,39 @@ def hash64(text: str) -> int:
 # spelling (a string a caller chose), the splice is not made and the whole object is dumped plainly.
 # Placeholders stand only for dict values (the objects that hold a step's large lists are dicts: the
 # arguments, the echo, the envelope), so the walk never enters a list.
+#
+# It also remembers, while one call runs (:meth:`Dumped.active`), what else a pass over a long list finds:
+# its element types (:func:`list_kinds`: the depth check, canonicalization and compute's median each
+# asked again, ~17 ms a pass over 10^6 values) and, for a list the executor read from an int64 column, the
+# column itself (:func:`int_array`: the median partitions it, the dump writes it with numpy). Within a
+# call nothing mutates a list it was given, so what was found of it stays true until the call ends.
 
 #: how deep in nested dicts a known value is looked for (envelope -> args_echo -> input is 2)
 _DEPTH = 4
 #: a placeholder: NUL never appears raw in canonical JSON (it is written \u0000), so only a string that
 #: spells this very text can clash, and that is detected
 _HOLDER = "\x00tgms-dumped-{}\x00"
+#: lists shorter than this are typed again when asked (remembering them costs more than a pass)
+_REMEMBER_MIN = 1000
+
+#: the Dumped of the call running in this context (see :meth:`Dumped.active`)
+_ACTIVE: ContextVar[Dumped | None] = ContextVar("tgms_active_dumped", default=None)
 
 
 class Dumped:
-    """The canonical texts of large canonical values, by identity, for one step's objects."""
+    """What is known of one step's large canonical values, by identity: their canonical texts, the
+    element types of long lists, the int64 columns some lists were read from."""
 
     def __init__(self) -> None:
         self._texts: dict[int, tuple[Any, str]] = {}
+        self._kinds: dict[int, tuple[Any, frozenset[type]]] = {}
+        self._ints: dict[int, tuple[Any, np.ndarray]] = {}
 
     def dumps(self, value: Any) -> str:
         """The canonical JSON text of ``value`` (already canonical), kept for later splices."""
-        text = dumps_canonical(value)
+        column = self.int_array(value)
+        fast = ints_text(column) if column is not None else None
+        text = fast.decode("ascii") if fast is not None else dumps_canonical(value)
         self._texts[id(value)] = (value, text)
         return text
 
@@ -193,6 +215,36 @@ class Dumped:
         """The kept text of this very object, or None."""
         got = self._texts.get(id(value))
         return got[1] if got is not None and got[0] is value else None
+
+    def note_ints(self, value: list[int], column: np.ndarray) -> None:
+        """Record that ``value`` is ``column.tolist()`` (an int64 column read as a list)."""
+        assert column.dtype == np.int64 and len(column) == len(value)
+        self._ints[id(value)] = (value, column)
+        self._kinds[id(value)] = (value, frozenset({int}) if len(value) else frozenset())
+
+    def int_array(self, value: Any) -> np.ndarray | None:
+        """The int64 column this very list was read from (:meth:`note_ints`), or None."""
+        got = self._ints.get(id(value))
+        return got[1] if got is not None and got[0] is value else None
+
+    def kinds(self, value: list[Any] | tuple[Any, ...]) -> frozenset[type]:
+        """The exact types of the elements of ``value``, found once per list."""
+        got = self._kinds.get(id(value))
+        if got is not None and got[0] is value:
+            return got[1]
+        kinds = frozenset(map(type, value))
+        self._kinds[id(value)] = (value, kinds)
+        return kinds
+
+    @contextmanager
+    def active(self) -> Iterator[Dumped]:
+        """Within: :func:`list_kinds` and :func:`int_array` answer from (and remember in) this object. For
+        the span of one call, whose arguments nothing mutates."""
+        token = _ACTIVE.set(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE.reset(token)
 
     def text_of(self, obj: Any, *, canonical: bool) -> str:
         """The canonical JSON text of ``obj`` (canonicalized first unless ``canonical``), each kept value
@@ -222,3 +274,17 @@ class Dumped:
             else:
                 out[k] = self._stub(v, parts, depth + 1)
         return out
+
+
+def list_kinds(value: list[Any] | tuple[Any, ...]) -> frozenset[type]:
+    """``frozenset(map(type, value))``: for a long list, remembered by the active :class:`Dumped`."""
+    active = _ACTIVE.get()
+    if active is None or len(value) < _REMEMBER_MIN:
+        return frozenset(map(type, value))
+    return active.kinds(value)
+
+
+def int_array(value: Any) -> np.ndarray | None:
+    """The int64 column the active :class:`Dumped` knows ``value`` was read from, or None."""
+    active = _ACTIVE.get()
+    return None if active is None else active.int_array(value)

@@ -333,6 +333,8 @@ class Executor:
         # stopped early (an operator's own ``truncated``, a list shorter than its total)
         incomplete = whole.truncated or trace.full.stopped_early(ref.step) or producer.upstream_truncated
         value = whole.value
+        if whole.column is not None:  # read from an int64 column: dumped and ordered from it
+            dumped.note_ints(value, whole.column)
         items = len(value) if isinstance(value, list) else 1
         # the whole result is read canonical (FullResults), so is what a ref picks from it: no second walk;
         # its text is kept, so the step's arguments and envelope, which hold it, splice it in

@@ -76,7 +76,11 @@ class FullResults:
         if self.reads_column(ref):
             name = _column_field(ref)
             assert name is not None
-            return Resolved(whole[ref.field].column(name), False)  # canonical values (LazyRows.column)
+            rows = whole[ref.field]
+            ints = rows.int_column(name)
+            if ints is not None:
+                return Resolved(ints.tolist(), False, ints)
+            return Resolved(rows.column(name), False)  # canonical values (LazyRows.column)
         key = (ref.step, ref.field)
         if ref.field in whole and key not in self._built:  # built at its first read only: it can be large
             self._built[key] = canonicalize(materialized(whole[ref.field]))

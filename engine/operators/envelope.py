@@ -152,8 +152,9 @@ def echo_args(
     A long list of plain JSON values (compute's 10^6-element ``input``) is taken as it is and only
     canonicalized: its JSON dump would be one more full pass giving the same values (~24 ms for 10^6 ints,
     ~360 ms for 10^6 rows {src, t}). A list ``canonicalize`` refuses (a model, a NaN, ...) goes through the
-    dump like any other value, so the echo is the dump's, canonical, either way (tested). When the raw
-    list is one ``dumped`` holds (an executor's whole read) and validation kept its very elements, the echo
+    dump like any other value, so the echo is the dump's, canonical, either way (tested). When validation
+    kept the raw list's very elements, the raw list is what is canonicalized (the call's depth check has
+    found its element types already); when it is one ``dumped`` holds (an executor's whole read), the echo
     holds that list itself, so the envelope splices its text in."""
     fields = type(args).model_fields
     big: dict[str, Any] = {}
@@ -161,9 +162,11 @@ def echo_args(
         value = getattr(args, name)
         if type(value) is list and len(value) >= BIG_LIST:
             given = _given(fields[name], name, raw)
-            if dumped is not None and dumped.known(given) is not None and _same_elements(value, given):
-                big[name] = given
-                continue
+            if _same_elements(value, given):
+                if dumped is not None and dumped.known(given) is not None:
+                    big[name] = given
+                    continue
+                value = given  # the raw list: the call's depth check found its element types already
             try:
                 big[name] = canonicalize(value)
             except InvalidArgError:
@@ -205,7 +208,21 @@ def run_call(
 ) -> CallResult:
     """:func:`call` plus the cost estimate and the measured wall time (for traces and calibration).
     ``dumped``: texts of large canonical values in ``raw_args`` already dumped (an executor's whole
-    reads), spliced into the echo's digests instead of dumped again."""
+    reads), spliced into the echo's digests instead of dumped again; while the call runs it also
+    remembers what passes over its long lists find (:meth:`Dumped.active`)."""
+    dumped = Dumped() if dumped is None else dumped
+    with dumped.active():
+        return _run_call(ctx, op, raw_args, budget_s, check_cost, dumped)
+
+
+def _run_call(
+    ctx: OpContext,
+    op: str,
+    raw_args: dict[str, Any],
+    budget_s: float | None,
+    check_cost: bool,
+    dumped: Dumped,
+) -> CallResult:
     spec = get_operator(op)
     check_depth(raw_args, f"{op} args")  # before the recursive walks of validation and dumping
     args = parse_args(spec.args, raw_args, op)

@@ -273,11 +273,17 @@ class EdgeVersionRows(LazyRows):
     def has_column(self, name: str) -> bool:
         return name in EDGE_SCHEMA.names and name != "props"  # props: objects parsed row by row
 
+    def int_column(self, name: str) -> np.ndarray | None:
+        if name not in _INT_KEYS:
+            return None
+        return np.asarray(self._e.key_at(name, self._pos), dtype=np.int64)
+
     def column(self, name: str) -> list[Any]:
         if not self.has_column(name):
             raise NotImplementedError(f"edge-version rows have no column {name!r}")
-        if name in _INT_KEYS:  # never null: numpy's own list, without an Arrow table between
-            return self._e.key_at(name, self._pos).tolist()
+        ints = self.int_column(name)
+        if ints is not None:  # numpy's own list, without an Arrow table between
+            return ints.tolist()
         values = self._e.rows(self._pos, [name]).column(name).to_pylist()
         if name in ("src", "dst"):  # as edge_rows gives them: uids, not node indices
             uids = self._ctx.uids()

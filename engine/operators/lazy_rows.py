@@ -38,6 +38,12 @@ class LazyRows(Sequence[dict[str, Any]]):
         del name
         return False
 
+    def int_column(self, name: str) -> np.ndarray | None:
+        """Field ``name`` of every row as an int64 array, when it is an int column that is never null
+        (:meth:`column` is then this array's list); else None."""
+        del name
+        return None
+
     def column(self, name: str) -> list[Any]:
         """Field ``name`` of every row, in order: ``[r[name] for r in self]``, read without building the
         rows (a compute step reading ``rows[*].name`` of a 10^6-row result), as canonical JSON values (the

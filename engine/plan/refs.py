@@ -138,6 +138,9 @@ class Resolved:
     value: Any
     #: the read touched a list the producer's page cut (whole, or through ``[*]``)
     truncated: bool
+    #: ``value`` as the int64 column it was read from, when it was (a whole read of event times): the
+    #: executor hands it on, so that the value's dump and a median read the column (``numpy.ndarray``)
+    column: Any = None
 
 
 def _fail(ref: Ref, message: str, **details: Any) -> UpstreamError:

@@ -1,0 +1,83 @@
+"""engine/json_ints.py writes the canonical JSON of an int64 column byte for byte as json.dumps does, and
+engine/canonical.py's Dumped uses it (and what it remembers of long lists) only where that holds."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tgms.engine.canonical import Dumped, dumps_canonical, int_array, list_kinds
+from tgms.engine.json_ints import MAX_RUNS, ints_text
+from tgms.engine.operators.compute_fns import median_of
+
+INT64 = np.iinfo(np.int64)
+
+
+def plain(values: list[int]) -> bytes:
+    return json.dumps(values, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [0],
+        [-1],
+        [7, 7, 7],
+        [INT64.min, INT64.max, 0, -5, 10, 99, 100, -100, 10**18, -(10**18), 10**16, 9_999_999_999_999_999],
+        [10**k for k in range(19)] + [-(10**k) for k in range(19)],
+        [10**k - 1 for k in range(1, 19)],
+    ],
+)
+def test_edge_values_read_as_json_writes_them(values: list[int]) -> None:
+    assert ints_text(np.array(values, dtype=np.int64)) == plain(values)
+
+
+def test_sorted_times_of_one_width_and_runs_of_widths() -> None:
+    rng = np.random.default_rng(7)
+    times = np.sort(rng.integers(1_000_000_000_000_000, 1_700_000_000_000_000, 100_000))
+    assert ints_text(times) == plain(times.tolist())
+    mixed = np.sort(rng.integers(-(10**17), 10**17, 50_000))  # widths rise and fall: a few dozen runs
+    assert ints_text(mixed) == plain(mixed.tolist())
+
+
+def test_many_runs_of_widths_are_left_to_json() -> None:
+    widths = np.array([5, -5] * MAX_RUNS, dtype=np.int64)  # the sign changes the width: 2·MAX_RUNS runs
+    assert ints_text(widths) is None
+    few = np.array([5] * 10 + [-5] * 10, dtype=np.int64)
+    assert ints_text(few) == plain(few.tolist())
+
+
+def test_a_noted_column_is_dumped_from_the_column_and_the_text_is_the_plain_dump() -> None:
+    column = np.arange(-3, 5000, dtype=np.int64) * 1_000_003
+    value = column.tolist()
+    dumped = Dumped()
+    dumped.note_ints(value, column)
+    assert dumped.dumps(value) == dumps_canonical(value)
+    assert dumped.known(value) == dumps_canonical(value)
+    other = list(value)  # equal, not the same list: not known
+    assert dumped.int_array(other) is None and dumped.known(other) is None
+
+
+def test_list_facts_are_answered_only_while_their_dumped_is_active() -> None:
+    column = np.array([5, 1, 4, 2, 3] * 400, dtype=np.int64)
+    value = column.tolist()
+    dumped = Dumped()
+    dumped.note_ints(value, column)
+    assert int_array(value) is None  # nothing active
+    with dumped.active():
+        assert int_array(value) is column
+        assert list_kinds(value) == {int}
+        assert median_of(value, "input") == 3
+    assert int_array(value) is None
+
+
+def test_list_kinds_are_found_once_per_list_within_a_call() -> None:
+    value: list[object] = list(range(2000))
+    with Dumped().active():
+        assert list_kinds(value) == {int}
+        value.append("x")  # a call never does this: what was found stays until the call ends
+        assert list_kinds(value) == {int}
+    assert list_kinds(value) == {int, str}  # outside, every ask is a new pass
