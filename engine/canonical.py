@@ -7,6 +7,7 @@ distinguish the two and a value must have exactly one byte form. ``-0.0`` become
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
@@ -205,11 +206,20 @@ class Dumped:
 
     def dumps(self, value: Any) -> str:
         """The canonical JSON text of ``value`` (already canonical), kept for later splices."""
+        return self._dump(value)[0]
+
+    def digest(self, value: Any) -> str:
+        """The SHA-256 of :meth:`dumps` (hashing the bytes numpy wrote, when it wrote them)."""
+        text, data = self._dump(value)
+        return hashlib.sha256(data).hexdigest() if data is not None else sha256_hex(text)
+
+    def _dump(self, value: Any) -> tuple[str, memoryview | None]:
+        """The text, kept, and its bytes when they were written first (an int column's, by numpy)."""
         column = self.int_array(value)
-        fast = ints_text(column) if column is not None else None
-        text = fast.decode("ascii") if fast is not None else dumps_canonical(value)
+        data = ints_text(column) if column is not None else None
+        text = codecs.ascii_decode(data)[0] if data is not None else dumps_canonical(value)
         self._texts[id(value)] = (value, text)
-        return text
+        return text, data
 
     def known(self, value: Any) -> str | None:
         """The kept text of this very object, or None."""
@@ -257,6 +267,8 @@ class Dumped:
         tokens = [json.dumps(_HOLDER.format(i), ensure_ascii=False) for i in range(len(parts))]
         if any(text.count(t) != 1 for t in tokens):  # a string of the object spells a placeholder
             return dumps_canonical(obj if canonical else canonicalize(obj))
+        if len(tokens) == 1:  # the usual case (one whole read): no pattern to scan with
+            return text.replace(tokens[0], parts[0])
         by_token = dict(zip(tokens, parts, strict=True))
         return re.sub("|".join(map(re.escape, tokens)), lambda m: by_token[m.group(0)], text)
 

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tgms.engine.canonical import Dumped, digest, sha256_hex
+from tgms.engine.canonical import Dumped, digest
 from tgms.engine.errors import CorruptError, CostError, LimitError, NotFoundError, TGMSError, UpstreamError
 from tgms.engine.execute.full_reads import FullResults
 from tgms.engine.execute.results import MemoryResults, ResultStore
@@ -338,7 +338,7 @@ class Executor:
         items = len(value) if isinstance(value, list) else 1
         # the whole result is read canonical (FullResults), so is what a ref picks from it: no second walk;
         # its text is kept, so the step's arguments and envelope, which hold it, splice it in
-        return value, incomplete, {"items": items, "digest": sha256_hex(dumped.dumps(value))}
+        return value, incomplete, {"items": items, "digest": dumped.digest(value)}
 
     def _price_full_read(self, step: Step, ref: Ref, trace: Trace, budget_s: float) -> None:
         """The cost guard for a read past a cut page, before the whole list is built: building,

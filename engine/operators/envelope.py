@@ -162,7 +162,7 @@ def echo_args(
         value = getattr(args, name)
         if type(value) is list and len(value) >= BIG_LIST:
             given = _given(fields[name], name, raw)
-            if _same_elements(value, given):
+            if _same_elements(value, given, fields[name].annotation):
                 if dumped is not None and dumped.known(given) is not None:
                     big[name] = given
                     continue
@@ -191,10 +191,17 @@ def _given(info: Any, name: str, raw: dict[str, Any] | None) -> Any:
     return raw.get(info.alias or name, raw.get(name))
 
 
-def _same_elements(value: list[Any], given: Any) -> bool:
+#: field annotations whose validation copies a list and keeps each element as given (pinned by
+#: tests/engine/operators/test_echo_args.py), so no pass over 10^6 elements needs to confirm it
+_KEEPS_ELEMENTS = (list[Any], list[Any] | None)
+
+
+def _same_elements(value: list[Any], given: Any, annotation: Any = None) -> bool:
     """Whether a validated list holds the very objects of the raw list (pydantic copies the list, not a
     plain element), so the two have one canonical text."""
-    return type(given) is list and len(given) == len(value) and all(map(operator.is_, value, given))
+    if type(given) is not list or len(given) != len(value):
+        return False
+    return annotation in _KEEPS_ELEMENTS or all(map(operator.is_, value, given))
 
 
 def run_call(

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from tgms.engine.canonical import Dumped, dumps_canonical, int_array, list_kinds
+from tgms.engine.canonical import Dumped, dumps_canonical, int_array, list_kinds, sha256_hex
 from tgms.engine.json_ints import MAX_RUNS, ints_text
 from tgms.engine.operators.compute_fns import median_of
 
@@ -57,6 +57,7 @@ def test_a_noted_column_is_dumped_from_the_column_and_the_text_is_the_plain_dump
     dumped.note_ints(value, column)
     assert dumped.dumps(value) == dumps_canonical(value)
     assert dumped.known(value) == dumps_canonical(value)
+    assert dumped.digest(value) == sha256_hex(dumps_canonical(value))
     other = list(value)  # equal, not the same list: not known
     assert dumped.int_array(other) is None and dumped.known(other) is None
 

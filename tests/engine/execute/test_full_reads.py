@@ -202,7 +202,7 @@ def test_a_whole_read_is_dumped_once_and_every_digest_is_the_plain_dumps(
     written = dumped_mod.ints_text
     by_numpy: list[int] = []
 
-    def counting_ints(column: Any) -> bytes | None:
+    def counting_ints(column: Any) -> memoryview | None:
         text = written(column)
         if text is not None:
             by_numpy.append(len(text))

@@ -4,6 +4,7 @@ as it is (no second pass through the dump), anything ``canonicalize`` refuses go
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import pytest
@@ -11,16 +12,17 @@ from pydantic import BaseModel, Field
 
 from tgms.engine.canonical import canonicalize, dumps_canonical
 from tgms.engine.operators.base import parse_args
-from tgms.engine.operators.envelope import BIG_LIST, echo_args
+from tgms.engine.operators.envelope import _KEEPS_ELEMENTS, BIG_LIST, echo_args
 from tgms.engine.operators.registry import get_operator, load_all
 
 N = BIG_LIST + 5
 
 
-def _dump(op: str, raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _dump(op: str, raw: dict[str, Any], *, with_raw: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     load_all()
     args = parse_args(get_operator(op).args, raw, op)
-    return echo_args(args), canonicalize(args.model_dump(mode="json", by_alias=True))
+    echo = echo_args(args, raw if with_raw else None)
+    return echo, canonicalize(args.model_dump(mode="json", by_alias=True))
 
 
 @pytest.mark.parametrize(
@@ -36,11 +38,25 @@ def _dump(op: str, raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
     ],
     ids=["ints", "floats", "sums", "rows", "pairs", "mixed", "short"],
 )
-def test_the_echo_is_the_canonical_dump(raw: dict[str, Any]) -> None:
-    echo, dumped = _dump("compute", raw)
+@pytest.mark.parametrize("with_raw", [False, True], ids=["validated", "raw-list"])
+def test_the_echo_is_the_canonical_dump(raw: dict[str, Any], with_raw: bool) -> None:
+    """With the raw arguments (as run_call passes them) the raw list is canonicalized instead of the
+    validated copy: the same echo."""
+    echo, dumped = _dump("compute", raw, with_raw=with_raw)
     assert echo == dumped
     assert list(echo) == list(dumped)  # the same key order too
     assert dumps_canonical(echo) == dumps_canonical(dumped)
+
+
+def test_a_list_any_field_keeps_every_element_it_was_given() -> None:
+    """echo_args trusts a ``list[Any]`` field (compute's ``input``) to hold the raw list's very elements
+    without checking each (envelope._KEEPS_ELEMENTS): pydantic copies the list, never an element."""
+    load_all()
+    given = [True, None, "a", 1, 2.5, {"k": [1]}, [1, 2], 10**30, -0.0] * 200
+    args = parse_args(get_operator("compute").args, {"fn": "count", "input": given}, "compute")
+    assert get_operator("compute").args.model_fields["input"].annotation in _KEEPS_ELEMENTS
+    assert args.input is not given and len(args.input) == len(given)
+    assert all(map(operator.is_, args.input, given))
 
 
 def test_a_long_list_canonicalize_refuses_goes_through_the_dump() -> None:
