@@ -31,10 +31,20 @@ from pydantic import Field, model_validator
 
 from tgms.engine.canonical import canon_float
 from tgms.engine.errors import InvalidArgError
-from tgms.engine.operators.base import MAX_BUCKETS, Model, OneOf, OpArgs, PagedOutput, Window
+from tgms.engine.operators.base import (
+    MAX_BUCKETS,
+    MAX_LIST,
+    Model,
+    OneOf,
+    OpArgs,
+    PagedOutput,
+    Window,
+    dedupe,
+)
 from tgms.engine.operators.context import OpContext
 from tgms.engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile
 from tgms.engine.operators.edge_arrays import EdgeArrays
+from tgms.engine.operators.in_force import in_force, peaks
 from tgms.engine.operators.registry import operator
 from tgms.engine.operators.traits import EventWindow, Traits, When
 from tgms.engine.operators.units import Unit, UnitEnv, UnitResult, list_of, obj, scalar
@@ -46,7 +56,10 @@ METRICS = (
     "edge_event_count",
     "new_node_rate",
     "reciprocity",
+    "peak_active_edge_count",
 )
+#: the metrics that count edge versions one by one, so ``rel_types`` can choose which
+REL_METRICS = ("active_edge_count", "edge_event_count", "peak_active_edge_count")
 #: the metrics computed from the events starting in each bucket (new nodes are first seen in an event):
 #: over a window without events every bucket is zero, whatever the data
 EVENT_METRICS = ("edge_event_count", "new_node_rate", "reciprocity")
@@ -323,10 +336,15 @@ def _reciprocity(ix: MetricIndex, g: Grid) -> list[int | float]:
     return [ratio(r, p) for r, p in zip(recip, pairs, strict=True)]
 
 
-def metric_series(ctx: OpContext, as_of_tt: int | None, metric: str, g: Grid) -> list[int | float]:
+def metric_series(
+    ctx: OpContext, as_of_tt: int | None, metric: str, g: Grid, rel_types: list[str] | None = None
+) -> list[int | float]:
     ix = metric_index(ctx, as_of_tt)
-    if metric == "edge_event_count":
-        return event_counts(ix.e.vt_s, g).tolist()
+    if metric in REL_METRICS:
+        f = in_force(ctx, ix.e, as_of_tt, rel_types, ix.vt_e_sorted)
+        if metric == "edge_event_count":
+            return event_counts(f.starts, g).tolist()
+        return f.at(g.bs).tolist()
     if metric == "active_edge_count":
         return _valid_at_starts(ix.e.vt_s, ix.vt_e_sorted, g).tolist()
     if metric == "node_count":
@@ -346,11 +364,21 @@ def metric_series(ctx: OpContext, as_of_tt: int | None, metric: str, g: Grid) ->
 class MetricArgs(OpArgs):
     metric: Annotated[str, OneOf(METRICS)]
     window: Annotated[Window, EventWindow(When("metric", EVENT_METRICS))]
-    stride: Annotated[int, Field(ge=1, description="bucket width in µs; at most 2,000 buckets")]
+    # no descriptions: the manual says what a bucket is and which metrics take rel_types, and the
+    # planner's compact manual (models/manual.py) has no room to say it twice
+    stride: Annotated[int, Field(ge=1)]
+    rel_types: Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_length=MAX_LIST)] | None = None
 
     @model_validator(mode="after")
     def _check_buckets(self) -> MetricArgs:
         check_buckets(self.window.t_a, self.window.t_b, self.stride)
+        if self.rel_types is not None and self.metric not in REL_METRICS:
+            raise InvalidArgError(
+                f"rel_types applies to the metrics {list(REL_METRICS)}, not {self.metric}",
+                field="rel_types",
+                metric=self.metric,
+                allowed=list(REL_METRICS),
+            )
         return self
 
 
@@ -358,6 +386,10 @@ class MetricRow(Model):
     t_a: int
     t_b: int
     value: int | float
+    at: Annotated[
+        int | None,
+        Field(description="peak_active_edge_count only: the bucket's first instant with `value` in force"),
+    ] = None
 
 
 class MetricOut(PagedOutput):
@@ -371,6 +403,7 @@ class MetricOut(PagedOutput):
 _BUILD = {
     "edge_event_count": 0.0,
     "active_edge_count": 0.1,
+    "peak_active_edge_count": 0.1,
     "node_count": 0.0,
     "new_node_rate": 0.1,
     "reciprocity": 3.0,
@@ -378,13 +411,16 @@ _BUILD = {
 }
 #: per-query cost in scan_row units per edge version touched (reciprocity: events in the window;
 #: mean_out_degree: every version, three passes; others: binary searches only)
-_QUERY = {"reciprocity": 0.1, "mean_out_degree": 0.5}
+_QUERY = {"reciprocity": 0.1, "mean_out_degree": 0.5, "peak_active_edge_count": 0.2}
 
 
-def _metric_work(p: StoreProfile, metric: str, t_a: int, t_b: int, n: int) -> dict[str, float]:
-    scanned = p.events_in(t_a, t_b) if metric == "reciprocity" else p.n_edges
+def _metric_work(
+    p: StoreProfile, metric: str, t_a: int, t_b: int, n: int, rel_types: bool = False
+) -> dict[str, float]:
+    scanned = p.events_in(t_a, t_b) if metric in ("reciprocity", "peak_active_edge_count") else p.n_edges
     work = {
-        "scan_row": _BUILD[metric] * p.n_edges + _QUERY.get(metric, 0.0) * scanned,
+        # rel_types: one pass choosing the versions and a sort of their ends (then cached)
+        "scan_row": (_BUILD[metric] + 0.5 * rel_types) * p.n_edges + _QUERY.get(metric, 0.0) * scanned,
         "bucket_row": 40.0 * n,
         "row_out": 0.25 * n,
     }
@@ -396,7 +432,7 @@ def _metric_work(p: StoreProfile, metric: str, t_a: int, t_b: int, n: int) -> di
 def _metric_cost(p: StoreProfile, a: MetricArgs) -> CostEstimate:
     t_a, t_b = a.window.t_a, a.window.t_b
     n = n_buckets(t_a, t_b, a.stride)
-    est = CostEstimate(_metric_work(p, a.metric, t_a, t_b, n))
+    est = CostEstimate(_metric_work(p, a.metric, t_a, t_b, n, a.rel_types is not None))
     if est.seconds <= DEFAULT_BUDGET_S:
         return est
     # the cost is mostly the one-off index of the belief state (~ store size): a narrower window hardly helps
@@ -412,7 +448,7 @@ def metric_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     unit = Unit.RATIO if metric in ("mean_out_degree", "reciprocity") else Unit.COUNT
     if metric not in METRICS:
         unit = Unit.VALUE
-    row = obj(t_a=scalar(Unit.TIME), t_b=scalar(Unit.TIME), value=scalar(unit))
+    row = obj(t_a=scalar(Unit.TIME), t_b=scalar(Unit.TIME), value=scalar(unit), at=scalar(Unit.TIME))
     return UnitResult(obj(rows=list_of(row), rows_total=scalar(Unit.COUNT), n_buckets=scalar(Unit.COUNT)))
 
 
@@ -434,7 +470,10 @@ def metric_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         "whose first appearance (node or edge) falls in it; mean_out_degree is distinct directed pairs "
         "(no self-loops) of edge versions overlapping the bucket divided by the uids they connect; "
         "reciprocity is the share of distinct directed pairs starting in the bucket whose reverse also "
-        "starts in it. Ratios are exact, 0 when the denominator is 0."
+        "starts in it; peak_active_edge_count is the most edge versions valid at one instant of the bucket, "
+        "with `at` the first instant with that many (a row's `at` is given by this metric only). "
+        "`rel_types` counts only edge versions of those types (active_edge_count, edge_event_count, "
+        "peak_active_edge_count). Ratios are exact, 0 when the denominator is 0."
     ),
     example={
         "args": {
@@ -448,7 +487,16 @@ def metric_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
 )
 def graph_metric_timeseries(ctx: OpContext, a: MetricArgs) -> dict[str, Any]:
     g = grid(a.window.t_a, a.window.t_b, a.stride)
-    rows = g.rows(metric_series(ctx, a.as_of_tt, a.metric, g))
+    rel_types = dedupe(a.rel_types) if a.rel_types is not None else None
+    if a.metric == "peak_active_edge_count":
+        ix = metric_index(ctx, a.as_of_tt)
+        value, at = peaks(in_force(ctx, ix.e, a.as_of_tt, rel_types, ix.vt_e_sorted), g.bs, g.be)
+        rows = [
+            {"t_a": s, "t_b": e, "value": v, "at": t}
+            for s, e, v, t in zip(g.bs.tolist(), g.be.tolist(), value.tolist(), at.tolist(), strict=True)
+        ]
+    else:
+        rows = g.rows(metric_series(ctx, a.as_of_tt, a.metric, g, rel_types))
     return {"rows": rows, "rows_total": len(rows), "n_buckets": g.n}
 
 

@@ -65,6 +65,9 @@ TARGETS: dict[tuple[str, int], float] = {
     ("plan/median_of_1e6_event_times", 10**6): 100,
     # the per-sender count and median time of every event, grouped in the engine (not through a page)
     ("aggregate_events/count_and_median_t_by_src_whole_span", 10**6): 100,
+    # the most edge versions in force at one instant per bucket, of every type and of one (sy45)
+    ("graph_metric_timeseries/peak_100_buckets", 10**6): 100,
+    ("graph_metric_timeseries/peak_follows_100_buckets", 10**6): 100,
 }
 
 #: the "op" of a case that is a whole plan, run by the executor (its args are the plan)
@@ -122,6 +125,21 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             "graph_metric_timeseries",
             "graph_metric_timeseries/100_buckets",
             {"metric": "edge_event_count", "window": {"t_a": lo, "t_b": hi}, "stride": -(-span // 100)},
+        ),
+        (
+            "graph_metric_timeseries",
+            "graph_metric_timeseries/peak_100_buckets",
+            {"metric": "peak_active_edge_count", "window": {"t_a": lo, "t_b": hi}, "stride": -(-span // 100)},
+        ),
+        (
+            "graph_metric_timeseries",
+            "graph_metric_timeseries/peak_follows_100_buckets",
+            {
+                "metric": "peak_active_edge_count",
+                "window": {"t_a": lo, "t_b": hi},
+                "stride": -(-span // 100),
+                "rel_types": ["follows"],
+            },
         ),
         (
             "burst_detection",

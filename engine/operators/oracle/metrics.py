@@ -23,6 +23,7 @@ from tgms.engine.operators.oracle.store import (
     overlaps,
     require_known,
     str_arg,
+    str_list_arg,
     valid_at,
     window_arg,
 )
@@ -34,7 +35,10 @@ METRICS = (
     "edge_event_count",
     "new_node_rate",
     "reciprocity",
+    "peak_active_edge_count",
 )
+#: the metrics whose edge versions ``rel_types`` chooses
+REL_METRICS = ("active_edge_count", "edge_event_count", "peak_active_edge_count")
 
 
 def exact(q: Fraction) -> int | float:
@@ -49,14 +53,21 @@ def _ratio(num: int, den: int) -> int | float:
 
 
 def oracle_graph_metric_timeseries(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
-    check_keys(args, ["metric", "window", "stride"], [], "graph_metric_timeseries")
+    check_keys(args, ["metric", "window", "stride"], ["rel_types"], "graph_metric_timeseries")
     a = as_of_arg(args)
     metric = choice_arg(args, "metric", METRICS, None)
     t_a, t_b = window_arg(args["window"])
     stride = int_arg(args, "stride", None, 1, None)
     assert stride is not None
+    rel_types = str_list_arg(args, "rel_types")
+    if rel_types is not None and any(not r for r in rel_types):
+        raise InvalidArgError("rel_types entries must be non-empty", field="rel_types")
     grid = buckets(t_a, t_b, stride)
+    if rel_types is not None and metric not in REL_METRICS:
+        raise InvalidArgError(f"rel_types is not an argument of {metric}", field="rel_types")
     nodes, edges = store.believed(a)
+    # the edge versions the edge metrics count (every one unless rel_types names their types)
+    counted = edges if rel_types is None else [e for e in edges if e["rel_type"] in rel_types]
 
     first_seen: dict[str, int] = {}
     for v in nodes:
@@ -68,9 +79,17 @@ def oracle_graph_metric_timeseries(store: OracleStore, args: dict[str, Any]) -> 
     rows = []
     for bs, be in grid:
         n_nodes = len({v["uid"] for v in nodes if valid_at(v, bs)})
-        n_edges = len([e for e in edges if valid_at(e, bs)])
+        n_edges = len([e for e in counted if valid_at(e, bs)])
         in_bucket = [e for e in edges if bs <= e["vt_s"] < be]
         value: int | float
+        if metric == "peak_active_edge_count":
+            # every instant of the bucket where the count can change, earliest first: the start, and
+            # each moment a version begins or ends inside it
+            moments = sorted({bs} | {t for e in counted for t in (e["vt_s"], e["vt_e"]) if bs < t < be})
+            counts = [len([e for e in counted if valid_at(e, t)]) for t in moments]
+            value = max(counts)
+            rows.append({"t_a": bs, "t_b": be, "value": value, "at": moments[counts.index(value)]})
+            continue
         if metric == "node_count":
             value = n_nodes
         elif metric == "active_edge_count":
@@ -80,7 +99,7 @@ def oracle_graph_metric_timeseries(store: OracleStore, args: dict[str, Any]) -> 
             active = {(e["src"], e["dst"]) for e in edges if e["src"] != e["dst"] and overlaps(e, bs, be)}
             value = _ratio(len(active), len({u for pair in active for u in pair}))
         elif metric == "edge_event_count":
-            value = len(in_bucket)
+            value = len([e for e in counted if bs <= e["vt_s"] < be])
         elif metric == "new_node_rate":
             value = len([u for u, t in first_seen.items() if bs <= t < be])
         else:  # reciprocity

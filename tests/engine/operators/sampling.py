@@ -213,6 +213,9 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             args["node_filter"] = rng.sample(uids, rng.randint(0, len(uids)))
     elif op == "graph_metric_timeseries":
         args = {"metric": rng.choice(METRICS), "window": _window(rng), "stride": rng.randint(1, 60)}
+        rel_metric = args["metric"] in ("active_edge_count", "edge_event_count", "peak_active_edge_count")
+        if rel_metric and rng.random() < 0.5:
+            args["rel_types"] = rng.choice([["msg"], ["follows"], ["msg", "follows"], ["none"]])
     elif op == "burst_detection":
         args = {
             "target": rng.choice(["global", u]),

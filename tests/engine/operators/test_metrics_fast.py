@@ -149,9 +149,16 @@ def common(rng: random.Random, args: dict[str, Any], tts: list[int]) -> dict[str
     return args
 
 
+#: the type choices drawn for rel_types: one type, both, a type the store lacks, none at all
+REL_CHOICES = (["msg"], ["follows"], ["follows", "msg", "follows"], ["likes"], [])
+
+
 def metric_args(rng: random.Random, i: int, tts: list[int]) -> dict[str, Any]:
     w = window(rng)
-    return common(rng, {"metric": METRICS[i % len(METRICS)], "window": w, "stride": stride_for(rng, w)}, tts)
+    args = {"metric": METRICS[i % len(METRICS)], "window": w, "stride": stride_for(rng, w)}
+    if args["metric"] in metrics.REL_METRICS and rng.random() < 0.6:
+        args["rel_types"] = list(rng.choice(REL_CHOICES))
+    return common(rng, args, tts)
 
 
 def burst_args(rng: random.Random, i: int, tts: list[int], uids: list[str]) -> dict[str, Any]:
@@ -210,6 +217,12 @@ def test_every_metric_and_method_on_one_store(one):
             for stride in (1, 7, 50, 10**6):
                 args = {"metric": metric, "window": {"t_a": 3, "t_b": T_MAX}, "stride": stride, "as_of_tt": a}
                 assert compare(ctx, oracle, "graph_metric_timeseries", args) == "ok"
+                if metric in metrics.REL_METRICS:
+                    for rel in REL_CHOICES:
+                        assert (
+                            compare(ctx, oracle, "graph_metric_timeseries", {**args, "rel_types": rel})
+                            == "ok"
+                        )
         for method in ("zscore", "ratio"):
             for p in ({}, {"w": 2}, {"w": 5, "min_history": 4, "threshold": 1}, {"threshold": 0.5}):
                 args = {"target": "global", "window": {"t_a": 0, "t_b": T_MAX}, "stride": 6, "method": method,
@@ -239,6 +252,10 @@ def test_errors_match_oracle(one):
         ("graph_metric_timeseries", {"metric": "node_count", "window": {"t_a": 5, "t_b": 5}, "stride": 1}),
         ("graph_metric_timeseries", {"metric": "node_count", "window": {"t_a": 0, "t_b": 9}, "stride": 0}),
         ("graph_metric_timeseries", {"metric": "node_count", "window": {"t_a": 0}, "stride": 1}),
+        ("graph_metric_timeseries", {"metric": "reciprocity", "window": {"t_a": 0, "t_b": 9}, "stride": 1,
+                                     "rel_types": ["msg"]}),
+        ("graph_metric_timeseries", {"metric": "active_edge_count", "window": {"t_a": 0, "t_b": 9},
+                                     "stride": 1, "rel_types": ["msg", ""]}),
         ("burst_detection", {"target": "nobody", "window": {"t_a": 0, "t_b": 9}, "stride": 1}),
         ("burst_detection", {"target": "global", "window": {"t_a": 0, "t_b": 9}, "stride": 1,
                              "method": "mad"}),
@@ -257,7 +274,11 @@ def test_errors_match_oracle(one):
     ]  # fmt: skip
     codes = [compare(ctx, oracle, op, args) for op, args in cases]
     invalid, schema = "E_INVALID_ARG", "E_SCHEMA"
-    assert codes == [invalid] * 4 + [schema, "E_NOT_FOUND"] + [invalid] * 4 + [schema, schema, "ok"]
+    assert codes == [invalid] * 4 + [schema, invalid, invalid, "E_NOT_FOUND"] + [invalid] * 4 + [
+        schema,
+        schema,
+        "ok",
+    ]
     with pytest.raises(InvalidArgError) as exc:
         call(ctx, "graph_metric_timeseries", {"metric": "node_count", "window": {"t_a": 0, "t_b": 4001},
                                               "stride": 2})  # fmt: skip
