@@ -86,7 +86,8 @@ def oracle_graph_metric_timeseries(store: OracleStore, args: dict[str, Any]) -> 
             # every instant of the bucket where the count can change, earliest first: the start, and
             # each moment a version begins or ends inside it
             moments = sorted({bs} | {t for e in counted for t in (e["vt_s"], e["vt_e"]) if bs < t < be})
-            counts = [len([e for e in counted if valid_at(e, t)]) for t in moments]
+            live = [e for e in counted if overlaps(e, bs, be)]  # the only ones valid at some moment
+            counts = [len([e for e in live if valid_at(e, t)]) for t in moments]
             value = max(counts)
             rows.append({"t_a": bs, "t_b": be, "value": value, "at": moments[counts.index(value)]})
             continue

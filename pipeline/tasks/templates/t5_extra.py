@@ -3,24 +3,29 @@ relays that must start early (``strict``, ``depart_by``), bottom-k with a declar
 ``order: asc``, ``tie_by``), top-k by fraction, a filter comparing two fields of a row, a ``group`` over
 an operator's derived rows (``next_event`` replies by answerer), ``next_event`` looking back
 (``direction: previous``), a window relative to each account's own first message built by scalar
-arithmetic (``compute add`` of a time and a duration, both window ends ``$ref``s), and the fewest hops of
-a time-respecting chain (``temporal_reachability`` ``hops``).
+arithmetic (``compute add`` of a time and a duration, both window ends ``$ref``s), the fewest hops of
+a time-respecting chain (``temporal_reachability`` ``hops``), and the most relations of one type in force
+at one instant (``graph_metric_timeseries`` ``peak_active_edge_count`` with ``rel_types``).
 
 Each keeps a draw only where its answer needs what it asks: the wait limit, or the strict start, changes
 the answer (a plan that leaves it out is wrong); the fewest-messages question has a tie at the minimum
 (so the stated tie rule decides it); the busiest share picks fewer accounts than all; the received-more
 count is neither 0 nor every two-way account; the readiest answerer is a unique top of at least two; a
 median looks at two or more gaps; the relative window holds two messages or more and not all of them;
-the fewest-hops target is two messages away or more.
+the fewest-hops target is two messages away or more; the peak in force is two or more and above the count
+at the window's start (only on data with lasting relations: a type whose versions are all instantaneous
+would make it a count of equal timestamps).
 
 The names start ``T5.x.`` so that they sort after every older template: the generator seeds a template's
 draws by its position in the sorted registry, so appending keeps every existing task as it was. A template
-added later takes the next prefix (``T5.y.fewest_hops``), for the same reason.
+added later takes the next prefix (``T5.y.fewest_hops``, ``T5.y.peak_in_force``), for the same reason.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+
+import numpy as np
 
 from tgms.pipeline.tasks.model import Draft, one_step, ref, step, template
 from tgms.pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_time, window_words
@@ -321,3 +326,46 @@ def fewest_hops(s: Sampler) -> Draft | None:
     steps = [step("s1", "temporal_reachability", {**reach, "limit": 1}), step("s2", "compute", find, "s1")]
     params = {"u": u, "v": v, **window_words(w)}
     return Draft(params, (u, v), steps, "s2.rows[0].hops", key=(u, v, w["t_a"], w["t_b"]))
+
+
+def interval_types(s: Sampler) -> list[str]:
+    """The relationship types most of whose versions last (``vt_e > vt_s + 1``: not an instantaneous
+    event), sorted: the types whose count in force at an instant is a question about relations, not about
+    equal timestamps (a correction that stretched a few of CollegeMsg's messages does not make it one)."""
+    e = s.ctx.edges(None)
+    types = Counter(e.col_at("rel_type", np.arange(e.n)).to_pylist())
+    lasting = Counter(e.col_at("rel_type", np.flatnonzero(e.vt_e > e.vt_s + 1)).to_pylist())
+    return sorted(t for t, n in lasting.items() if 2 * n > types[t])
+
+
+@template(
+    "T5.y.peak_in_force",
+    kind="count",
+    ops=("graph_metric_timeseries",),
+    paraphrases=(
+        "What is the largest number of '{rel}' relations in force at the same moment between {t_a} and "
+        "{t_b}? (A relation holds from its start, inclusive, to its end, exclusive.)",
+        "At its peak within [{t_a}, {t_b}), how many '{rel}' relations held at one and the same instant "
+        "(each from its start up to, not including, its end)?",
+        "Counting the '{rel}' relations valid at each instant from {t_a} to {t_b} (start included, end "
+        "excluded), what is the highest such count?",
+    ),
+)
+def peak_in_force(s: Sampler) -> Draft | None:
+    types = interval_types(s)
+    if not types:
+        return None  # only instantaneous events: a peak would count equal timestamps
+    rel = s.choice(types)
+    w = s.window(s.choice([WEEK, 2 * WEEK]))
+    args = {
+        "metric": "peak_active_edge_count",
+        "rel_types": [rel],
+        "window": w,
+        "stride": w["t_b"] - w["t_a"],
+    }
+    peak = payload(s, "graph_metric_timeseries", args)["rows"][0]
+    at_start = payload(s, "graph_metric_timeseries", {**args, "metric": "active_edge_count"})["rows"][0]
+    if peak["value"] < 2 or peak["value"] == at_start["value"]:
+        return None  # no two at once, or the count at the window's start is the answer already
+    params = {"rel": rel, **window_words(w)}
+    return one_step("graph_metric_timeseries", args, "rows[0].value", params, key=(rel, w["t_a"], w["t_b"]))

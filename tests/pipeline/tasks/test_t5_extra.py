@@ -25,6 +25,7 @@ NEW = {
     "T5.x.answer_lag",
     "T5.x.first_days",
     "T5.y.fewest_hops",
+    "T5.y.peak_in_force",
 }
 
 
@@ -41,6 +42,7 @@ def test_the_templates_use_the_capabilities_they_are_for_and_sort_last() -> None
         "next_event",
         "list_events",
         "compute",
+        "graph_metric_timeseries",
     }
 
 
@@ -195,3 +197,25 @@ def test_fewest_hops_counts_the_shortest_chain_not_the_earliest(make_store: Any)
     assert _golds(store, "T5.y.fewest_hops", drafts) == [2] * len(drafts)  # a→e→d, not a→b→c→d
     lone = _store(make_store, [("a", "b", 0), ("a", "c", 1)], "lone")  # every account one message away
     assert _draws(lone, t5_extra.fewest_hops, 6) == [None] * 6
+
+
+def test_peak_in_force_counts_lasting_relations_of_one_type_at_one_instant(make_store: Any) -> None:
+    # follows a→b for 3 days, b→c from day 1 to 5, c→a from day 2 to 4: three at once from day 2; messages
+    # beside them (instantaneous: never asked about)
+    day = 24 * HOUR
+    store = make_store("peak")
+    store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in "abc"])
+    follows = [("a", "b", 0, 3), ("b", "c", 1, 5), ("c", "a", 2, 4)]
+    store.write(
+        [{"op": "assert_edge", "src": u, "dst": v, "rel_type": "follows", "vt_s": T0 + s * day,
+          "vt_e": T0 + e * day} for u, v, s, e in follows]
+        + [_edge("a", "b", T0 + k * HOUR) for k in range(0, 100, 7)]
+    )  # fmt: skip
+    drafts = [d for d in _draws(store, t5_extra.peak_in_force, 24) if d is not None]
+    assert drafts and {d.params["rel"] for d in drafts} == {"follows"}
+    args = drafts[0].steps[0]["args"]
+    assert args["metric"] == "peak_active_edge_count" and args["rel_types"] == ["follows"]
+    assert drafts[0].answer_from == "s1.rows[0].value"
+    assert _golds(store, "T5.y.peak_in_force", drafts) == [3] * len(drafts)
+    events_only = _store(make_store, [("a", "b", 0), ("b", "a", 0), ("a", "c", 1)], "events")
+    assert _draws(events_only, t5_extra.peak_in_force, 6) == [None] * 6
