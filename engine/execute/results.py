@@ -22,9 +22,11 @@ from tgms.engine.errors import CorruptError, NotFoundError
 from tgms.engine.fileio import write_atomic
 
 
-def _text(obj: Any, canonical: bool, dumped: Dumped | None) -> str:
+def _text(obj: Any, canonical: bool, dumped: Dumped | None) -> str | bytes:
+    """The canonical JSON of ``obj``: UTF-8 bytes when ``dumped`` splices large values in (built as bytes,
+    never one large str encoded), else text."""
     if dumped is not None:
-        return dumped.text_of(obj, canonical=canonical)
+        return dumped.data_of(obj, canonical=canonical)
     return dumps_canonical(obj if canonical else canonicalize(obj))
 
 
@@ -67,7 +69,7 @@ class MemoryResults(ResultStore):
 
     def __init__(self) -> None:
         super().__init__(os.devnull)
-        self._objects: dict[str, str] = {}
+        self._objects: dict[str, str | bytes] = {}
 
     def put(self, obj: Any, *, canonical: bool = False, dumped: Dumped | None = None) -> str:
         text = _text(obj, canonical, dumped)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tgms.engine.canonical import _HOLDER, Dumped, canonicalize, dumps, dumps_canonical
@@ -40,6 +41,18 @@ def test_the_splice_is_the_plain_dump(obj: dict[str, Any], canonical: bool) -> N
     text = d.text_of(obj, canonical=canonical)
     assert text == (dumps_canonical(obj) if canonical else dumps(obj))
     assert json.loads(text) == json.loads(dumps(obj))
+    assert d.data_of(obj, canonical=canonical) == text.encode("utf-8")  # what a result store hashes
+
+
+def test_a_noted_int_column_goes_into_the_bytes_as_numpy_wrote_it() -> None:
+    column = np.arange(-5, 3000, dtype=np.int64) * 7
+    times = column.tolist()
+    d = Dumped()
+    d.note_ints(times, column)
+    d.dumps(times)
+    obj = {"args_echo": {"fn": "median", "input": times}, "rows": ["é", 1], "n": times}
+    assert d.data_of(obj, canonical=True) == dumps_canonical(obj).encode("utf-8")
+    assert d.text_of(obj, canonical=True) == dumps_canonical(obj)
 
 
 def test_an_object_spelling_a_placeholder_is_dumped_plainly() -> None:
