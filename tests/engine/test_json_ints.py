@@ -1,5 +1,5 @@
-"""engine/json_ints.py writes the canonical JSON of an int64 column byte for byte as json.dumps does, and
-engine/canonical.py's Dumped uses it (and what it remembers of long lists) only where that holds."""
+"""engine/canonical.py's ``ints_text`` writes the canonical JSON of an int64 column byte for byte as
+json.dumps does, and ``Dumped`` uses it (and what it remembers of long lists) only where that holds."""
 
 from __future__ import annotations
 
@@ -8,8 +8,15 @@ import json
 import numpy as np
 import pytest
 
-from tgms.engine.canonical import Dumped, dumps_canonical, int_array, list_kinds, sha256_hex
-from tgms.engine.json_ints import MAX_RUNS, ints_text
+from tgms.engine.canonical import (
+    MAX_RUNS,
+    Dumped,
+    dumps_canonical,
+    int_array,
+    ints_text,
+    list_kinds,
+    sha256_hex,
+)
 from tgms.engine.operators.compute_fns import median_of
 
 INT64 = np.iinfo(np.int64)
