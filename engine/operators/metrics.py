@@ -340,13 +340,9 @@ def metric_series(
     ctx: OpContext, as_of_tt: int | None, metric: str, g: Grid, rel_types: list[str] | None = None
 ) -> list[int | float]:
     ix = metric_index(ctx, as_of_tt)
-    if metric in REL_METRICS:
+    if metric in ("active_edge_count", "edge_event_count"):  # the peak has its own rows (graph_metric_...)
         f = in_force(ctx, ix.e, as_of_tt, rel_types, ix.vt_e_sorted)
-        if metric == "edge_event_count":
-            return event_counts(f.starts, g).tolist()
-        return f.at(g.bs).tolist()
-    if metric == "active_edge_count":
-        return _valid_at_starts(ix.e.vt_s, ix.vt_e_sorted, g).tolist()
+        return (event_counts(f.starts, g) if metric == "edge_event_count" else f.at(g.bs)).tolist()
     if metric == "node_count":
         return _valid_at_starts(*ix.node_bounds, g).tolist()
     if metric == "new_node_rate":
@@ -491,10 +487,9 @@ def graph_metric_timeseries(ctx: OpContext, a: MetricArgs) -> dict[str, Any]:
     if a.metric == "peak_active_edge_count":
         ix = metric_index(ctx, a.as_of_tt)
         value, at = peaks(in_force(ctx, ix.e, a.as_of_tt, rel_types, ix.vt_e_sorted), g.bs, g.be)
-        rows = [
-            {"t_a": s, "t_b": e, "value": v, "at": t}
-            for s, e, v, t in zip(g.bs.tolist(), g.be.tolist(), value.tolist(), at.tolist(), strict=True)
-        ]
+        rows = g.rows(value.tolist())
+        for row, t in zip(rows, at.tolist(), strict=True):
+            row["at"] = t
     else:
         rows = g.rows(metric_series(ctx, a.as_of_tt, a.metric, g, rel_types))
     return {"rows": rows, "rows_total": len(rows), "n_buckets": g.n}

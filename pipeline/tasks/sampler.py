@@ -8,6 +8,7 @@ seed fixes the whole suite.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cached_property
 from typing import Any
 
@@ -63,6 +64,16 @@ class Sampler:
     def hi(self) -> int:
         """One past the last event start."""
         return int(self._edges.vt_s[-1]) + 1
+
+    @cached_property
+    def lasting_types(self) -> list[str]:
+        """The relationship types most of whose versions last (``vt_e > vt_s + 1``: not instantaneous
+        events), sorted."""
+        e = self._edges
+        types = e.column("rel_type").to_numpy(zero_copy_only=False)
+        lasting = Counter(types[e.vt_e > e.vt_s + 1].tolist())
+        every = Counter(types.tolist())
+        return sorted(t for t, n in lasting.items() if 2 * n > every[t])
 
     @cached_property
     def _deg(self) -> np.ndarray:

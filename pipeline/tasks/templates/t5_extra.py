@@ -25,8 +25,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
-
 from tgms.pipeline.tasks.model import Draft, one_step, ref, step, template
 from tgms.pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_time, window_words
 from tgms.pipeline.tasks.templates.t5 import MAX_CHAIN, NO_SELF_LOOPS, payload, sender_in
@@ -328,16 +326,6 @@ def fewest_hops(s: Sampler) -> Draft | None:
     return Draft(params, (u, v), steps, "s2.rows[0].hops", key=(u, v, w["t_a"], w["t_b"]))
 
 
-def interval_types(s: Sampler) -> list[str]:
-    """The relationship types most of whose versions last (``vt_e > vt_s + 1``: not an instantaneous
-    event), sorted: the types whose count in force at an instant is a question about relations, not about
-    equal timestamps (a correction that stretched a few of CollegeMsg's messages does not make it one)."""
-    e = s.ctx.edges(None)
-    types = Counter(e.col_at("rel_type", np.arange(e.n)).to_pylist())
-    lasting = Counter(e.col_at("rel_type", np.flatnonzero(e.vt_e > e.vt_s + 1)).to_pylist())
-    return sorted(t for t, n in lasting.items() if 2 * n > types[t])
-
-
 @template(
     "T5.y.peak_in_force",
     kind="count",
@@ -352,9 +340,11 @@ def interval_types(s: Sampler) -> list[str]:
     ),
 )
 def peak_in_force(s: Sampler) -> Draft | None:
-    types = interval_types(s)
+    # a type most of whose versions last: of instantaneous events a peak would count equal timestamps
+    # (a correction that stretched a few of CollegeMsg's messages does not make messages one)
+    types = s.lasting_types
     if not types:
-        return None  # only instantaneous events: a peak would count equal timestamps
+        return None
     rel = s.choice(types)
     w = s.window(s.choice([WEEK, 2 * WEEK]))
     args = {
