@@ -134,6 +134,14 @@ def test_sweep_removes_only_the_scratch_of_dead_actors(tmp_path: Path) -> None:
     assert not dead.exists() and alive.exists() and other.exists()
 
 
+def fresh_embedding_knobs(tmp_path: Path) -> dict[str, Any]:
+    """vector_rag's knobs for a build that takes seconds: the real embedder into a fresh directory, 200
+    events a chunk (60 chunks of the small store). The embedder's load alone (~9 s) is several times the
+    graph's build; 60 events a chunk made the build's chunks 3x more for nothing (under CI's three workers
+    on two cores the test took 100-310 s, 35 s alone)."""
+    return {"cache_dir": str(tmp_path / "embeddings"), "chunk_events": 200}
+
+
 def run_in_order(
     bundle: Bundle,
     systems: list[str],
@@ -191,8 +199,7 @@ def test_no_slot_waits_on_a_build_while_another_cell_is_ready(
     (a Kuzu graph of the small store) far less: its tasks go first. Before, the first tasks went out while
     nothing was ready yet and two vector_rag tasks held both slots for the whole embedding."""
     # vectors cached by an earlier run would make the build fast: embed into a fresh directory
-    # (60 events a chunk: a tenth of the default chunks, the build still seconds beside the graph's)
-    knobs = {"vector_rag": {"cache_dir": str(tmp_path / "embeddings"), "chunk_events": 60}}
+    knobs = {"vector_rag": fresh_embedding_knobs(tmp_path)}
     stats, order, _, _ = run_in_order(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs)
     assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
     assert order[0] == "text_to_cypher", order
@@ -203,7 +210,7 @@ def test_prepare_first_sends_no_task_before_every_build_has_ended(
 ) -> None:
     """``first`` (a model server on the actors' cores): text_to_cypher is ready long before vector_rag's
     embeddings are written, yet no task of either runs until they are, unlike ``overlap`` above."""
-    knobs = {"vector_rag": {"cache_dir": str(tmp_path / "embeddings"), "chunk_events": 60}}
+    knobs = {"vector_rag": fresh_embedding_knobs(tmp_path)}
     written: list[float] = []
     stats, order, _, _ = run_in_order(
         small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs, "first", written
