@@ -225,6 +225,10 @@ class ComputeArgs(OpArgs):
         Annotated[list[GroupOrder], Field(max_length=MAX_ORDER_BY)] | None,
         Field(description="default: key order. " + _takers("order_by")),
     ] = None
+    frame: Annotated[
+        Annotated[list[int], Field(min_length=2, max_length=2)] | None,
+        Field(description="[lo, hi] row offsets around each row. " + _takers("frame")),
+    ] = None
 
     _result: Result | None = PrivateAttr(default=None)
 
@@ -258,6 +262,8 @@ def _compute_cost(p: StoreProfile, a: ComputeArgs) -> CostEstimate:
     # ~15 times a number
     parts = [values_estimate(_size(x), _first(x), []).work for x in (a.input, a.a, a.b)]
     work = {k: sum(w[k] for w in parts) for k in ("scan_row", "row_out")}
+    if a.fn == "rolling" and a.frame is not None:  # each row reads its frame's rows again
+        work["scan_row"] *= a.frame[1] - a.frame[0] + 1
     return CostEstimate(work, ["compute over fewer elements"])
 
 
@@ -312,8 +318,8 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
     output=ComputeOut,
     cost=_compute_cost,
     manual=(
-        "Combines values from earlier steps with exact arithmetic (0.1 + 0.2 = 0.3); it is the only "
-        "place numbers are combined and never reads the store. Reducers count, sum, min, max, mean, "
+        "Combines earlier steps' values with exact arithmetic; it is the only place numbers are "
+        "combined (0.1 + 0.2 = 0.3) and never reads the store. Reducers count, sum, min, max, mean, "
         "median take `input` (a list, e.g. a $ref projection) and optionally `field` (use each element's "
         "value of that key); topk (k, default 10, or fraction: a share rounded up; order desc or asc for "
         "bottom-k; tie_by: a field breaking ties in natural order) and filter (cmp ==, !=, <, <=, >, >= "
@@ -338,7 +344,10 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "fields; null is a group, last) in key order (natural: n9 before n10), holding the keys then each "
         "of `aggregates` [{fn, field, as?, q?}] (fn count, count_distinct, sum, min, max, mean, median, "
         "quantile, first, last; named fn or fn_field, or `as`; numeric ones skip non-numbers); `order_by` "
-        "[{field, desc?}]; filter its rows for a having. Per sender the median reply delay: join the pairs' "
+        "[{field, desc?}]; filter its rows for a having. rolling: each `input` row, in order, plus "
+        "`aggregates` (as group's) over the rows at offsets `frame` [lo, hi] from it, within its `by` "
+        "partition if given ([0, 5]: it and the next 5; [-1, -1] with last: the previous row's value). "
+        "Per sender the median reply delay: join the pairs' "
         "first times, derive delay = b_first_t − first_t, then {fn: group, input: {$ref: s3.rows}, by: src, "
         "aggregates: [{fn: median, field: delay}]} → rows {src, median_delay}. The result is "
         "in `value` (for "
@@ -352,7 +361,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
     example={
         "args": {"fn": "pct_change", "a": 150, "b": 120},
         "outputs": ["value"],
-        "note": 'value = 25; in a plan, a and b are usually refs such as {"$ref": "s2.count"}',
+        "note": 'in a plan, a and b are usually refs: {"$ref": "s2.count"}',
     },
 )
 def compute(ctx: OpContext, a: ComputeArgs) -> dict[str, Any]:

@@ -29,9 +29,9 @@ SELECTORS = ("topk", "filter")
 PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul", "add")
 SET_OPS = ("union", "intersection", "difference")
 ROW_FNS = ("join", "derive")  # engine.operators.compute_rows
-GROUP_FNS = ("quantile", "distinct", "group")  # engine.operators.compute_group
+GROUP_FNS = ("quantile", "distinct", "group", "rolling")  # engine.operators.compute_group
 FNS = (*REDUCERS, "quantile", *SELECTORS, "interval_relation", "compare", *PAIRWISE, *SET_OPS, "distinct",
-       *ROW_FNS, "group", "record")  # fmt: skip
+       *ROW_FNS, "group", "rolling", "record")  # fmt: skip
 #: per-row fns: each output row depends on its own input row only, so over part of a list they give exactly
 #: the rows of that part. They run over truncated input and their step stays tainted (docs/plans.md §3): the
 #: result is itself a cut list, and its value (a row count) is read like any cut page's length.
@@ -63,6 +63,7 @@ FN_ARGS = (
     "by",
     "aggregates",
     "order_by",
+    "frame",
 )
 #: the arguments (besides ``fn``) each fn takes; any other non-null argument is E_INVALID_ARG
 TAKES: dict[str, tuple[str, ...]] = {
@@ -79,6 +80,7 @@ TAKES: dict[str, tuple[str, ...]] = {
     "quantile": ("input", "field", "q"),
     "distinct": ("input", "field"),
     "group": ("input", "by", "aggregates", "order_by"),
+    "rolling": ("input", "by", "aggregates", "frame"),
 }
 #: arguments a fn cannot do without (besides its operands)
 NEEDS: dict[str, tuple[str, ...]] = {
@@ -89,6 +91,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "record": ("fields",),
     "quantile": ("q",),
     "group": ("by",),
+    "rolling": ("frame",),
 }
 COMMON = ("as_of_tt", "limit", "cursor")
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}

@@ -1,5 +1,5 @@
-"""compute's grouping fns (issue 27): ``group`` (GROUP BY over rows), the ``quantile`` reducer and
-``distinct``. Semantics: ``docs/operators.md`` §14.
+"""compute's grouping fns (issue 27): ``group`` (GROUP BY over rows), ``rolling`` (a window of rows
+around each row), the ``quantile`` reducer and ``distinct``. Semantics: ``docs/operators.md`` §14.
 
 - ``quantile``: nearest rank, the definition ``next_event``'s ``delay_quantile`` uses (§21): of the n values
   sorted ascending, the ``max(1, ceil(q·n))``-th smallest, ``q·n`` computed exactly from the decimal ``q``
@@ -10,6 +10,11 @@
   aggregate — in key order (each key ascending in :func:`~engine.operators.compute_fns.natural_key`'s
   order, null last), or by ``order_by``. Numeric aggregates read the numbers among the field's values and
   skip the rest, as ``aggregate_events`` does (§16).
+- ``rolling``: SQL's ``agg(...) OVER (PARTITION BY by ROWS BETWEEN lo AND hi)``: every input row, in input
+  order, with each aggregate over the rows at offsets ``frame = [lo, hi]`` from it among the rows of its
+  ``by`` partition (all rows without ``by``), in input order. A frame cut by the partition's ends holds
+  the rows there are; an empty one gives count 0, sum 0, and null for the rest (``[-1, -1]`` with
+  ``last`` is the previous row's value: a lag).
 
 Argument errors are raised through :mod:`engine.operators.compute_fns`' helpers, so the args model reports
 them like its own field errors.
@@ -225,6 +230,17 @@ def group_fields(args: Mapping[str, Any]) -> tuple[str, ...] | None:
     return (*keys, *(a[2] for a in aggs))
 
 
+def aggregate_names(args: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The names of a group's or rolling's aggregates, or None when its ``by``/``aggregates`` are not
+    literal and valid."""
+    try:
+        by = args.get("by")
+        keys = [] if by is None and args.get("fn") == "rolling" else _by(by)
+        return tuple(a[2] for a in _aggregates(args.get("aggregates"), keys))
+    except ValueError:  # pydantic's ValidationError
+        return None
+
+
 # -- group: the rows ----------------------------------------------------------------------------------------
 
 
@@ -243,8 +259,8 @@ def _value(fn: str, q: Fraction | None, values: list[Any]) -> Any:
         return len(values)
     if fn == "count_distinct":
         return len({natural_key(v) for v in values if v is not None})
-    if fn in ("first", "last"):
-        return _out(values[0] if fn == "first" else values[-1])
+    if fn in ("first", "last"):  # an empty rolling frame has neither
+        return _out(values[0] if fn == "first" else values[-1]) if values else None
     raw = [v for v in values if is_number(v)]  # anything else is skipped
     if not raw:
         return 0 if fn == "sum" else None
@@ -252,6 +268,12 @@ def _value(fn: str, q: Fraction | None, values: list[Any]) -> Any:
         got = nearest_rank(raw, q) if q is not None else median_of(raw, "input")
         assert got is not None
         return number_out(got)
+    if all(type(v) is int for v in raw):  # exact as they are: no Fraction per value
+        if fn == "sum":
+            return sum(raw)
+        if fn == "mean":
+            return number_out(Fraction(sum(raw), len(raw)))
+        return min(raw) if fn == "min" else max(raw)
     nums = [exact(v, "input") for v in raw]
     if fn == "sum":
         return number_out(sum(nums, Fraction(0)))
@@ -317,9 +339,63 @@ def general_rows(items: list[Any], keys: list[str], aggs: list[Agg]) -> list[dic
     return rows
 
 
+# -- rolling ------------------------------------------------------------------------------------------------
+
+#: the farthest offset a rolling frame reaches (rows before or after)
+MAX_FRAME = 10_000
+
+
+def rolling_frame(raw: Any) -> tuple[int, int]:
+    """``frame`` as ``(lo, hi)``: two whole numbers, ``lo <= hi``, each within ``MAX_FRAME``."""
+    if raw is None:
+        shape_error("frame", "compute rolling needs frame: [lo, hi] row offsets around each row ([-6, 0]: "
+                    "the row and the 6 before it; [-1, -1]: the previous row)")  # fmt: skip
+    if not isinstance(raw, list) or len(raw) != 2 or not all(type(x) is int for x in raw):
+        shape_error("frame", "frame must be two whole numbers [lo, hi]", raw)
+    lo, hi = raw
+    if lo > hi:
+        value_error("frame", f"frame [lo, hi] needs lo <= hi, got [{lo}, {hi}]", raw)
+    if max(abs(lo), abs(hi)) > MAX_FRAME:
+        value_error("frame", f"a frame reaches at most {MAX_FRAME} rows either way", raw)
+    return lo, hi
+
+
+def _rolling(args: dict[str, Any]) -> Result:
+    lo, hi = rolling_frame(args.get("frame"))
+    keys = [] if args.get("by") is None else _by(args.get("by"))
+    aggs = _aggregates(args.get("aggregates"), keys)
+    items = args.get("input")
+    if not isinstance(items, list):
+        shape_error("input", "input must be a list", items)
+    needed = list(dict.fromkeys([*keys, *(a[1] for a in aggs if a[1] is not None)]))
+    partitions: dict[Key, list[int]] = {}
+    for i, row in enumerate(items):
+        if not isinstance(row, dict) or any(f not in row for f in needed):
+            value_error(f"input[{i}]", f"input[{i}] is not an object holding the field(s) {needed}", row)
+        for j, (_, _, name, _) in enumerate(aggs):
+            if name in row:
+                value_error(f"aggregates.{j}", f"aggregate name {name!r} is also a field of input[{i}]: give "
+                            "as", name)  # fmt: skip
+        for f in needed:  # a number must be finite wherever it is read (an int always is)
+            if type(row[f]) is float:
+                exact(row[f], f"input[{i}]")
+        partitions.setdefault(tuple(_key_part(row[k]) for k in keys), []).append(i)
+    out: list[Any] = [None] * len(items)
+    for members in partitions.values():
+        for pos, i in enumerate(members):
+            frame = [items[m] for m in members[max(0, pos + lo) : max(0, pos + hi + 1)]]
+            row = dict(items[i])
+            for fn, field, name, q in aggs:
+                row[name] = _value(fn, q, [m[field] for m in frame] if field is not None else frame)
+            out[i] = row
+    return len(out), out
+
+
 def evaluate_group(fn: str, args: dict[str, Any], field: str | None) -> Result:
     if fn == "quantile":
         return _quantile(args, field)
     if fn == "distinct":
         return _distinct(args, field)
+    if fn == "rolling":
+        return _rolling(args)
     return _group(args)

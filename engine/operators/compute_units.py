@@ -16,6 +16,7 @@ value at each argument position; a literal is unknown, and an unknown unit is ne
 - ``quantile`` keeps the unit (one of the values, as ``median``); ``distinct``: rows of the element's unit;
 - ``group``: the key fields keep their units; ``count``/``count_distinct`` are counts; ``sum``, ``mean``,
   ``min``, ``max``, ``median`` as the reducers; ``quantile``, ``first``, ``last`` keep the field's unit;
+  ``rolling``: the input's fields plus its aggregates, each as group's;
 - ``interval_relation``: operands that are intervals or time points.
 """
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tgms.engine.operators.compute_group import group_fields
+from tgms.engine.operators.compute_group import aggregate_names, group_fields
 from tgms.engine.operators.units import (
     NUMERIC,
     SPOKEN,
@@ -263,6 +264,8 @@ def _by_fn(fn: Any, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
         return UnitResult(_result(Unit.COUNT, list_of(elem)))
     if fn == "group":
         return _group(args, env)
+    if fn == "rolling":
+        return _rolling(args, env)
     if fn in ("ratio", "diff", "mul", "percent", "pct_change", "add"):
         return _pairwise(fn, args, env)
     if fn == "compare":
@@ -286,18 +289,13 @@ def _by_fn(fn: Any, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
 _AGG_REDUCER = {"quantile": "median", "first": "median", "last": "median"}
 
 
-def _group(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
-    """Rows of the keys (their fields' units) then the aggregates: count and count_distinct counts, the
-    others their field's reducer (a sum or mean of time points is refused at the aggregate's field)."""
-    names = group_fields(args)
-    if names is None:
-        return UnitResult(_result(Unit.COUNT))
-    row = _elements(args, env, ("input",))
-    specs = args.get("aggregates") or [{"fn": "count"}]
-    keys = names[: len(names) - len(specs)]
-    fields = [(k, row.member(k)) for k in keys]
-    clashes: list[tuple[str, UnitClash]] = []
-    for i, (spec, name) in enumerate(zip(specs, names[len(keys) :], strict=True)):
+def _aggregate_units(
+    specs: list[Any], names: tuple[str, ...], row: UnitTree
+) -> tuple[list[tuple[str, UnitTree]], list[tuple[str, UnitClash]]]:
+    """Each aggregate's (name, unit): count and count_distinct counts, the others their field's reducer (a
+    sum or mean of time points is a clash at the aggregate's field)."""
+    fields, clashes = [], []
+    for i, (spec, name) in enumerate(zip(specs, names, strict=True)):
         fn, field = spec["fn"], spec.get("field")
         have = row.member(field) if isinstance(field, str) else UNKNOWN
         try:
@@ -306,7 +304,34 @@ def _group(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
             clashes.append((f"aggregates.{i}.field", _with_alternatives(clash, row)))
             unit = None
         fields.append((name, scalar(unit)))
+    return fields, clashes
+
+
+def _group(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
+    """Rows of the keys (their fields' units) then the aggregates."""
+    names = group_fields(args)
+    if names is None:
+        return UnitResult(_result(Unit.COUNT))
+    row = _elements(args, env, ("input",))
+    specs = args.get("aggregates") or [{"fn": "count"}]
+    keys = names[: len(names) - len(specs)]
+    made, clashes = _aggregate_units(specs, names[len(keys) :], row)
+    fields = [(k, row.member(k)) for k in keys] + made
     return UnitResult(_result(Unit.COUNT, list_of(UnitTree(fields=tuple(fields)))), clashes)
+
+
+def _rolling(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
+    """The input's rows plus the aggregates (named as group names them)."""
+    names = aggregate_names(args)
+    if names is None:
+        return UnitResult(_result(Unit.COUNT))
+    row = _elements(args, env, ("input",))
+    made, clashes = _aggregate_units(args.get("aggregates") or [{"fn": "count"}], names, row)
+    if row.fields is None:
+        return UnitResult(_result(Unit.COUNT), clashes)
+    for name, unit in made:
+        row = row.with_field(name, unit)
+    return UnitResult(_result(Unit.COUNT, list_of(row)), clashes)
 
 
 def _record(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:

@@ -459,8 +459,8 @@ def metric_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     output=MetricOut,
     cost=_metric_cost,
     manual=(
-        "Returns one value per bucket [t_a + i*stride, ...) of the window (at most 2,000 buckets, the last "
-        "may be shorter) as `rows` {t_a, t_b, value}, every bucket included: node_count and "
+        "Returns one value per bucket [t_a + i*stride, ...) of the window. At most 2,000 buckets (the last "
+        "may be shorter) come as `rows` {t_a, t_b, value}, every bucket included: node_count and "
         "active_edge_count are the uids with a node version and the edge versions valid at the bucket "
         "start; edge_event_count counts edge versions starting in the bucket; new_node_rate counts uids "
         "whose first appearance (node or edge) falls in it; mean_out_degree is distinct directed pairs "

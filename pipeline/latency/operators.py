@@ -63,6 +63,8 @@ TARGETS: dict[tuple[str, int], float] = {
     ("compute/group_by_src_median_1e6_rows", 10**6): 100,
     # the same median through a plan: list_events (a page of 10) -> compute over every row's vt_s
     ("plan/median_of_1e6_event_times", 10**6): 100,
+    # compute rolling (issue 27, sy19): 2,000 buckets, a six-bucket sum per bucket, the top one
+    ("plan/busiest_six_of_2000_buckets_rolling", 10**6): 100,
     # the per-sender count and median time of every event, grouped in the engine (not through a page)
     ("aggregate_events/count_and_median_t_by_src_whole_span", 10**6): 100,
     # the most edge versions in force at one instant per bucket, of every type and of one (sy45)
@@ -307,9 +309,40 @@ def whole_result_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     ]
 
 
-def plan_calls() -> list[tuple[str, str, dict[str, Any]]]:
+def plan_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     """Whole plans, timed as a plan runs (the executor, its default budgets): the median of every event's
-    time read past a page of 10 (a full read of one field of 10^6 rows; issue 27, item 2)."""
+    time read past a page of 10 (a full read of one field of 10^6 rows; issue 27, item 2), and the busiest
+    run of six consecutive buckets of the whole span (2,000 buckets: hourly ones on a 12-week span; a
+    rolling sum over the metric's rows, then the top one: sy19)."""
+    e = ctx.edges(None)
+    lo, hi = int(e.vt_s[0]), int(e.vt_s[-1]) + 1
+    stride = -(-(hi - lo) // 2000)
+    buckets = {"metric": "edge_event_count", "window": {"t_a": lo, "t_b": hi}, "stride": stride}
+    busiest = {
+        "plan_id": "busiest_six_buckets",
+        "question": "the six consecutive buckets with the most events",
+        "steps": [
+            {
+                "id": "s1",
+                "op": "graph_metric_timeseries",
+                "args": buckets,
+            },
+            {
+                "id": "s2",
+                "op": "compute",
+                "args": {"fn": "rolling", "input": {"$ref": "s1.rows"}, "frame": [0, 5],
+                         "aggregates": [{"fn": "sum", "field": "value", "as": "n6"}]},
+                "depends_on": ["s1"],
+            },
+            {
+                "id": "s3",
+                "op": "compute",
+                "args": {"fn": "topk", "input": {"$ref": "s2.rows"}, "field": "n6", "k": 1},
+                "depends_on": ["s2"],
+            },
+        ],
+        "answer_spec": {"kind": "rows", "from": "s3.rows"},
+    }  # fmt: skip
     median_plan = {
         "plan_id": "median",
         "question": "the median time of every event",
@@ -324,7 +357,10 @@ def plan_calls() -> list[tuple[str, str, dict[str, Any]]]:
         ],
         "answer_spec": {"kind": "value", "from": "s2.value"},
     }
-    return [(PLAN, "plan/median_of_1e6_event_times", median_plan)]
+    return [
+        (PLAN, "plan/median_of_1e6_event_times", median_plan),
+        (PLAN, "plan/busiest_six_of_2000_buckets_rolling", busiest),
+    ]
 
 
 def run_scale(scale: Scale, reps: int, work: Path, progress: Callable[[str], None]) -> list[dict[str, Any]]:
@@ -351,7 +387,7 @@ def run_scale(scale: Scale, reps: int, work: Path, progress: Callable[[str], Non
 
             calls = template_calls(ctx)
         else:
-            calls = typical_calls(ctx) + plan_calls()
+            calls = typical_calls(ctx) + plan_calls(ctx)
         for op, case, args in calls:
             progress(f"  {scale:>10}  {case}")
             records.append(_time_case(ctx, op, case, args, scale, reps))

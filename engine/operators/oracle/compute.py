@@ -20,6 +20,7 @@ from tgms.engine.operators.oracle.compute_group import (
     oracle_group,
     oracle_q,
     oracle_quantile,
+    oracle_rolling,
 )
 from tgms.engine.operators.oracle.evolution import allen
 from tgms.engine.operators.oracle.store import (
@@ -36,7 +37,7 @@ REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 PAIRWISE = ("ratio", "diff", "percent", "pct_change", "mul", "add")
 SET_OPS = ("union", "intersection", "difference")
 FNS = (*REDUCERS, "topk", "filter", "interval_relation", "compare", *PAIRWISE, *SET_OPS, "join", "derive",
-       "record", "quantile", "distinct", "group")  # fmt: skip
+       "record", "quantile", "distinct", "group", "rolling")  # fmt: skip
 #: which optional args each fn accepts (anything else is E_INVALID_ARG)
 FN_ARGS: dict[str, frozenset[str]] = {
     **{f: frozenset({"input", "field"}) for f in REDUCERS},
@@ -52,9 +53,11 @@ FN_ARGS: dict[str, frozenset[str]] = {
     "quantile": frozenset({"input", "field", "q"}),
     "distinct": frozenset({"input", "field"}),
     "group": frozenset({"input", "by", "aggregates", "order_by"}),
+    "rolling": frozenset({"input", "by", "aggregates", "frame"}),
 }
 _ALL_ARGS = ("input", "field", "k", "fraction", "order", "tie_by", "cmp", "value", "other", "a", "b", "on",
-             "how", "prefix", "expr", "as", "fields", "q", "by", "aggregates", "order_by")  # fmt: skip
+             "how", "prefix", "expr", "as", "fields", "q", "by", "aggregates", "order_by",
+             "frame")  # fmt: skip
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
 
@@ -304,6 +307,9 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
         value = len(rows)
     elif fn == "group":
         rows = oracle_group(args)
+        value = len(rows)
+    elif fn == "rolling":
+        rows = oracle_rolling(args)
         value = len(rows)
     else:  # set operations
         x, y = _a_b(args, fn)

@@ -12,7 +12,7 @@ from typing import Any
 
 from tgms.engine.canonical import dumps
 from tgms.engine.errors import InvalidArgError, SchemaError
-from tgms.engine.operators.oracle.store import is_number
+from tgms.engine.operators.oracle.store import is_int, is_number
 
 AGG_FNS = ("count", "count_distinct", "sum", "min", "max", "mean", "median", "quantile", "first", "last")
 NUMERIC = ("sum", "min", "max", "mean", "median", "quantile")
@@ -197,6 +197,8 @@ def _aggregate(a: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
     if fn == "count":
         return len(rows)
     vals = [r[a["field"]] for r in rows]
+    if fn in ("first", "last") and not vals:  # an empty rolling frame
+        return None
     if fn == "first":
         return _out(_frac(vals[0])) if is_number(vals[0]) else vals[0]
     if fn == "last":
@@ -282,3 +284,49 @@ def oracle_group(args: dict[str, Any]) -> list[dict[str, Any]]:
 
     out.sort(key=functools.cmp_to_key(by_order))
     return [row for _, row in out]
+
+
+# -- rolling -------------------------------------------------------------------------------------------------
+
+
+def _check_frame(frame: Any) -> tuple[int, int]:
+    if frame is None:
+        raise SchemaError("compute rolling needs frame", field="frame")
+    if not isinstance(frame, list) or len(frame) != 2 or any(not is_int(x) for x in frame):
+        raise SchemaError("frame must be [lo, hi], two integers", field="frame", value=frame)
+    lo, hi = frame
+    if hi < lo or not -10_000 <= lo <= 10_000 or not -10_000 <= hi <= 10_000:
+        raise InvalidArgError("frame needs lo <= hi, each within 10,000", field="frame", value=frame)
+    return lo, hi
+
+
+def oracle_rolling(args: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each row with its frame's aggregates: for row i, the rows j of i's partition whose position among
+    the partition's rows differs from i's by an offset in [lo, hi], found by scanning every row."""
+    lo, hi = _check_frame(args.get("frame"))
+    keys = [] if args.get("by") is None else _check_by(args.get("by"))
+    aggs = _check_aggs(args.get("aggregates"), keys)
+    items = args.get("input")
+    if not isinstance(items, list):
+        raise SchemaError("input must be a list", field="input")
+    wanted = keys + [a["field"] for a in aggs if a["field"] is not None]
+    for i, row in enumerate(items):
+        if not isinstance(row, dict) or any(f not in row for f in wanted):
+            raise InvalidArgError(f"input[{i}] is not an object with {wanted}", field=f"input[{i}]")
+        for a in aggs:
+            if a["name"] in row:
+                raise InvalidArgError(f"aggregate {a['name']!r} is a field of input[{i}]", field="aggregates")
+
+    def same_partition(x: dict[str, Any], y: dict[str, Any]) -> bool:
+        return all(_same(x[k], y[k]) for k in keys)
+
+    out = []
+    for i, row in enumerate(items):
+        mates = [j for j in range(len(items)) if same_partition(items[j], row)]
+        me = mates.index(i)
+        frame = [items[j] for p, j in enumerate(mates) if lo <= p - me <= hi]
+        made = dict(row)
+        for a in aggs:
+            made[a["name"]] = _aggregate(a, frame)
+        out.append(made)
+    return out

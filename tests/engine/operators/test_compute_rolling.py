@@ -1,0 +1,189 @@
+"""compute's rolling (issue 27: overlapping windows, a lag over grouped rows): fast path == oracle on random
+calls and faults, hand cases with known answers (a 6-hour window over hourly counts, a year-on-year lag per
+entity), the refusals with their code and field, the units, and the traits (list-reducing)."""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.engine.operators.oracle_compare import compare
+from tests.engine.operators.sampling import N_CASES, counter_clock
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.compute_units import compute_units
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.oracle import OracleStore
+from tgms.engine.operators.registry import get_operator
+from tgms.engine.operators.units import UNKNOWN, Unit, UnitEnv, UnitTree
+from tgms.engine.store import Store
+
+AGG_FNS = ("count", "count_distinct", "sum", "min", "max", "mean", "median", "quantile", "first", "last")
+VALUES: list[Any] = [3, -2, 0, 0.1, 0.2, 1 / 3, 2.5, 7.0, None, "s", "n2", 10**12]
+
+
+def _valid(rng: random.Random) -> dict[str, Any]:
+    n = rng.randint(0, 14)
+    keys: list[Any] = ["n9", "n10", 1, 1.0, None]
+    rows = [{"k": rng.choice(keys), "v": rng.choice(VALUES), "w": rng.choice([1, 2, 0.5])} for _ in range(n)]
+    lo = rng.randint(-5, 3)
+    args: dict[str, Any] = {"fn": "rolling", "input": rows, "frame": [lo, lo + rng.randint(0, 5)]}
+    if rng.random() < 0.5:
+        args["by"] = rng.choice(["k", ["k"], ["k", "w"]])
+    if rng.random() < 0.85:
+        aggs = []
+        for i in range(rng.randint(1, 3)):
+            fn = rng.choice(AGG_FNS)
+            spec: dict[str, Any] = {"fn": fn, "as": f"a{i}"}
+            if fn != "count":
+                spec["field"] = rng.choice(["v", "w", "k"])
+            if fn == "quantile":
+                spec["q"] = rng.choice([0, 0.5, 0.9, 1])
+            aggs.append(spec)
+        args["aggregates"] = aggs
+    return args
+
+
+def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
+    a = copy.deepcopy(args)
+    f = rng.choice(["frame_missing", "frame_type", "frame_order", "frame_far", "by_type", "agg_fn",
+                    "name_clash", "row_type", "row_no_field", "input_type", "not_taken"])  # fmt: skip
+    if f == "frame_missing":
+        del a["frame"]
+    elif f == "frame_type":
+        a["frame"] = rng.choice([3, [1], [0, 1, 2], [0.5, 1], ["0", 1], [True, 1]])
+    elif f == "frame_order":
+        a["frame"] = [2, -1]
+    elif f == "frame_far":
+        a["frame"] = rng.choice([[-10_001, 0], [0, 20_000]])
+    elif f == "by_type":
+        a["by"] = rng.choice([3, [], ["k", "k"]])
+    elif f == "agg_fn":
+        a["aggregates"] = [{"fn": "avg", "field": "v"}]
+    elif f == "name_clash":
+        a["aggregates"] = [{"fn": "sum", "field": "v", "as": "w"}]
+        a["input"] = [*a["input"], {"k": 1, "v": 1, "w": 1}]
+    elif f == "row_type":
+        a["input"] = [*a["input"], rng.choice(["x", 3, None])]
+    elif f == "row_no_field":
+        a["aggregates"] = [{"fn": "sum", "field": "v"}]
+        a["input"] = [*a["input"], {"k": 1}]
+    elif f == "input_type":
+        a["input"] = rng.choice(["rows", 3])
+    else:
+        a[rng.choice(["order_by", "q", "k"])] = rng.choice([[{"field": "v"}], 0.5, 3])
+    return a
+
+
+def test_rolling_matches_the_oracle(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "s", "duckdb", now=counter_clock())
+    try:
+        ctx = OpContext(store)
+        rng = random.Random(2712)
+        outcomes: Counter[str] = Counter()
+        for _ in range(max(N_CASES, 20) * 6):
+            args = _valid(rng)
+            if rng.random() < 0.3:
+                args = _fault(rng, args)
+            outcomes[compare(ctx, OracleStore([], []), "compute", args)] += 1
+    finally:
+        store.close()
+    assert outcomes["ok"] >= N_CASES and outcomes["E_SCHEMA"] and outcomes["E_INVALID_ARG"], outcomes
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory: pytest.TempPathFactory):
+    store = Store.create(tmp_path_factory.mktemp("rolling") / "s", "duckdb", now=counter_clock())
+    yield OpContext(store)
+    store.close()
+
+
+def both(ctx: OpContext, **args: Any) -> dict[str, Any]:
+    assert compare(ctx, OracleStore([], []), "compute", args) == "ok"
+    return call(ctx, "compute", args)["payload"]
+
+
+def test_the_busiest_six_hours_over_hourly_counts(ctx: OpContext) -> None:
+    """A forward frame [0, 5] over hourly buckets: each hour's count of it and the next five (the last
+    hours' frames are cut by the end: they hold the hours there are)."""
+    counts = [1, 0, 3, 2, 5, 0, 0, 4, 1]
+    hours = [{"t_a": 3600 * i, "value": c} for i, c in enumerate(counts)]
+    out = both(ctx, fn="rolling", input=hours, frame=[0, 5],
+               aggregates=[{"fn": "sum", "field": "value", "as": "n6"}])  # fmt: skip
+    want = [sum(counts[i : i + 6]) for i in range(len(counts))]
+    assert [r["n6"] for r in out["rows"]] == want == [11, 10, 14, 12, 10, 5, 5, 5, 1]
+    assert out["rows"][0] == {"t_a": 0, "value": 1, "n6": 11} and out["value"] == out["rows_total"] == 9
+    top = both(ctx, fn="topk", input=out["rows"], field="n6", k=1)
+    assert top["rows"] == [{"t_a": 7200, "value": 3, "n6": 14}]
+
+
+def test_a_lag_per_entity_and_trailing_means(ctx: OpContext) -> None:
+    """[-1, -1] with last: the previous row of the same entity (null at its first); [-2, 0] with mean: a
+    trailing three-row mean, cut at each entity's first rows."""
+    rows = [
+        {"acct": "n2", "year": 2011, "mean": 2},
+        {"acct": "n10", "year": 2011, "mean": 1},
+        {"acct": "n2", "year": 2012, "mean": 3},
+        {"acct": "n2", "year": 2013, "mean": -1},
+        {"acct": "n10", "year": 2013, "mean": 0.5},
+    ]
+    aggs = [{"fn": "last", "field": "mean", "as": "prev"}, {"fn": "count", "as": "had"}]
+    out = both(ctx, fn="rolling", input=rows, by="acct", frame=[-1, -1], aggregates=aggs)
+    assert [(r["acct"], r["year"], r["prev"], r["had"]) for r in out["rows"]] == [
+        ("n2", 2011, None, 0), ("n10", 2011, None, 0), ("n2", 2012, 2, 1), ("n2", 2013, 3, 1),
+        ("n10", 2013, 1, 1),
+    ]  # fmt: skip
+    means = [{"fn": "mean", "field": "mean", "as": "m3"}, {"fn": "sum", "field": "mean"}]
+    trail = both(ctx, fn="rolling", input=rows, by="acct", frame=[-2, 0], aggregates=means)
+    assert [r["m3"] for r in trail["rows"]] == [2, 1, 2.5, 1.333333333, 0.75]
+    assert [r["sum_mean"] for r in trail["rows"]] == [2, 1, 5, 4, 1.5]
+    none = [{"fn": "sum", "field": "mean"}, {"fn": "median", "field": "mean"}, {"fn": "count"}]
+    empty = both(ctx, fn="rolling", input=rows, frame=[10, 12], aggregates=none)
+    assert {(r["sum_mean"], r["median_mean"], r["count"]) for r in empty["rows"]} == {(0, None, 0)}
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "field"),
+    [
+        ({"input": [{"v": 1}]}, "E_SCHEMA", "frame"),
+        ({"input": [{"v": 1}], "frame": [1, 0]}, "E_INVALID_ARG", "frame"),
+        ({"input": [{"v": 1}], "frame": [0, 10_001]}, "E_INVALID_ARG", "frame"),
+        ({"input": [{"v": 1}], "frame": [0.0, 1]}, "E_SCHEMA", "frame"),
+        ({"input": [{"v": 1}], "frame": [0, 1], "aggregates": [{"fn": "sum", "field": "v", "as": "v"}]},
+         "E_INVALID_ARG", "aggregates.0"),
+        ({"input": [{"v": 1}, {"w": 2}], "frame": [0, 1], "aggregates": [{"fn": "sum", "field": "v"}]},
+         "E_INVALID_ARG", "input[1]"),
+        ({"input": [{"v": 1}], "frame": [0, 1], "order_by": [{"field": "v"}]}, "E_INVALID_ARG", "order_by"),
+    ],
+)  # fmt: skip
+def test_refusals_with_code_and_field(ctx: OpContext, args: dict[str, Any], code: str, field: str) -> None:
+    with pytest.raises(TGMSError) as err:
+        call(ctx, "compute", {"fn": "rolling", **args})
+    assert err.value.code == code and err.value.details.get("field") == field, err.value.to_dict()
+
+
+def test_units_and_traits() -> None:
+    """The rows keep the input's fields' units and add each aggregate's; rolling reduces a list (a frame at
+    a cut page's end would be wrong), so a plan may not run it over truncated input."""
+    spec = get_operator("compute")
+    aggs = [{"fn": "sum", "field": "value", "as": "n6"}, {"fn": "last", "field": "t_a"}]
+    args = {"fn": "rolling", "input": {"$ref": "s1.rows"}, "frame": [0, 5], "aggregates": aggs}
+    row = UnitTree(fields=(("t_a", UnitTree(unit=Unit.TIME)), ("value", UnitTree(unit=Unit.COUNT))))
+    env = UnitEnv(at=lambda loc: UnitTree(item=row) if loc == ("input",) else UNKNOWN,
+                  is_ref=lambda loc: loc == ("input",))  # fmt: skip
+    got = compute_units(args, env)
+    assert not got.clashes
+    item = got.tree.member("rows").item
+    assert item is not None
+    fields = dict(item.fields or ())
+    assert fields["t_a"].unit is Unit.TIME and fields["n6"].unit is Unit.COUNT
+    assert fields["last_t_a"].unit is Unit.TIME
+    # a sum of time points is refused at the aggregate's field, as group's is
+    bad = compute_units({**args, "aggregates": [{"fn": "sum", "field": "t_a"}]}, env)
+    assert [at for at, _ in bad.clashes] == ["aggregates.0.field"]
+    assert spec.traits.reduces_list(args) and spec.traits.rows_fields(args) is None
