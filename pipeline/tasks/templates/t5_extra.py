@@ -4,8 +4,9 @@ relays that must start early (``strict``, ``depart_by``), bottom-k with a declar
 an operator's derived rows (``next_event`` replies by answerer), ``next_event`` looking back
 (``direction: previous``), a window relative to each account's own first message built by scalar
 arithmetic (``compute add`` of a time and a duration, both window ends ``$ref``s), the fewest hops of
-a time-respecting chain (``temporal_reachability`` ``hops``), and the most relations of one type in force
-at one instant (``graph_metric_timeseries`` ``peak_active_edge_count`` with ``rel_types``).
+a time-respecting chain (``temporal_reachability`` ``hops``), the most relations of one type in force
+at one instant (``graph_metric_timeseries`` ``peak_active_edge_count`` with ``rel_types``), and the busiest
+run of consecutive hours (hourly buckets, then ``compute rolling``: overlapping windows).
 
 Each keeps a draw only where its answer needs what it asks: the wait limit, or the strict start, changes
 the answer (a plan that leaves it out is wrong); the fewest-messages question has a tie at the minimum
@@ -14,11 +15,13 @@ count is neither 0 nor every two-way account; the readiest answerer is a unique 
 median looks at two or more gaps; the relative window holds two messages or more and not all of them;
 the fewest-hops target is two messages away or more; the peak in force is two or more and above the count
 at the window's start (only on data with lasting relations: a type whose versions are all instantaneous
-would make it a count of equal timestamps).
+would make it a count of equal timestamps); the busiest run of hours beats every run of the window's own
+n-hour buckets (so buckets that do not overlap give a wrong answer).
 
 The names start ``T5.x.`` so that they sort after every older template: the generator seeds a template's
 draws by its position in the sorted registry, so appending keeps every existing task as it was. A template
-added later takes the next prefix (``T5.y.fewest_hops``, ``T5.y.peak_in_force``), for the same reason.
+added later takes the next prefix (``T5.y.fewest_hops``, ``T5.y.peak_in_force``, ``T5.y.sliding_hours``),
+for the same reason.
 """
 
 from __future__ import annotations
@@ -359,3 +362,42 @@ def peak_in_force(s: Sampler) -> Draft | None:
         return None  # no two at once, or the count at the window's start is the answer already
     params = {"rel": rel, **window_words(w)}
     return one_step("graph_metric_timeseries", args, "rows[0].value", params, key=(rel, w["t_a"], w["t_b"]))
+
+
+#: the run lengths asked for, in hours
+RUN_HOURS = (3, 6, 12)
+MAX_BUCKETS = 2_000  # graph_metric_timeseries' most
+
+
+@template(
+    "T5.y.sliding_hours",
+    kind="count",
+    ops=("graph_metric_timeseries", "compute"),
+    paraphrases=(
+        "Between {t_a} and {t_b}, what is the largest number of edge events in any {n} consecutive whole "
+        "hours (each stretch starting on the hour)?",
+        "Sliding a {n}-hour window along [{t_a}, {t_b}) one hour at a time, each window starting on a full "
+        "hour, how many edge events does the busiest window hold?",
+        "Of all the {n}-hour stretches within {t_a} to {t_b} that start on a full hour, how many edge events "
+        "fall in the busiest one?",
+    ),
+)
+def sliding_hours(s: Sampler) -> Draft | None:
+    n = s.choice(list(RUN_HOURS))
+    w = s.window(s.choice([DAY, 3 * DAY]))  # starts at midnight: its hourly buckets start on full hours
+    if (w["t_b"] - w["t_a"]) // HOUR > MAX_BUCKETS:
+        return None
+    hourly = {"metric": "edge_event_count", "window": w, "stride": HOUR, "limit": MAX_BUCKETS}
+    counts = [r["value"] for r in payload(s, "graph_metric_timeseries", hourly)["rows"]]
+    busiest = max(sum(counts[i : i + n]) for i in range(len(counts)))
+    own_buckets = max(sum(counts[i : i + n]) for i in range(0, len(counts), n))
+    if busiest < 2 or busiest == own_buckets:
+        return None  # too quiet, or the window's own n-hour buckets already give the answer
+    run = {"fn": "rolling", "input": ref("s1.rows"), "frame": [0, n - 1],
+           "aggregates": [{"fn": "sum", "field": "value", "as": "events"}]}  # fmt: skip
+    steps = [
+        step("s1", "graph_metric_timeseries", {**hourly, "limit": 1}),
+        step("s2", "compute", run, "s1"),
+        step("s3", "compute", {"fn": "max", "input": ref("s2.rows[*].events")}, "s2"),
+    ]
+    return Draft({"n": n, **window_words(w)}, (), steps, "s3.value", key=(n, w["t_a"], w["t_b"]))

@@ -136,9 +136,10 @@ def test_sweep_removes_only_the_scratch_of_dead_actors(tmp_path: Path) -> None:
 
 def fresh_embedding_knobs(tmp_path: Path) -> dict[str, Any]:
     """vector_rag's knobs for a build that takes seconds: the real embedder into a fresh directory, 200
-    events a chunk (60 chunks of the small store). The embedder's load alone (~9 s) is several times the
-    graph's build; 60 events a chunk made the build's chunks 3x more for nothing (under CI's three workers
-    on two cores the test took 100-310 s, 35 s alone)."""
+    events a chunk (60 chunks of the small store). The embedder's load alone (~9 s of imports) is several
+    times the graph's build. The tests that use it run one actor: each actor builds each cell, and two
+    actors loading the embedder at once under CI's three workers on two cores took 75-310 s a test (35 s
+    alone)."""
     return {"cache_dir": str(tmp_path / "embeddings"), "chunk_events": 200}
 
 
@@ -151,11 +152,12 @@ def run_in_order(
     knobs: dict[str, dict[str, Any]] | None = None,
     prepare: Prepare = "overlap",
     written: list[float] | None = None,
+    actors: int = 2,
 ) -> tuple[dict[str, int], list[str], int, list[CellJob]]:
-    """Run ``systems`` on two actors with ``prepare`` against the scripted server: the stats, the systems
-    in the order their records were written, the most requests the server had in flight, the jobs.
-    ``written`` collects the wall-clock time each record was written."""
-    cluster = cluster_conf(actors=2, actor_concurrency=4)
+    """Run ``systems`` on ``actors`` actors with ``prepare`` against the scripted server: the stats, the
+    systems in the order their records were written, the most requests the server had in flight, the
+    jobs. ``written`` collects the wall-clock time each record was written."""
+    cluster = cluster_conf(actors=actors, actor_concurrency=4)
     with ScriptedServer(smoke_reply) as server:
         endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=1, timeout_s=30)
         jobs = [
@@ -200,7 +202,9 @@ def test_no_slot_waits_on_a_build_while_another_cell_is_ready(
     nothing was ready yet and two vector_rag tasks held both slots for the whole embedding."""
     # vectors cached by an earlier run would make the build fast: embed into a fresh directory
     knobs = {"vector_rag": fresh_embedding_knobs(tmp_path)}
-    stats, order, _, _ = run_in_order(small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs)
+    stats, order, _, _ = run_in_order(
+        small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs, actors=1
+    )
     assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
     assert order[0] == "text_to_cypher", order
 
@@ -213,7 +217,7 @@ def test_prepare_first_sends_no_task_before_every_build_has_ended(
     knobs = {"vector_rag": fresh_embedding_knobs(tmp_path)}
     written: list[float] = []
     stats, order, _, _ = run_in_order(
-        small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs, "first", written
+        small_bundle, ["vector_rag", "text_to_cypher"], 3, tmp_path, 2, knobs, "first", written, actors=1
     )
     assert stats["finished"] == 6 and sorted(order) == ["text_to_cypher"] * 3 + ["vector_rag"] * 3
     (built,) = (tmp_path / "embeddings").glob("*.json")  # the vectors' metadata: written last

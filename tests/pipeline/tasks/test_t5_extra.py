@@ -26,6 +26,7 @@ NEW = {
     "T5.x.first_days",
     "T5.y.fewest_hops",
     "T5.y.peak_in_force",
+    "T5.y.sliding_hours",
 }
 
 
@@ -219,3 +220,26 @@ def test_peak_in_force_counts_lasting_relations_of_one_type_at_one_instant(make_
     assert _golds(store, "T5.y.peak_in_force", drafts) == [3] * len(drafts)
     events_only = _store(make_store, [("a", "b", 0), ("b", "a", 0), ("a", "c", 1)], "events")
     assert _draws(events_only, t5_extra.peak_in_force, 6) == [None] * 6
+
+
+def test_sliding_hours_is_the_busiest_run_of_hours_across_the_buckets_edges(make_store: Any) -> None:
+    # three messages at 11:xx and three at 12:xx of one day: every n-hour bucket of the day (n = 3, 6, 12,
+    # from midnight) holds three, a run across 12:00 holds all six
+    store = make_store("runs")
+    store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in "ab"])
+    times = [T0 + h * HOUR + k * 10 * MINUTE for h in (3, 4) for k in range(3)]  # T0 is 08:00
+    store.write([_edge("a", "b", t) for t in times])
+    drafts = [d for d in _draws(store, t5_extra.sliding_hours, 24) if d is not None]
+    assert {d.params["n"] for d in drafts} == {3, 6, 12}
+    run = drafts[0].steps[1]["args"]
+    assert run["fn"] == "rolling" and run["frame"] == [0, drafts[0].params["n"] - 1]
+    assert drafts[0].answer_from == "s3.value"
+
+    def brute(d: Any) -> int:  # every run of n hours from a full hour of the window, counted from the times
+        w, n = d.steps[0]["args"]["window"], d.params["n"]
+        starts = range(w["t_a"], w["t_b"], HOUR)
+        return max(sum(1 for t in times if a <= t < min(a + n * HOUR, w["t_b"])) for a in starts)
+
+    assert _golds(store, "T5.y.sliding_hours", drafts) == [brute(d) for d in drafts] == [6] * len(drafts)
+    one_hour = _store(make_store, [("a", "b", k) for k in range(5)], "one_hour")  # the buckets answer it
+    assert _draws(one_hour, t5_extra.sliding_hours, 6) == [None] * 6
