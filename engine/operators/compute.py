@@ -262,8 +262,8 @@ def _compute_cost(p: StoreProfile, a: ComputeArgs) -> CostEstimate:
     # ~15 times a number
     parts = [values_estimate(_size(x), _first(x), []).work for x in (a.input, a.a, a.b)]
     work = {k: sum(w[k] for w in parts) for k in ("scan_row", "row_out")}
-    if a.fn == "rolling" and a.frame is not None:  # each row reads its frame's rows again
-        work["scan_row"] *= a.frame[1] - a.frame[0] + 1
+    if a.fn == "rolling" and a.frame is not None:  # each row reads its frame's rows again (at most all)
+        work["scan_row"] *= max(1, min(a.frame[1] - a.frame[0] + 1, _size(a.input)))
     return CostEstimate(work, ["compute over fewer elements"])
 
 

@@ -46,3 +46,19 @@ def test_compute_prices_its_lists_as_a_read_of_them_is_priced() -> None:
     pair = ComputeArgs.model_validate({"fn": "ratio", "a": 3, "b": 4})
     two = values_estimate(1, 3, []).work
     assert _compute_cost(None, pair).work == {k: 2 * v for k, v in two.items()}  # type: ignore[arg-type]
+
+
+def test_rolling_prices_each_rows_frame_as_a_read_of_it() -> None:
+    """Each row reads its frame's rows: the input's price times the frame's width, at most the input's
+    length (a frame reaching past every row reads every row); what the call gives back is priced once."""
+    load_all()
+    rows = [{"v": i} for i in range(40)]
+    read = values_estimate(40, rows[0], []).work
+
+    def work(frame: list[int]) -> dict[str, float]:
+        a = ComputeArgs.model_validate({"fn": "rolling", "input": rows, "frame": frame})
+        return _compute_cost(None, a).work  # type: ignore[arg-type]
+
+    assert work([0, 5]) == {**read, "scan_row": 6 * read["scan_row"]}
+    assert work([-1, -1]) == read
+    assert work([-10_000, 10_000]) == {**read, "scan_row": 40 * read["scan_row"]}
