@@ -32,7 +32,7 @@ def normalize(text: str) -> str:
 
 class ResolveArgs(OpArgs):
     query: Annotated[
-        str, Field(description=f"a uid, SNAP id digits, or a name; 1..{MAX_QUERY} non-blank characters")
+        str, Field(description=f"a uid, SNAP id digits, or a name (at most {MAX_QUERY} characters)")
     ]
     label: Annotated[str | None, Field(description="only entities whose latest label is exactly this")] = None
 

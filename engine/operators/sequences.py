@@ -30,6 +30,8 @@ from typing import Annotated, Any, NoReturn
 import numpy as np
 from pydantic import Field, model_validator
 
+from tgms.engine.errors import LimitError
+from tgms.engine.operators.adjacency import _ranges
 from tgms.engine.operators.base import Model, OneOf, OpArgs, PagedOutput, invalid_at
 from tgms.engine.operators.context import OpContext
 from tgms.engine.operators.cost import CostEstimate, StoreProfile
@@ -87,9 +89,10 @@ class NextEventArgs(OpArgs):
         Field(description="µs: |b.t - a.t| <= within"),
     ] = None
     unmatched: Annotated[bool, Field(description="also a events without b")] = False
+    all: Annotated[bool, Field(description="every b within, a row each")] = False
     quantile: Annotated[
         Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] | None,
-        Field(description="delay_quantile: the ceil(q·n)-th smallest"),
+        Field(description="q of delay_quantile (nearest rank)"),
     ] = None
     order: Annotated[str, OneOf(("asc", "desc"))] = "asc"
 
@@ -100,6 +103,8 @@ class NextEventArgs(OpArgs):
             if (m.a, m.b) in seen:
                 _located(("match", i), f"match repeats {{a: {m.a}, b: {m.b}}}", m.model_dump())
             seen.add((m.a, m.b))
+        if self.all and self.within is None:
+            _located(("all",), "all needs within: every b within that many µs of its a", True)
         return self
 
 
@@ -223,13 +228,25 @@ class Matched:
     delay: np.ndarray
 
 
-def _match(
+@dataclass
+class Codes:
+    """Both selections as sorted match codes: ``ia``, the a-indices in (key, position) order, with their
+    scan positions ``ap_s`` and keys ``key_s``; ``base``, each one's ``key << bits_b``; ``code_b``, b's codes
+    ``key << bits_b | position`` ascending (a's own when ``alike``: b is a, keyed alike); ``whole``: a is
+    every version (its a-index is its position)."""
+
+    ia: np.ndarray
+    ap_s: np.ndarray
+    key_s: np.ndarray
+    base: np.ndarray
+    code_b: np.ndarray
+    alike: bool
+    whole: bool
+
+
+def _codes(
     e: EdgeArrays, ap: np.ndarray, pb: np.ndarray, a: NextEventArgs, n_nodes: int, same: bool
-) -> Matched:
-    """Every a event's b (``ap``, ``pb``: the selections' scan positions; ``same``: b is a)."""
-    if not len(ap) or not len(pb):
-        none = np.zeros(0, np.int64)
-        return Matched(np.full(len(ap), -1, np.int64), none, none, none)
+) -> Codes:
     sides_a, sides_b = [m.a for m in a.match], [m.b for m in a.match]
     alike = same and sides_a == sides_b  # b is a, keyed alike: b's order is a's
     ka = _keys(e, ap, sides_a, n_nodes)
@@ -240,8 +257,6 @@ def _match(
         _, inv = np.unique(np.concatenate([ka, kb]), return_inverse=True)
         inv = inv.reshape(-1).astype(np.int64)
         ka, kb = inv[: len(ka)], inv[len(ka) :]
-    nxt = a.direction == "next"
-    after = nxt == a.strict  # search from the first version after a's time (else: at a's time)
     whole = len(ap) == e.n  # every version: the a-index is the position
     # a by (key, a-index), which is (key, position)
     if whole and not remapped:
@@ -254,17 +269,31 @@ def _match(
     del code_a
     ap_s = ia if whole else ap[ia]
     base = key_s << bits_b  # b's codes are (key, position)
-    if alike:  # b's codes are a's: the search is a run bound of the sorted order
+    if alike:
         code_b = base | ap_s
-        i = _run_bounds(key_s, e.vt_s[ap_s], after)
+    elif len(pb) == e.n and not remapped:
+        code_b = _whole_order(e, sides_b, n_nodes, kb)
+    else:
+        code_b = (kb << bits_b) | pb
+        code_b.sort()
+    return Codes(ia, ap_s, key_s, base, code_b, alike, whole)
+
+
+def _match(
+    e: EdgeArrays, ap: np.ndarray, pb: np.ndarray, a: NextEventArgs, n_nodes: int, same: bool
+) -> Matched:
+    """Every a event's b (``ap``, ``pb``: the selections' scan positions; ``same``: b is a)."""
+    if not len(ap) or not len(pb):
+        none = np.zeros(0, np.int64)
+        return Matched(np.full(len(ap), -1, np.int64), none, none, none)
+    sc = _codes(e, ap, pb, a, n_nodes, same)
+    ia, ap_s, base, code_b, whole = sc.ia, sc.ap_s, sc.base, sc.code_b, sc.whole
+    nxt = a.direction == "next"
+    after = nxt == a.strict  # search from the first version after a's time (else: at a's time)
+    if sc.alike:  # b's codes are a's: the search is a run bound of the sorted order
+        i = _run_bounds(sc.key_s, e.vt_s[ap_s], after)
     else:  # one search for every a (the targets are ascending in this order)
-        if len(pb) == e.n and not remapped:
-            code_b = _whole_order(e, sides_b, n_nodes, kb)
-        else:
-            code_b = (kb << bits_b) | pb
-            code_b.sort()
         i = np.searchsorted(code_b, base | _targets(e, ap, after)[ia], "left")
-    del key_s
     # next: the first b at or after the target; previous: the last before it
     last = len(code_b) - 1
     if not nxt:
@@ -275,10 +304,10 @@ def _match(
         i = i + own if nxt else i - own
         c = code_b[np.minimum(i, last) if nxt else np.maximum(i, 0)]
     # the code found is b's when it is in range and of a's key
-    ok = (i <= last) & (c < base + (1 << bits_b)) if nxt else (i >= 0) & (c >= base)
+    ok = (i <= last) & (c < base + (1 << _bits(e.n))) if nxt else (i >= 0) & (c >= base)
     b = np.empty(len(ap), np.int64)
     b[ia] = np.where(ok, c - base, -1)
-    del c, ok, i, base
+    del c, ok, i, base, sc
     hit = np.flatnonzero(b >= 0)
     b_hit = b[hit]
     delay = e.vt_s[b_hit] - e.vt_s[hit if whole else ap[hit]]
@@ -289,6 +318,58 @@ def _match(
         b[hit[far]] = -1
         hit, b_hit, delay = hit[~far], b_hit[~far], delay[~far]
     return Matched(b, hit, b_hit, delay)
+
+
+#: the most (a, b) pairs ``all`` gives (each a row; its arrays are 16 bytes a pair before any row is built)
+MAX_PAIRS = 10_000_000
+
+
+def _pairs(
+    e: EdgeArrays, ap: np.ndarray, pb: np.ndarray, a: NextEventArgs, n_nodes: int, same: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``all``: every (a, b) pair, b on a's side of its time within ``within`` (a-indices ascending, each
+    a's b's nearest first), b's scan positions and the delays. The b's of an a are one range of b's sorted
+    codes: from a's target to the first version past ``t ± within`` (one search per a, a second for the a's
+    whose nearest b is within the bound; no loop)."""
+    none = np.zeros(0, np.int64)
+    if not len(ap) or not len(pb):
+        return none, none, none
+    assert a.within is not None  # the args model requires it with all
+    sc = _codes(e, ap, pb, a, n_nodes, same)
+    nxt = a.direction == "next"
+    # next: (t, t + within] (strict) or [t, t + within]; previous: [t - within, t) or [t - within, t].
+    # One search finds each a's near end (as _match's does); the nearest b decides whether an a has any
+    # (most have none within the bound), and only those search for the far end
+    near = np.searchsorted(sc.code_b, sc.base | _targets(e, ap, nxt == a.strict)[sc.ia], "left")
+    last = len(sc.code_b) - 1
+    at = np.minimum(near, last) if nxt else np.maximum(near - 1, 0)
+    code = sc.code_b[at]
+    pos = code - sc.base  # the nearest b's position, when it is of a's key
+    ok = (near <= last) & (pos < (1 << _bits(e.n))) if nxt else (near >= 1) & (pos >= 0)
+    t = e.vt_s[sc.ap_s].astype(np.int64)
+    edge = t + a.within if nxt else t - a.within
+    b_t = e.vt_s[np.where(ok, pos, 0)].astype(np.int64)
+    some = np.flatnonzero(ok & ((b_t <= edge) if nxt else (b_t >= edge)))
+    far_pos = np.searchsorted(e.vt_s, edge[some], "right" if nxt else "left")
+    far = np.searchsorted(sc.code_b, sc.base[some] | far_pos, "left")
+    start, end = (near[some], far) if nxt else (far, near[some])
+    total = int((end - start).sum())
+    if total > MAX_PAIRS:
+        raise LimitError(
+            f"next_event all: {total:,} pairs, more than {MAX_PAIRS:,}; narrow a, b or within",
+            field="within", pairs=total, max_pairs=MAX_PAIRS,
+        )  # fmt: skip
+    idx, own = _ranges(start, end)
+    if not nxt:  # nearest first: each a's range read backwards
+        idx = start[own] + end[own] - 1 - idx
+    own = some[own]  # back to the sorted a's
+    b_pos = sc.code_b[idx] - sc.base[own]
+    keep = b_pos != sc.ap_s[own]  # a's own version is never its b (it is in range when not strict)
+    a_idx, b_pos = sc.ia[own[keep]], b_pos[keep]
+    order = np.argsort(a_idx, kind="stable")  # a's order; each a's b's keep their order
+    a_idx, b_pos = a_idx[order], b_pos[order]
+    delay = np.abs(e.vt_s[b_pos].astype(np.int64) - e.vt_s[ap[a_idx]].astype(np.int64))
+    return a_idx, b_pos, delay
 
 
 def _exact_sum(d: np.ndarray) -> int:
@@ -360,7 +441,8 @@ class SequenceRows(LazyRows):
         " = `a`. `match` (0..2 {a, b}, each src|dst): b's endpoint equals a's; a reply to a→b is [{a: dst,"
         " b: src}, {a: src, b: dst}], the recipient's next message [{a: dst, b: src}]. b is the first by "
         "(t, eid, vid) with b.t > a.t (direction previous: the last with b.t < a.t; strict false: >= / <=,"
-        " never a itself); `within` µs bounds the delay; `unmatched` also lists a events without b. `rows`"
+        " never a itself); `within` µs bounds the delay; `unmatched` also lists a events without b; `all`"
+        " (with within): every b within the bound, a row each (pairs: replies within a minute). `rows`"
         " by a's time; over all matched rows, not the page: delay_min, delay_max, delay_mean, delay_median"
         " and delay_quantile (the ceil(q·n)-th smallest for `quantile` q). Example: the 90th percentile "
         "reply delay."
@@ -380,8 +462,20 @@ def next_event(ctx: OpContext, a: NextEventArgs) -> dict[str, Any]:
     e, ap, _ = select(ctx, a.a.selection(a.as_of_tt), "a.")
     same = a.b is None
     pb = ap if a.b is None else select(ctx, a.b.selection(a.as_of_tt), "b.")[1]
-    m = _match(e, ap, pb, a, len(ctx.uids()), same)
-    rows_a, rows_b = (ap, m.b) if a.unmatched else (ap[m.hit], m.b_hit)
+    if a.all:
+        a_idx, b_pos, delay = _pairs(e, ap, pb, a, len(ctx.uids()), same)
+        n_matched = len(np.unique(a_idx))
+        if a.unmatched:  # each a without a b once, in its place
+            lone = np.setdiff1d(np.arange(len(ap)), a_idx, assume_unique=False)
+            a_idx = np.concatenate([a_idx, lone])
+            b_pos = np.concatenate([b_pos, np.full(len(lone), -1, np.int64)])
+            order = np.argsort(a_idx, kind="stable")
+            a_idx, b_pos = a_idx[order], b_pos[order]
+        rows_a, rows_b = ap[a_idx], b_pos
+    else:
+        m = _match(e, ap, pb, a, len(ctx.uids()), same)
+        rows_a, rows_b = (ap, m.b) if a.unmatched else (ap[m.hit], m.b_hit)
+        n_matched, delay = len(m.delay), m.delay
     if a.order == "desc":
         rows_a, rows_b = rows_a[::-1], rows_b[::-1]
     rows = SequenceRows(ctx, e, rows_a, rows_b)
@@ -389,6 +483,6 @@ def next_event(ctx: OpContext, a: NextEventArgs) -> dict[str, Any]:
         "rows": rows,
         "rows_total": len(rows),
         "n_a": len(ap),
-        "n_matched": len(m.delay),
-        **summaries(m.delay, a.quantile),
+        "n_matched": n_matched,
+        **summaries(delay, a.quantile),
     }

@@ -332,7 +332,7 @@ class ReachabilityArgs(OpArgs):
     ] = None
     hops: Annotated[
         bool,
-        Field(description="each row also gives hops: the fewest edges of a time-respecting path to the node"),
+        Field(description="rows also give hops, the fewest edges of a time-respecting path to the node"),
     ] = False
 
     @model_validator(mode="after")

@@ -52,6 +52,7 @@ TARGETS: dict[tuple[str, int], float] = {
     ("list_events/filtered_1000_rows", 10**6): 100,
     ("next_event/reply_quantile_whole_span", 10**6): 100,
     ("next_event/sender_next_whole_span", 10**6): 100,
+    ("next_event/every_reply_within_1h_whole_span", 10**6): 100,
     # issue 27: every new capability at <= 100 ms p50 at 10^6
     ("temporal_reachability/strict_depart_by_10pct_window", 10**6): 100,
     ("temporal_reachability/strict_depart_by_hops_10pct_window", 10**6): 100,
@@ -238,6 +239,11 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             "next_event",
             "next_event/busy_answers_within_a_day",
             {"a": {"dst": busy}, "b": {"src": busy}, "match": reply, "within": day, "unmatched": True},
+        ),
+        (  # every reply within an hour, a row each (the pairs of a temporal join; cm34)
+            "next_event",
+            "next_event/every_reply_within_1h_whole_span",
+            {"a": {}, "match": reply, "within": 3_600_000_000, "all": True},
         ),
         # edge predicates in the graph operators (issue 27): the same calls, only the edges passing w >= 2
         (

@@ -26,7 +26,7 @@ from tgms.engine.operators.oracle.store import (
 )
 
 SIDES = ("src", "dst")
-OPTIONAL = ("b", "match", "direction", "strict", "within", "unmatched", "quantile", "order")
+OPTIONAL = ("b", "match", "direction", "strict", "within", "unmatched", "all", "quantile", "order")
 
 
 def _spec(args: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -100,16 +100,21 @@ def oracle_next_event(store: OracleStore, args: dict[str, Any]) -> dict[str, Any
     strict = bool_arg(args, "strict", True)
     within = int_arg(args, "within", None, 0, 2**62)
     unmatched = bool_arg(args, "unmatched", False)
+    every = bool_arg(args, "all", False)
     q = _quantile(args)
     order = choice_arg(args, "order", ("asc", "desc"), "asc")
+    if every and within is None:
+        raise InvalidArgError("all needs within", field="all")
     as_of = {"as_of_tt": args.get("as_of_tt")}
     events_a = selected_events(store, {**a_spec, **as_of})
     events_b = events_a if b_spec is None else selected_events(store, {**b_spec, **as_of})
 
     rows: list[dict[str, Any]] = []
     delays: list[int] = []
+    n_matched = 0
     for ev in events_a:
         best: tuple[tuple[int, int, int], dict[str, Any]] | None = None
+        every_b: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
         for c in events_b:
             if c["vid"] == ev["vid"]:
                 continue  # never a's own version
@@ -123,6 +128,7 @@ def oracle_next_event(store: OracleStore, args: dict[str, Any]) -> dict[str, Any
             if within is not None and abs(gap) > within:
                 continue
             key = (c["vt_s"], c["eid"], c["vid"])
+            every_b.append((key, c))
             if best is None or (key < best[0] if forward else key > best[0]):
                 best = (key, c)
         row = {k: ev[k] for k in ("src", "dst", "rel_type", "eid")} | {"t": ev["vt_s"]}
@@ -130,12 +136,15 @@ def oracle_next_event(store: OracleStore, args: dict[str, Any]) -> dict[str, Any
             if unmatched:
                 rows.append(row | dict.fromkeys(("b_src", "b_dst", "b_t", "b_eid", "delay")))
             continue
-        b = best[1]
-        delay = abs(b["vt_s"] - ev["vt_s"])
-        delays.append(delay)
-        found = {"b_src": b["src"], "b_dst": b["dst"], "b_t": b["vt_s"], "b_eid": b["eid"], "delay": delay}
-        rows.append(row | found)
+        n_matched += 1
+        # all: every candidate, nearest first (next: ascending (t, eid, vid); previous: descending)
+        chosen = sorted(every_b, key=lambda kc: kc[0], reverse=not forward) if every else [best]
+        for _, b in chosen:
+            delay = abs(b["vt_s"] - ev["vt_s"])
+            delays.append(delay)
+            rows.append(row | {"b_src": b["src"], "b_dst": b["dst"], "b_t": b["vt_s"], "b_eid": b["eid"]})
+            rows[-1]["delay"] = delay
     if order == "desc":
         rows.reverse()
-    out = {"rows": rows, "rows_total": len(rows), "n_a": len(events_a), "n_matched": len(delays)}
+    out = {"rows": rows, "rows_total": len(rows), "n_a": len(events_a), "n_matched": n_matched}
     return canonicalize(out | _stats(delays, q))

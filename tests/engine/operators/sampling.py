@@ -286,6 +286,8 @@ def sample_args(op: str, rng: random.Random, uids: list[str], tts: list[int]) ->
             args["strict"] = rng.random() < 0.3
         if rng.random() < 0.3:
             args["within"] = rng.randint(0, 60)
+            if rng.random() < 0.5:
+                args["all"] = True  # every b within, a row each
         if rng.random() < 0.3:
             args["unmatched"] = True
         if rng.random() < 0.5:

@@ -88,6 +88,9 @@ def test_ties_and_every_shape_on_a_crowded_store(tmp_path: Path, backend: str) -
                         assert compare(ctx, oracle, OP, args) == "ok"
                         if not strict:
                             zero_delays += call(ctx, OP, args)["payload"]["delay_min"] == 0
+                        for unmatched in (True, False):  # every b within 3, ties and own versions too
+                            every = {**args, "all": True, "within": 3, "unmatched": unmatched}
+                            assert compare(ctx, oracle, OP, every) == "ok"
         assert zero_delays >= 10  # ties matched at delay 0, never with the event itself
         # a whole-store selection's sorted codes are kept per belief state (sequences._whole_order): after
         # a write the next call sorts the new state's, and still agrees with the oracle
@@ -282,3 +285,31 @@ def test_the_verifier_knows_the_units() -> None:
     assert [(v.code, v.field) for v in verify(raw).violations] == [("unit", "args.within")]
     steps[1]["args"] = {"a": {}, "within": 60_000_000}
     assert verify(raw).violations == []
+
+
+def test_all_gives_every_reply_within_the_bound_a_row_each(tmp_path: Path) -> None:
+    """ "How many times did someone get a reply within a minute": every (message, reply) pair, not only
+    the first reply; nearest first; n_matched counts the a events with one; a pair count over 10^7 is
+    E_LIMIT before any row is built."""
+    edges = [("p", "q", 0), ("q", "p", 30), ("q", "p", 50), ("q", "p", 70), ("p", "q", 60), ("r", "p", 1)]
+    store = _store(tmp_path, edges)
+    try:
+        reply = {"a": {}, "match": REPLY, "within": 60, "limit": 100}
+        first = _rows(store, reply)
+        every = _rows(store, {**reply, "all": True})
+        # p→q at 0 is answered at 30 and 50 (not 70: 70 s later); p→q at 60 at 70; q→p at 50 by p→q at 60
+        assert [(r["t"], r["b_t"]) for r in every["rows"]] == [(0, 30), (0, 50), (30, 60), (50, 60), (60, 70)]
+        assert every["rows_total"] == 5 and every["n_matched"] == first["n_matched"] == 4
+        assert first["rows_total"] == 4 and every["delay_max"] == 50
+        back = _rows(store, {**reply, "all": True, "direction": "previous"})
+        assert [(r["t"], r["b_t"]) for r in back["rows"]] == [(30, 0), (50, 0), (60, 50), (60, 30), (70, 60)]
+        with pytest.raises(TGMSError) as err:
+            call(OpContext(store), OP, {**reply, "within": None, "all": True})
+        assert err.value.code == "E_INVALID_ARG" and err.value.details.get("field") == "all"
+        with pytest.MonkeyPatch.context() as mp:  # more pairs than the cap: refused, no row built
+            mp.setattr("tgms.engine.operators.sequences.MAX_PAIRS", 4)
+            with pytest.raises(TGMSError) as err:
+                call(OpContext(store), OP, {**reply, "all": True})
+        assert err.value.code == "E_LIMIT" and err.value.details["pairs"] == 5
+    finally:
+        store.close()
