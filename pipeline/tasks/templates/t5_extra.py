@@ -6,7 +6,8 @@ an operator's derived rows (``next_event`` replies by answerer), ``next_event`` 
 arithmetic (``compute add`` of a time and a duration, both window ends ``$ref``s), the fewest hops of
 a time-respecting chain (``temporal_reachability`` ``hops``), the most relations of one type in force
 at one instant (``graph_metric_timeseries`` ``peak_active_edge_count`` with ``rel_types``), and the busiest
-run of consecutive hours (hourly buckets, then ``compute rolling``: overlapping windows).
+run of consecutive hours (hourly buckets, then ``compute rolling``: overlapping windows), and every reply
+within a bound (``next_event`` ``all``: the pairs of a temporal join, not each message's first reply).
 
 Each keeps a draw only where its answer needs what it asks: the wait limit, or the strict start, changes
 the answer (a plan that leaves it out is wrong); the fewest-messages question has a tie at the minimum
@@ -16,12 +17,13 @@ median looks at two or more gaps; the relative window holds two messages or more
 the fewest-hops target is two messages away or more; the peak in force is two or more and above the count
 at the window's start (only on data with lasting relations: a type whose versions are all instantaneous
 would make it a count of equal timestamps); the busiest run of hours beats every run of the window's own
-n-hour buckets (so buckets that do not overlap give a wrong answer).
+n-hour buckets (so buckets that do not overlap give a wrong answer); the reply pairs outnumber the
+answered messages (so counting first replies gives a wrong answer).
 
 The names start ``T5.x.`` so that they sort after every older template: the generator seeds a template's
 draws by its position in the sorted registry, so appending keeps every existing task as it was. A template
-added later takes the next prefix (``T5.y.fewest_hops``, ``T5.y.peak_in_force``, ``T5.y.sliding_hours``),
-for the same reason.
+added later takes the next prefix (``T5.y.fewest_hops``, ``T5.y.peak_in_force``, ``T5.y.sliding_hours``,
+``T5.z.every_reply``), for the same reason.
 """
 
 from __future__ import annotations
@@ -401,3 +403,36 @@ def sliding_hours(s: Sampler) -> Draft | None:
         step("s3", "compute", {"fn": "max", "input": ref("s2.rows[*].events")}, "s2"),
     ]
     return Draft({"n": n, **window_words(w)}, (), steps, "s3.value", key=(n, w["t_a"], w["t_b"]))
+
+
+#: the reply bounds asked for, with their words
+REPLY_WITHIN = [(MINUTE, "a minute"), (10 * MINUTE, "10 minutes"), (HOUR, "an hour")]
+
+
+@template(
+    "T5.z.every_reply",
+    kind="count",
+    ops=("next_event",),
+    paraphrases=(
+        "Among the messages sent between {t_a} and {t_b}, how many (message, reply) pairs are there in "
+        "which the recipient wrote back to the sender at most {within} later (the reply also in that "
+        "period)? Count every such reply, not only the first.",
+        "How many times between {t_a} and {t_b} was a message answered within {within} by its recipient "
+        "(a message back to its sender in the same period)? Each answer counts: a message answered twice "
+        "counts twice.",
+        "In [{t_a}, {t_b}), pair every message with every message its recipient sent back to its sender "
+        "no more than {within} after it: how many pairs are there?",
+    ),
+)
+def every_reply(s: Sampler) -> Draft | None:
+    # a day (scaled to the data's density): the oracle that cross-checks the gold tests every pair
+    w = s.window(DAY)
+    within, words = s.choice(REPLY_WITHIN)
+    first = {"a": {"window": w, "where": [NO_SELF_LOOPS]}, "match": REPLY, "within": within, "limit": 1}
+    answered = payload(s, "next_event", first)["rows_total"]
+    every = {**first, "all": True}
+    pairs = payload(s, "next_event", every)["rows_total"]
+    if pairs < 2 or pairs == answered:
+        return None  # no message answered twice: counting first replies would give the answer
+    params = {"within": words, **window_words(w)}
+    return one_step("next_event", every, "rows_total", params, key=(within, w["t_a"], w["t_b"]))

@@ -27,6 +27,7 @@ NEW = {
     "T5.y.fewest_hops",
     "T5.y.peak_in_force",
     "T5.y.sliding_hours",
+    "T5.z.every_reply",
 }
 
 
@@ -243,3 +244,24 @@ def test_sliding_hours_is_the_busiest_run_of_hours_across_the_buckets_edges(make
     assert _golds(store, "T5.y.sliding_hours", drafts) == [brute(d) for d in drafts] == [6] * len(drafts)
     one_hour = _store(make_store, [("a", "b", k) for k in range(5)], "one_hour")  # the buckets answer it
     assert _draws(one_hour, t5_extra.sliding_hours, 6) == [None] * 6
+
+
+def test_every_reply_counts_each_answer_within_the_bound_not_each_answered_message(make_store: Any) -> None:
+    # a→b at 0 answered by b→a at 20 s and 40 s (both within a minute), c→a at 10 s answered at 5 min
+    # (too late for a minute, in time for 10 minutes and an hour), a self-loop never a reply
+    store = make_store("replies")
+    store.write([{"op": "assert_node", "uid": u, "vt_s": 0} for u in "abc"])
+    sec = 1_000_000
+    msgs = [("a", "b", 0), ("b", "a", 20), ("b", "a", 40), ("c", "a", 10), ("a", "c", 300), ("a", "a", 50)]
+    store.write([_edge(u, v, T0 + t * sec) for u, v, t in msgs])
+    drafts = [d for d in _draws(store, t5_extra.every_reply, 24) if d is not None]
+    assert {d.params["within"] for d in drafts} == {"a minute", "10 minutes", "an hour"}
+    args = drafts[0].steps[0]["args"]
+    assert args["all"] is True and args["match"] == [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}]
+    assert drafts[0].answer_from == "s1.rows_total"
+    # a minute: a→b's two answers (b→a's are answered by nothing later from a to b; c→a's answer at
+    # 300 s is too late); 10 minutes and an hour: c→a's answer too
+    want = {"a minute": 2, "10 minutes": 3, "an hour": 3}
+    assert _golds(store, "T5.z.every_reply", drafts) == [want[d.params["within"]] for d in drafts]
+    once = _store(make_store, [("a", "b", 0), ("b", "a", 1)], "once")  # one answer: first replies suffice
+    assert _draws(once, t5_extra.every_reply, 6) == [None] * 6
