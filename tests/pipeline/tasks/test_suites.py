@@ -123,13 +123,15 @@ def _check_consistent(store_dir: Path, suite: Suite) -> None:
 
 
 def _check_t5_crosscheck(store_dir: Path, suite: Suite) -> None:
-    """Every T5 gold is what the brute-force oracles answer for its plan (the gold path did it; checked
-    again here, outside the generator)."""
+    """T5 golds are what the brute-force oracles answer for their plans, checked again here outside the
+    generator (whose cross-checks confirmed every gold): one task of each T5 template, the first by id.
+    Every T5 task took 41 s alone on CollegeMsg, a second pass of the generator's own checks."""
     with Store.open(store_dir, read_only=True) as store:
         ostore = oracle_store_for(store)
-        t5 = [t for t in _tasks(suite) if t.family == "T5"]
-        assert t5
-        for t in t5:
+        t5 = sorted((t for t in _tasks(suite) if t.family == "T5"), key=lambda t: t.id)
+        firsts = list({t.template: t for t in reversed(t5)}.values())
+        assert len(firsts) >= 20, sorted(t.template for t in firsts)
+        for t in firsts:
             assert agree(t.answer_kind, t.gold, oracle_answer(t.oracle_plan, ostore)), t.id
 
 
