@@ -17,17 +17,28 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tgms.engine.canonical import Dumped, canonicalize, dumps_canonical, sha256_hex
+from tgms.engine.canonical import Dumped, canonicalize, dumps_canonical, sha256_hex, sha256_pieces
 from tgms.engine.errors import CorruptError, NotFoundError
 from tgms.engine.fileio import write_atomic
 
+#: an object's canonical JSON: text, or UTF-8 byte pieces to write or hash one after another
+Text = str | list[bytes | memoryview]
 
-def _text(obj: Any, canonical: bool, dumped: Dumped | None) -> str | bytes:
-    """The canonical JSON of ``obj``: UTF-8 bytes when ``dumped`` splices large values in (built as bytes,
-    never one large str encoded), else text."""
+
+def _text(obj: Any, canonical: bool, dumped: Dumped | None) -> Text:
+    """The canonical JSON of ``obj``: byte pieces when ``dumped`` splices large values in (never joined
+    into one 17 MB copy), else text."""
     if dumped is not None:
         return dumped.data_of(obj, canonical=canonical)
     return dumps_canonical(obj if canonical else canonicalize(obj))
+
+
+def _digest(text: Text) -> str:
+    return sha256_hex(text) if isinstance(text, str) else sha256_pieces(text)
+
+
+def _joined(text: Text) -> str | bytes:
+    return text if isinstance(text, str) else b"".join(text)
 
 
 class ResultStore:
@@ -42,12 +53,12 @@ class ResultStore:
         already is (an operator envelope), which is a full walk of a possibly large payload; ``dumped``
         holds the texts of large values in it already dumped (spliced in, not dumped again)."""
         text = _text(obj, canonical, dumped)
-        digest = sha256_hex(text)
+        digest = _digest(text)
         path = self._path(digest)
         if path.exists():
             return digest
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text)
+        write_atomic(path, text if isinstance(text, str) else lambda f: f.writelines(text))
         return digest
 
     def has(self, digest: str) -> bool:
@@ -69,11 +80,11 @@ class MemoryResults(ResultStore):
 
     def __init__(self) -> None:
         super().__init__(os.devnull)
-        self._objects: dict[str, str | bytes] = {}
+        self._objects: dict[str, Text] = {}
 
     def put(self, obj: Any, *, canonical: bool = False, dumped: Dumped | None = None) -> str:
         text = _text(obj, canonical, dumped)
-        digest = sha256_hex(text)
+        digest = _digest(text)
         self._objects.setdefault(digest, text)
         return digest
 
@@ -83,4 +94,4 @@ class MemoryResults(ResultStore):
     def get(self, digest: str) -> Any:
         if digest not in self._objects:
             raise NotFoundError(f"no stored object {digest}", digest=digest)
-        return json.loads(self._objects[digest])
+        return json.loads(_joined(self._objects[digest]))

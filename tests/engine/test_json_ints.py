@@ -50,6 +50,19 @@ def test_sorted_times_of_one_width_and_runs_of_widths() -> None:
     assert ints_text(mixed) == plain(mixed.tolist())
 
 
+@pytest.mark.parametrize("width", range(1, 20))
+def test_values_all_of_one_width_are_written_in_place_as_json_writes_them(width: int) -> None:
+    # width >= 5 takes the in-place path (a first quad that overhangs the row before); narrower ones and
+    # a range's very ends (10^(w-1), 10^w - 1) as well; the caller's array is never written
+    rng = np.random.default_rng(width)
+    lo, hi = 10 ** (width - 1) if width > 1 else 0, 10**width - 1 if width < 19 else INT64.max
+    values = np.concatenate([[lo, hi], rng.integers(lo, hi, 3000, endpoint=True), [hi, lo]]).astype(np.int64)
+    before = values.copy()
+    assert ints_text(values) == plain(values.tolist())
+    assert ints_text(values[:1]) == plain(values[:1].tolist())
+    assert (values == before).all()
+
+
 def test_many_runs_of_widths_are_left_to_json() -> None:
     widths = np.array([5, -5] * MAX_RUNS, dtype=np.int64)  # the sign changes the width: 2·MAX_RUNS runs
     assert ints_text(widths) is None
