@@ -141,7 +141,7 @@ def dumps_canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def sha256_hex(data: str | bytes) -> str:
+def sha256_hex(data: str | bytes | memoryview) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8")
     return hashlib.sha256(data).hexdigest()
@@ -333,8 +333,12 @@ class Dumped:
 
     def digest(self, value: Any) -> str:
         """The SHA-256 of :meth:`dumps` (hashing the bytes numpy wrote, when it wrote them)."""
+        return hashlib.sha256(self.data(value)).hexdigest()
+
+    def data(self, value: Any) -> bytes | memoryview:
+        """:meth:`dumps` as UTF-8 bytes (the bytes numpy wrote, when it wrote them), kept for splices."""
         text, data = self._dump(value)
-        return hashlib.sha256(data).hexdigest() if data is not None else sha256_hex(text)
+        return data if data is not None else text.encode("utf-8")
 
     def _dump(self, value: Any) -> tuple[str, memoryview | None]:
         """The text, kept, and its bytes when they were written first (an int column's, by numpy)."""

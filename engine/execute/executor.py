@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tgms.engine.canonical import Dumped, digest
+from tgms.engine.canonical import Dumped, digest, sha256_hex
 from tgms.engine.errors import CorruptError, CostError, LimitError, NotFoundError, TGMSError, UpstreamError
+from tgms.engine.execute.background import later
 from tgms.engine.execute.full_reads import FullResults
 from tgms.engine.execute.results import MemoryResults, ResultStore
 from tgms.engine.operators.context import OpContext
@@ -337,8 +339,10 @@ class Executor:
             dumped.note_ints(value, whole.column)
         items = len(value) if isinstance(value, list) else 1
         # the whole result is read canonical (FullResults), so is what a ref picks from it: no second walk;
-        # its text is kept, so the step's arguments and envelope, which hold it, splice it in
-        return value, incomplete, {"items": items, "digest": dumped.digest(value)}
+        # its text is kept, so the step's arguments and envelope, which hold it, splice it in. Its digest
+        # is taken beside the call and filled in when the step ends (_settle)
+        data = dumped.data(value)
+        return value, incomplete, {"items": items, "digest": later(lambda: sha256_hex(data), len(data))}
 
     def _price_full_read(self, step: Step, ref: Ref, trace: Trace, budget_s: float) -> None:
         """The cost guard for a read past a cut page, before the whole list is built: building,
@@ -400,11 +404,28 @@ class Executor:
         return args
 
     def _run_step(self, step: Step, rec: StepRecord, trace: Trace, budget_s: float, rows_used: int) -> int:
+        """One step, its record complete when it returns: the digests taken beside its call are in."""
+        args_digest: list[Callable[[], str]] = []
+        try:
+            return self._run_step_call(step, rec, trace, budget_s, rows_used, args_digest)
+        finally:
+            _settle(rec, args_digest)
+
+    def _run_step_call(
+        self,
+        step: Step,
+        rec: StepRecord,
+        trace: Trace,
+        budget_s: float,
+        rows_used: int,
+        args_digest: list[Callable[[], str]],
+    ) -> int:
         t0 = time.perf_counter()
         dumped = Dumped()  # a whole read's text, dumped once for the read, the arguments and the envelope
         try:
             args = self._resolve(step, rec, trace, budget_s, dumped)
-            rec.args_digest = self.results.put(args, dumped=dumped) if isinstance(args, dict) else None
+            if isinstance(args, dict):  # its text built now; hashed and stored beside the call when large
+                args_digest.append(self.results.put_later(args, dumped=dumped))
             spec = get_operator(step.op)
             if rec.upstream_truncated and isinstance(args, dict) and spec.traits.reduces_list(args):
                 srcs = [x["ref"] for x in rec.reads if x["truncated"]]
@@ -468,6 +489,17 @@ class Executor:
         if rec.truncated and step.id in self._keep_full and result.full is not None:
             trace.full.keep(step.id, result.full)
         return rows_used + returned
+
+
+def _settle(rec: StepRecord, args_digest: list[Callable[[], str]]) -> None:
+    """Fill in the digests a step took beside its call (engine/execute/background.py): its full reads'
+    and its arguments'."""
+    for read in rec.reads:
+        full = read.get("full")
+        if full is not None and callable(full["digest"]):
+            full["digest"] = full["digest"]()
+    for taken in args_digest:
+        rec.args_digest = taken()
 
 
 def execute(

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tgms.engine.canonical import Dumped, canonicalize, dumps_canonical, sha256_hex, sha256_pieces
 from tgms.engine.errors import CorruptError, NotFoundError
+from tgms.engine.execute.background import later
 from tgms.engine.fileio import write_atomic
 
 #: an object's canonical JSON: text, or UTF-8 byte pieces to write or hash one after another
@@ -52,7 +54,18 @@ class ResultStore:
         """Store ``obj`` and return its digest; ``canonical=True`` skips re-canonicalizing a value that
         already is (an operator envelope), which is a full walk of a possibly large payload; ``dumped``
         holds the texts of large values in it already dumped (spliced in, not dumped again)."""
+        return self._store(_text(obj, canonical, dumped))
+
+    def put_later(
+        self, obj: Any, *, canonical: bool = False, dumped: Dumped | None = None
+    ) -> Callable[[], str]:
+        """:meth:`put`, its text built now and its hashing and storing on a worker thread when the text is
+        large (engine/execute/background.py): call the result for the digest."""
         text = _text(obj, canonical, dumped)
+        size = len(text) if isinstance(text, str) else sum(len(p) for p in text)
+        return later(lambda: self._store(text), size)
+
+    def _store(self, text: Text) -> str:
         digest = _digest(text)
         path = self._path(digest)
         if path.exists():
@@ -82,8 +95,7 @@ class MemoryResults(ResultStore):
         super().__init__(os.devnull)
         self._objects: dict[str, Text] = {}
 
-    def put(self, obj: Any, *, canonical: bool = False, dumped: Dumped | None = None) -> str:
-        text = _text(obj, canonical, dumped)
+    def _store(self, text: Text) -> str:
         digest = _digest(text)
         self._objects.setdefault(digest, text)
         return digest

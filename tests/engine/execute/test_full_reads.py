@@ -224,6 +224,25 @@ def test_a_whole_read_is_dumped_once_and_every_digest_is_the_plain_dumps(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_digests_taken_on_worker_threads_are_the_ones_taken_in_place(
+    stores: dict[str, Store], traces: dict[str, Trace], backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every read's and argument's digest handed to a worker thread (engine/execute/background.py, its size
+    threshold 0): the trace is the same, each digest in it a string, none left pending."""
+    require_backend(backend)
+    from tgms.engine.execute import background
+
+    monkeypatch.setattr(background, "LARGE", 0)
+    trace = Executor(OpContext(stores[backend])).run(_plan(), store_digest=stores[backend].digest())
+    assert trace.digest == traces[backend].digest
+    for sid in COMPUTES:
+        rec = trace.record(sid)
+        assert rec is not None and isinstance(rec.args_digest, str)
+        assert all(isinstance(r["full"]["digest"], str) for r in rec.reads if "full" in r)
+        assert digest(trace.resolved_args(sid)) == rec.args_digest
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_non_compute_consumer_of_the_cut_page_stays_tainted(traces: dict[str, Trace], backend: str) -> None:
     require_backend(backend)
     trace = traces[backend]
