@@ -83,7 +83,10 @@ class FullResults:
             return Resolved(rows.column(name), False)  # canonical values (LazyRows.column)
         key = (ref.step, ref.field)
         if ref.field in whole and key not in self._built:  # built at its first read only: it can be large
-            self._built[key] = canonicalize(materialized(whole[ref.field]))
+            raw = whole[ref.field]
+            built = materialized(raw)
+            canonical = isinstance(raw, LazyRows) and raw.canonical_rows  # fresh rows, canonical as built
+            self._built[key] = built if canonical else canonicalize(built)
         view = dict(whole)
         if key in self._built:
             view[ref.field] = self._built[key]

@@ -8,9 +8,21 @@ from typing import Any, overload
 import numpy as np
 
 
+def rows_of(columns: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Rows from equally long columns, each row's keys in the columns' order: one ``dict(zip(...))`` a row
+    (~2x faster than a dict comprehension indexing every column)."""
+    names = list(columns)
+    # every tuple is as long as names (one value per column): no per-row length check (~20 % of the time)
+    return [dict(zip(names, values, strict=False)) for values in zip(*columns.values(), strict=True)]
+
+
 class LazyRows(Sequence[dict[str, Any]]):
     """A payload list held as an index array; rows are built only for the slice that is read (the
     envelope reads one page of a list that may hold 10^5 rows). Subclasses implement :meth:`_build`."""
+
+    #: whether every row built is canonical JSON as it is (str keys; str, int, bool or null values), so a
+    #: whole read takes the built rows without a canonicalizing walk and copy (engine/execute/full_reads.py)
+    canonical_rows: bool = False
 
     def __init__(self, pos: np.ndarray) -> None:
         self._pos = pos

@@ -39,7 +39,7 @@ from tgms.engine.operators.edge_arrays import EdgeArrays
 from tgms.engine.operators.event_fields import EventSelection, SelectionKeys, derived, select, uid_array
 from tgms.engine.operators.event_groups import exact, number_out
 from tgms.engine.operators.events import priced, selection_work
-from tgms.engine.operators.lazy_rows import LazyRows
+from tgms.engine.operators.lazy_rows import LazyRows, rows_of
 from tgms.engine.operators.registry import operator
 from tgms.engine.operators.units import Measures, Unit
 
@@ -394,8 +394,14 @@ def summaries(d: np.ndarray, quantile: float | None) -> dict[str, Any]:
     }
 
 
+#: a row's fields of its b (null in the row of an a without one)
+_B_FIELDS = ("b_src", "b_dst", "b_t", "b_eid", "delay")
+
+
 class SequenceRows(LazyRows):
     """The rows as (a, b) scan positions (b = -1: no b); a page's rows are built when read."""
+
+    canonical_rows = True  # uids, rel types, ints and nulls
 
     def __init__(self, ctx: OpContext, e: EdgeArrays, a_pos: np.ndarray, b_pos: np.ndarray) -> None:
         super().__init__(np.arange(len(a_pos)))
@@ -413,20 +419,17 @@ class SequenceRows(LazyRows):
             "rel_type": e.col_at("rel_type", ap).to_pylist(),
             "t": ta.tolist(),
             "eid": e.key_at("eid", ap).tolist(),
-        }
-        b_cols = {
             "b_src": uids[e.src[pbc]].tolist(),
             "b_dst": uids[e.dst[pbc]].tolist(),
             "b_t": tb.tolist(),
             "b_eid": e.key_at("eid", pbc).tolist(),
             "delay": np.abs(tb - ta).tolist(),
         }
-        rows = []
-        for i, h in enumerate(has.tolist()):
-            row = {k: v[i] for k, v in cols.items()}
-            row.update({k: (v[i] if h else None) for k, v in b_cols.items()})
-            rows.append(row)
-        return rows
+        if not has.all():  # an a without a b: its b fields are null
+            keep = has.tolist()
+            for k in _B_FIELDS:
+                cols[k] = [v if h else None for v, h in zip(cols[k], keep, strict=True)]
+        return rows_of(cols)
 
 
 @operator(

@@ -14,12 +14,13 @@ import pytest
 
 from tests.engine.operators.oracle_compare import compare
 from tests.engine.operators.sampling import MATCHES, N_CASES, counter_clock, random_store, sample_args
+from tgms.engine.canonical import canonicalize
 from tgms.engine.errors import TGMSError
 from tgms.engine.operators.base import parse_args
 from tgms.engine.operators.context import OpContext
-from tgms.engine.operators.envelope import call
+from tgms.engine.operators.envelope import call, run_call
 from tgms.engine.operators.oracle import OracleStore
-from tgms.engine.operators.sequences import NextEventArgs, _match
+from tgms.engine.operators.sequences import NextEventArgs, SequenceRows, _match
 from tgms.engine.plan.contracts import literal_uids
 from tgms.engine.plan.verifier import verify
 from tgms.engine.store import Store
@@ -311,5 +312,29 @@ def test_all_gives_every_reply_within_the_bound_a_row_each(tmp_path: Path) -> No
             with pytest.raises(TGMSError) as err:
                 call(OpContext(store), OP, {**reply, "all": True})
         assert err.value.code == "E_LIMIT" and err.value.details["pairs"] == 5
+    finally:
+        store.close()
+
+
+def test_rows_are_canonical_as_built(tmp_path: Path, backend: str) -> None:
+    """``SequenceRows.canonical_rows``: a plan's whole read takes the built rows without canonicalizing
+    them (engine/execute/full_reads.py), so every row must come out canonical: str, int or null values of
+    exactly those types, unmatched rows' b fields null, equal to their canonical form."""
+    store, _ = random_store(tmp_path / "s", backend, seed=1301)
+    try:
+        ctx = OpContext(store)
+        shapes = ({"unmatched": True}, {"within": 10**12, "all": True}, {"direction": "previous"})
+        nulls = 0
+        for extra in shapes:
+            full = run_call(ctx, OP, {"a": {}, "match": REPLY, "limit": 1, **extra}, check_cost=False).full
+            assert full is not None
+            rows = full["rows"]
+            assert isinstance(rows, SequenceRows) and rows.canonical_rows
+            built = rows[0 : len(rows)]
+            assert built, extra
+            assert {type(v) for r in built for v in r.values()} <= {str, int, type(None)}
+            assert canonicalize(built) == built
+            nulls += sum(r["b_t"] is None for r in built)
+        assert nulls > 0  # the unmatched shape gave rows without a b
     finally:
         store.close()
