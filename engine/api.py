@@ -26,7 +26,8 @@ generated docs      :func:`operator_schemas`, :func:`tool_definitions`, :func:`p
                     :func:`schema_json`, :func:`units_legend` (the units' naming conventions),
                     :class:`Unit` and :data:`ARG_UNITS` (what an argument or output measures)
 vocabulary          :data:`METRICS`, :data:`MOTIF_NAMES`, :data:`ALLEN_RELATIONS`, :func:`allen_relation`
-                    (of two intervals), :data:`DEFAULT_LIMIT`, :data:`ANSWER_KINDS`
+                    (of two intervals), :data:`DEFAULT_LIMIT`, :data:`ANSWER_KINDS`, :data:`MAX_BUCKETS`
+                    (the most buckets of a metric time series)
 oracles             :data:`ORACLES`, :class:`OracleStore`, :func:`oracle_page` (the brute-force paths)
 cost model          :func:`profile`, :data:`COST_COEFFICIENTS` (the shipped ones; ``TGMS_COST_MODEL`` names
                     a calibrated file over them), :data:`COST_MODEL_PATH` (the shipped JSON file, what
@@ -91,7 +92,7 @@ from tgms.engine.ingest.build import DATASETS, build_store, ingest_data, load_da
 from tgms.engine.ingest.snap import source_path, source_sha256
 from tgms.engine.mcp import ToolResult, ToolServer
 from tgms.engine.operators import cost as _cost
-from tgms.engine.operators.base import parse_args
+from tgms.engine.operators.base import MAX_BUCKETS, parse_args
 from tgms.engine.operators.compute import allen_relation
 from tgms.engine.operators.context import OpContext
 from tgms.engine.operators.cost import COEFFICIENTS as COST_COEFFICIENTS
@@ -143,6 +144,7 @@ __all__ = [
     "DATASETS",
     "DEFAULT_LIMIT",
     "LOG_NAME",
+    "MAX_BUCKETS",
     "MAX_JSON_DEPTH",
     "METRICS",
     "MOTIF_NAMES",

@@ -5,7 +5,7 @@ an operator's derived rows (``next_event`` replies by answerer), ``next_event`` 
 (``direction: previous``), a window relative to each account's own first message built by scalar
 arithmetic (``compute add`` of a time and a duration, both window ends ``$ref``s), the fewest hops of
 a time-respecting chain (``temporal_reachability`` ``hops``), the most relations of one type in force
-at one instant (``graph_metric_timeseries`` ``peak_active_edge_count`` with ``rel_types``), and the busiest
+at one instant (``graph_metric_timeseries`` ``peak_active_edge_count`` with ``rel_types``), the busiest
 run of consecutive hours (hourly buckets, then ``compute rolling``: overlapping windows), and every reply
 within a bound (``next_event`` ``all``: the pairs of a temporal join, not each message's first reply).
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from tgms.engine.api import MAX_BUCKETS
 from tgms.pipeline.tasks.model import Draft, one_step, ref, step, template
 from tgms.pipeline.tasks.sampler import DAY, HOUR, MINUTE, WEEK, Sampler, fmt_time, window_words
 from tgms.pipeline.tasks.templates.t5 import MAX_CHAIN, NO_SELF_LOOPS, payload, sender_in
@@ -368,7 +369,6 @@ def peak_in_force(s: Sampler) -> Draft | None:
 
 #: the run lengths asked for, in hours
 RUN_HOURS = (3, 6, 12)
-MAX_BUCKETS = 2_000  # graph_metric_timeseries' most
 
 
 @template(
