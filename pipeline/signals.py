@@ -32,6 +32,18 @@ def interrupted_by_sigterm(exc: BaseException) -> bool:
     return isinstance(exc, Terminated) or bool(_SIGTERM_SEEN)
 
 
+def sigterm_received() -> bool:
+    """Whether a SIGTERM arrived inside the latest :func:`sigterm_as_interrupt` block (open or ended): an
+    exception that ends a command after it may be the handler's, turned into a library's own (DuckDB raises
+    ``RuntimeError: Query interrupted`` for an interrupt that lands inside a query)."""
+    return bool(_SIGTERM_SEEN)
+
+
+def forget_sigterms() -> None:
+    """Start a command with no SIGTERM on record (one process may run several: the tests do)."""
+    _SIGTERM_SEEN.clear()
+
+
 def stop_on_lost_sigterm(report: Callable[[str], None]) -> Callable[[str], None]:
     """``report`` that first raises :class:`Terminated` when a SIGTERM arrived under
     :func:`sigterm_as_interrupt` and the work went on: the handler's exception, raised while DuckDB runs a

@@ -24,7 +24,7 @@ os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 from tgms.engine.api import InvalidArgError, SchemaError, StoreWarning
 from tgms.pipeline.boundary import exit_code, structured, write_error
-from tgms.pipeline.signals import interrupted_by_sigterm
+from tgms.pipeline.signals import forget_sigterms, interrupted_by_sigterm, sigterm_received
 
 # command name -> module under pipeline.cli (each defines ``add_arguments(parser)`` and ``run(args)``)
 COMMANDS: dict[str, str] = {
@@ -91,11 +91,18 @@ def _show_warning(message: Warning | str, category: type[Warning], *_: object, *
     print(f"tgms: warning: {message}", file=sys.stderr, flush=True)
 
 
+def _interrupted(name: str) -> int:
+    print(json.dumps({"error": "E_INTERRUPTED", "message": f"interrupted ({name})",
+                      "details": {"signal": name}}), file=sys.stderr)  # fmt: skip
+    return 143 if name == "SIGTERM" else 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every failure is the structured error on stderr and a non-zero exit code."""
     with warnings.catch_warnings():
         warnings.simplefilter("always", StoreWarning)
         warnings.showwarning = _show_warning  # restored by catch_warnings
+        forget_sigterms()  # only this command's SIGTERMs decide how it ended
         try:
             args = build_parser().parse_args(argv)
             return int(args._run(args) or 0)
@@ -103,11 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
             return 0
         except KeyboardInterrupt as exc:
-            name = "SIGTERM" if interrupted_by_sigterm(exc) else "SIGINT"
-            print(json.dumps({"error": "E_INTERRUPTED", "message": f"interrupted ({name})",
-                              "details": {"signal": name}}), file=sys.stderr)  # fmt: skip
-            return 143 if interrupted_by_sigterm(exc) else 130
+            return _interrupted("SIGTERM" if interrupted_by_sigterm(exc) else "SIGINT")
         except Exception as exc:  # the boundary: nothing raw reaches the user (see boundary.structured)
+            if sigterm_received():  # the handler's exception turned into a library's own (DuckDB's
+                return _interrupted("SIGTERM")  # "Query interrupted"): the stop, not an internal error
             err = structured(exc)
             write_error(err)
             return exit_code(err)

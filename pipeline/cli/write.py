@@ -162,6 +162,12 @@ def _write_lines(
             r = store.try_write(batch, bid)
         except TGMSError as exc:  # not a refused batch: the store itself failed (see `tgms check`)
             raise _line_failed(exc, args.ops_file, lineno, len(results), len(todo), False) from None
+        except Exception:
+            # the SIGTERM handler's exception raised inside a DuckDB query comes out as DuckDB's own
+            # "RuntimeError: Query interrupted" (seen in CI at batch 994 of 1,200): the batch in hand is
+            # not acknowledged, and the run stops as interrupted, not as an internal error
+            raise_lost_sigterm()
+            raise
         if r.error is not None:
             raise _line_failed(error_from_dict(r.error), args.ops_file, lineno, len(results), len(todo), True)
         results.append({"seq": r.seq, "tt": r.tt, "status": r.status, "line": lineno, **r.stats})

@@ -92,6 +92,56 @@ def test_a_rerun_skips_the_committed_lines_and_writes_the_rest(capsys, tmp_path,
     assert [b["line"] for b in more.json["batches"]] == [3, 4]
 
 
+def test_a_sigterm_that_interrupts_a_duckdb_query_stops_in_order(capsys, tmp_path, ops_file, monkeypatch):
+    """DuckDB turns the SIGTERM handler's exception, raised while it runs a query, into its own
+    ``RuntimeError: Query interrupted``: the write stops as interrupted (143, E_INTERRUPTED naming what was
+    committed), not as an internal error, and a rerun writes the rest."""
+    root = tmp_path / "mine"
+    real = Store.try_write
+    calls = []
+
+    def interrupted_query(self, batch, bid):  # what DuckDB does when the signal lands inside a query
+        calls.append(bid)
+        if len(calls) == 2:
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(1)  # the handler runs here
+            except KeyboardInterrupt:
+                raise RuntimeError("Query interrupted") from None
+        return real(self, batch, bid)
+
+    monkeypatch.setattr(Store, "try_write", interrupted_query)
+    ran = run_cli(capsys, "write", "--store", root, ops_file, "--create")
+    assert ran.code == 128 + signal.SIGTERM, ran.err
+    assert ran.error["error"] == "E_INTERRUPTED" and ran.error["details"]["committed_batches"] == 1
+    monkeypatch.setattr(Store, "try_write", real)
+    again = run_cli(capsys, "write", "--store", root, ops_file)
+    assert again.code == 0 and again.json["skipped"] == 1 and len(again.json["batches"]) == 1
+
+
+def test_the_boundary_reports_a_library_error_after_a_sigterm_as_the_stop(capsys, tmp_path, monkeypatch):
+    """Any command: an exception that ends it after a SIGTERM arrived in its sigterm block (a library's own
+    error for the interrupt) is E_INTERRUPTED, 143; the next command in the same process starts with no
+    SIGTERM on record, so its own failure is reported as itself."""
+    from tgms.pipeline.cli import write
+    from tgms.pipeline.signals import sigterm_as_interrupt
+
+    def stopped(args):
+        with sigterm_as_interrupt():
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(1)
+            except KeyboardInterrupt:
+                raise RuntimeError("Query interrupted") from None
+
+    monkeypatch.setattr(write, "run", stopped)
+    ran = run_cli(capsys, "write", "--store", tmp_path / "s", tmp_path / "none.jsonl")
+    assert ran.code == 143 and ran.error["error"] == "E_INTERRUPTED", ran.err
+    monkeypatch.undo()
+    after = run_cli(capsys, "write", "--store", tmp_path / "s", tmp_path / "none.jsonl")
+    assert after.code != 143 and after.error["error"] != "E_INTERRUPTED", after.err
+
+
 def test_sigterm_reports_what_was_committed_and_a_rerun_finishes_without_duplicates(tmp_path):
     import json
     import signal
