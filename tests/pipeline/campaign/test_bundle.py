@@ -36,7 +36,7 @@ def two_builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     # without the oracle cross-checks (a minute each on 2 cores): they only confirm golds (a draw too
     # large for them is dropped either way), so the suite is the cross-checked one, as the README constants
     # below show (made with them); tests/pipeline/tasks/test_suites.py checks a task of every template
-    # against the oracles, and runs every check on the synthetic suite
+    # against the oracles, and test_speculative_checks.py runs the generator's checks end to end
     build_bundle("collegemsg", 0, a, crosscheck=False)
     mp = pytest.MonkeyPatch()
     try:  # a build a year later: the canonical clock must not read the wall clock at all
