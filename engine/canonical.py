@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from itertools import chain, pairwise
@@ -243,41 +243,43 @@ def _one_width(values: np.ndarray, width: int) -> memoryview:
 
     x = values.view(np.uint64)
     top = np.uint64(10 ** (4 * (quads - 1)))
-    q, r = np.empty(n, np.uint64), np.empty(n, np.uint64)
-    np.floor_divide(x, top, out=q)
+    q = x // top
     text = _QUADS.take(q.view(np.int64))
-    put(0, text)  # the first quad first: its overhang is rewritten by the quads and commas after it
-    np.multiply(q, top, out=r)
-    np.subtract(x, r, out=r)
-    x, q, r = r, q, np.empty(n, np.uint64)  # from here on x is a buffer of ours, never the caller's array
-    for k in range(quads - 1, 0, -1):  # from the right: q = x // 10^4 and r = x − 10^4·q, in place
-        np.floor_divide(x, _TEN_THOUSAND, out=q)
-        np.multiply(q, _TEN_THOUSAND, out=r)
-        np.subtract(x, r, out=r)
-        _QUADS.take(r.view(np.int64), out=text)
-        put(k, text)
-        x, q = q, x
+    put(0, text)  # the first quad first: its overhang is rewritten after it
+    rest = x - np.multiply(q, top, out=q)  # a buffer of ours, as q and text are
+    _low_quads(rest, quads - 1, lambda k, quad: put(k + 1, quad), q, text)
     body = out[pad:]
     np.ndarray((n,), np.uint8, buffer=body, offset=width + 1, strides=(width + 1,))[...] = ord(",")
     body[0], body[-1] = ord("["), ord("]")
     return body.data
 
 
-def _matrix(mag: np.ndarray, quads: int) -> np.ndarray:
-    """(n, 4·quads + 4) bytes per value: its digits right-aligned and zero-padded in the first 4·quads
-    columns, then a comma and three pad bytes. Built column-major (each four digits of every value one
-    contiguous row) and transposed once: writing strided columns is several times slower."""
-    cols = np.empty((quads + 1, len(mag)), dtype=np.uint32)
-    cols[quads] = ord(",")
-    # from the right: q = x // 10^4 and r = x − 10^4·q (< 10^4), into buffers allocated once (a fresh 8 MB
-    # temporary per operation costs more than the operation: ~2 ms a quad this way against ~5)
-    x, q, r = mag, np.empty_like(mag), np.empty_like(mag)
+def _low_quads(
+    x: np.ndarray, quads: int, write: Callable[[int, np.ndarray], None], q: np.ndarray, text: np.ndarray
+) -> None:
+    """``write(k, text)`` for k = quads − 1 … 0: the ASCII bytes (one uint32 each) of the digits
+    ``4k .. 4k + 3`` from the left of the ``4·quads``-digit zero-padded uint64s ``x``, the rightmost quad
+    first, each in ``text``. ``x``, ``q`` and ``text`` are the caller's scratch, overwritten: ``q = x //
+    10^4`` and ``r = x − 10^4·q`` go into buffers allocated once (a fresh 8 MB temporary per operation cost
+    more than the operation: ~2 ms a quad against ~5)."""
+    r = np.empty_like(x)
     for k in range(quads - 1, -1, -1):
         np.floor_divide(x, _TEN_THOUSAND, out=q)
         np.multiply(q, _TEN_THOUSAND, out=r)
         np.subtract(x, r, out=r)
-        _QUADS.take(r.view(np.int64), out=cols[k])
-        x, q = q, (x if x is not mag else np.empty_like(mag))  # never write into the caller's array
+        _QUADS.take(r.view(np.int64), out=text)
+        write(k, text)
+        x, q = q, x
+
+
+def _matrix(mag: np.ndarray, quads: int) -> np.ndarray:
+    """(n, 4·quads + 4) bytes per value: its digits right-aligned and zero-padded in the first 4·quads
+    columns, then a comma and three pad bytes. Built column-major (each four digits of every value one
+    contiguous row) and transposed once: writing strided columns is several times slower. ``mag`` (the
+    caller's own array) is overwritten."""
+    cols = np.empty((quads + 1, len(mag)), dtype=np.uint32)
+    cols[quads] = ord(",")
+    _low_quads(mag, quads, cols.__setitem__, np.empty_like(mag), np.empty(len(mag), np.uint32))
     return np.ascontiguousarray(cols.T).view(np.uint8)
 
 
@@ -330,10 +332,6 @@ class Dumped:
     def dumps(self, value: Any) -> str:
         """The canonical JSON text of ``value`` (already canonical), kept for later splices."""
         return self._dump(value)[0]
-
-    def digest(self, value: Any) -> str:
-        """The SHA-256 of :meth:`dumps` (hashing the bytes numpy wrote, when it wrote them)."""
-        return hashlib.sha256(self.data(value)).hexdigest()
 
     def data(self, value: Any) -> bytes | memoryview:
         """:meth:`dumps` as UTF-8 bytes (the bytes numpy wrote, when it wrote them), kept for splices."""

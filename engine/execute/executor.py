@@ -313,10 +313,16 @@ class Executor:
         return trace
 
     def _read(
-        self, step: Step, ref: Ref, trace: Trace, budget_s: float, dumped: Dumped
+        self,
+        step: Step,
+        ref: Ref,
+        trace: Trace,
+        budget_s: float,
+        dumped: Dumped,
+        pending: list[Callable[[], None]],
     ) -> tuple[Any, bool, dict[str, Any] | None]:
         """The value ``ref`` names for ``step``, whether the read is incomplete, and what a full read
-        (past the producer's cut page) read: ``{items, digest}``."""
+        (past the producer's cut page) read: ``{items, digest}``, its digest filled in by ``pending``."""
         producer = trace.record(ref.step)
         payload = trace.payload(ref.step)
         assert producer is not None and payload is not None  # dependencies succeeded
@@ -340,9 +346,12 @@ class Executor:
         items = len(value) if isinstance(value, list) else 1
         # the whole result is read canonical (FullResults), so is what a ref picks from it: no second walk;
         # its text is kept, so the step's arguments and envelope, which hold it, splice it in. Its digest
-        # is taken beside the call and filled in when the step ends (_settle)
+        # is taken beside the call and filled in when the step ends (_run_step)
         data = dumped.data(value)
-        return value, incomplete, {"items": items, "digest": later(lambda: sha256_hex(data), len(data))}
+        taken = later(lambda: sha256_hex(data), len(data))
+        full = {"items": items, "digest": ""}
+        pending.append(lambda: full.__setitem__("digest", taken()))
+        return value, incomplete, full
 
     def _price_full_read(self, step: Step, ref: Ref, trace: Trace, budget_s: float) -> None:
         """The cost guard for a read past a cut page, before the whole list is built: building,
@@ -378,11 +387,17 @@ class Executor:
             )
 
     def _resolve(
-        self, step: Step, rec: StepRecord, trace: Trace, budget_s: float, dumped: Dumped
+        self,
+        step: Step,
+        rec: StepRecord,
+        trace: Trace,
+        budget_s: float,
+        dumped: Dumped,
+        pending: list[Callable[[], None]],
     ) -> dict[str, Any]:
         args = copy.deepcopy(step.args)
         for r in sorted(step.refs, key=lambda r: [str(p) for p in r.loc]):
-            value, tainted, full = self._read(step, r.ref, trace, budget_s, dumped)
+            value, tainted, full = self._read(step, r.ref, trace, budget_s, dumped, pending)
             if isinstance(value, list) and r.loc:
                 cap = _list_cap(step.op, r.loc, self.config)
                 if len(value) > cap and get_operator(step.op).traits.full_input and self.config.taint:
@@ -404,12 +419,14 @@ class Executor:
         return args
 
     def _run_step(self, step: Step, rec: StepRecord, trace: Trace, budget_s: float, rows_used: int) -> int:
-        """One step, its record complete when it returns: the digests taken beside its call are in."""
-        args_digest: list[Callable[[], str]] = []
+        """One step, its record complete when it returns: the digests taken beside its call (its full
+        reads' and its arguments', engine/execute/background.py) are filled in."""
+        pending: list[Callable[[], None]] = []
         try:
-            return self._run_step_call(step, rec, trace, budget_s, rows_used, args_digest)
+            return self._run_step_call(step, rec, trace, budget_s, rows_used, pending)
         finally:
-            _settle(rec, args_digest)
+            for fill_in in pending:
+                fill_in()
 
     def _run_step_call(
         self,
@@ -418,14 +435,15 @@ class Executor:
         trace: Trace,
         budget_s: float,
         rows_used: int,
-        args_digest: list[Callable[[], str]],
+        pending: list[Callable[[], None]],
     ) -> int:
         t0 = time.perf_counter()
         dumped = Dumped()  # a whole read's text, dumped once for the read, the arguments and the envelope
         try:
-            args = self._resolve(step, rec, trace, budget_s, dumped)
+            args = self._resolve(step, rec, trace, budget_s, dumped, pending)
             if isinstance(args, dict):  # its text built now; hashed and stored beside the call when large
-                args_digest.append(self.results.put_later(args, dumped=dumped))
+                taken = self.results.put_later(args, dumped=dumped)
+                pending.append(lambda: setattr(rec, "args_digest", taken()))
             spec = get_operator(step.op)
             if rec.upstream_truncated and isinstance(args, dict) and spec.traits.reduces_list(args):
                 srcs = [x["ref"] for x in rec.reads if x["truncated"]]
@@ -489,17 +507,6 @@ class Executor:
         if rec.truncated and step.id in self._keep_full and result.full is not None:
             trace.full.keep(step.id, result.full)
         return rows_used + returned
-
-
-def _settle(rec: StepRecord, args_digest: list[Callable[[], str]]) -> None:
-    """Fill in the digests a step took beside its call (engine/execute/background.py): its full reads'
-    and its arguments'."""
-    for read in rec.reads:
-        full = read.get("full")
-        if full is not None and callable(full["digest"]):
-            full["digest"] = full["digest"]()
-    for taken in args_digest:
-        rec.args_digest = taken()
 
 
 def execute(

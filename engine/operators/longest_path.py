@@ -126,14 +126,19 @@ class _Arcs:
             idx = idx[passing[idx]]
         # a stable sort by tail keeps scan order inside: a radix sort over 16-bit digits (one pass below
         # 65,536 nodes; ~10x faster than a quicksort of (tail, index) int64 keys at 10^5 arcs)
-        n = len(ctx.uids())
-        by_tail = stable_order(e.src[idx], n)
-        self.e, self.pos = e, idx[by_tail]
-        self.n, self.in_scan = n, idx  # the window's versions in scan order, for a second order by head
-        self.by_tail = by_tail
+        self._n, self._scan = len(ctx.uids()), idx  # the window's versions in scan order (by_head)
+        self._by_tail = stable_order(e.src[idx], self._n)
+        self.e, self.pos = e, idx[self._by_tail]
         self.u, self.v = e.src[self.pos].astype(np.int64), e.dst[self.pos].astype(np.int64)
         self.s, self.end = e.vt_s[self.pos], e.vt_e[self.pos]
         self.heads = np.flatnonzero(np.r_[True, self.u[1:] != self.u[:-1]]) if len(self.pos) else self.u
+
+    def by_head(self) -> np.ndarray:
+        """The arcs (as indices of this by-tail order) in (head, scan position) order, which is (head, vt_s)
+        order: the window's versions are in scan order, so a stable sort of their heads is it."""
+        at_arc = np.empty(len(self.pos), np.int64)
+        at_arc[self._by_tail] = np.arange(len(self.pos))
+        return at_arc[stable_order(self.e.dst[self._scan], self._n)]
 
     def latest(self, ld: np.ndarray, n: int) -> np.ndarray:
         """One round: LD_r from LD_{r-1}."""
@@ -260,11 +265,7 @@ def _waiting(ctx: OpContext, a: LongestPathArgs, arcs: _Arcs, src: int | None, d
     top = min(t_b - 1, max(t_a, int(arcs.s.max()) if len(arcs.s) else t_a) + 2 * (a.max_hops + 3))
     width = top - (t_a - 1) + 1
     pack = (t_a - 1, width) if (n + 1) * width < _PACK_LIMIT else None
-    # (head, scan position) order: (head, vt_s) too, the fast order for the lookups. The window's
-    # versions are in scan order, so a stable sort of their heads is it; as indices of the arcs (by tail)
-    at_arc = np.empty(len(arcs.pos), np.int64)
-    at_arc[arcs.by_tail] = np.arange(len(arcs.pos))
-    by_head = at_arc[stable_order(arcs.e.dst[arcs.in_scan], arcs.n)]
+    by_head = arcs.by_head()  # (head, vt_s): the fast order for the lookups
     first = by_head if src is None else arcs.of(src)  # the first hops, at max(t_a, s) whatever the wait
     tau0 = np.maximum(t_a, arcs.s[first])
     usable = (tau0 < arcs.end[first]) & (tau0 < t_b)
