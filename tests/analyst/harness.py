@@ -65,6 +65,7 @@ QUESTIONS_PATH = HERE / "questions.yaml"
 SETS: dict[str, tuple[str, ...]] = {
     "first": ("questions.yaml",),
     "second": ("questions_email_eu.yaml", "questions_synthetic.yaml"),
+    "third": ("questions_third_collegemsg.yaml", "questions_third_bitcoin.yaml"),
 }
 DATA_DIR = SHARED_DATA  # ../shared/data, or TGMS_SHARED_DATA
 ANSWER_KINDS = ("int", "float", "value", "uid", "uid_list", "ordered_list", "table", "table_set")
@@ -102,8 +103,8 @@ def load_questions(path: Path = QUESTIONS_PATH) -> dict[str, Any]:
 
 def load_set(name: str = "all") -> dict[str, Any]:
     """The spec of set ``name`` (``first``, ``second`` or ``all``): its files merged; each question
-    carries its set's name under ``set``. A source, correction list or question id given twice is an
-    error."""
+    carries its set's name under ``set``. A source or correction list given twice must be the same; a
+    question id given twice is an error."""
     names = list(SETS) if name == "all" else [name]
     merged: dict[str, Any] = {"sources": {}, "corrections": {}, "questions": []}
     seen: set[str] = set()
@@ -112,8 +113,8 @@ def load_set(name: str = "all") -> dict[str, Any]:
             spec = load_questions(HERE / file)
             for key in ("sources", "corrections"):
                 for k, v in (spec.get(key) or {}).items():
-                    if k in merged[key]:
-                        raise ValueError(f"{file}: {key} {k!r} is given twice")
+                    if k in merged[key] and merged[key][k] != v:
+                        raise ValueError(f"{file}: {key} {k!r} is given twice, differently")
                     merged[key][k] = v
             for q in spec.get("questions") or []:
                 if q["id"] in seen:
