@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from tgms.engine.operators.base import Model, OpArgs, PagedOutput
+from tgms.engine.operators.compute_fields import compute_reads, compute_row_fields
 from tgms.engine.operators.compute_fns import (
     ALLEN,
     CMP_ALIASES,
@@ -35,7 +36,7 @@ from tgms.engine.operators.compute_fns import (
     allen_relation,
     evaluate,
 )
-from tgms.engine.operators.compute_group import GROUP_AGGS, MAX_AGGREGATES, MAX_BY, MAX_ORDER_BY, group_fields
+from tgms.engine.operators.compute_group import GROUP_AGGS, MAX_AGGREGATES, MAX_BY, MAX_ORDER_BY
 from tgms.engine.operators.compute_units import compute_units
 from tgms.engine.operators.context import OpContext
 from tgms.engine.operators.cost import CostEstimate, StoreProfile, values_estimate
@@ -311,7 +312,8 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "keep their fields' units, value is a count; group: keys keep their units, count and "
         "count_distinct are counts, the other aggregates are their field's reducer; record: each part "
         "keeps its value's unit",
-        row_fields=group_fields,
+        row_fields=compute_row_fields,
+        reads_fields=compute_reads,
         full_input=True,
     ),
     args=ComputeArgs,

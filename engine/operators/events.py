@@ -434,11 +434,24 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     return UnitResult(tree, clashes)
 
 
+def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The fields of aggregate_events' rows: the group keys' fields, then the aggregates' names, when
+    ``group_by`` and ``aggregates`` are literal and valid (the plan verifier reads them from here)."""
+    del inputs  # the rows follow from the call's own arguments
+    part = {k: args[k] for k in ("group_by", "aggregates") if k in args}
+    try:
+        a = AggregateEventsArgs.model_validate(part)
+    except ValueError:  # pydantic's ValidationError: a ref or an invalid key or aggregate
+        return None
+    return (*(f for k in a.group_by for f in key_fields(k)), *(g.name for g in a.aggregates))
+
+
 @operator(
     name="aggregate_events",
     family=FAMILY,
     traits=Traits(
         units=aggregate_units,
+        row_fields=aggregate_row_fields,
         units_doc="rows: key fields src, dst, node, a, b are ids, calendar keys and prop_<name> free values; "
         "count, count_distinct, max_in_window, count_within_first, sessions, max_session_events are counts, "
         "first_t, last_t time points, first_value, last_value the field's unit, min_gap, max_gap, mean_gap, "

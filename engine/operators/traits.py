@@ -35,10 +35,16 @@ Two kinds, both small immutable values:
   ``units``, ``units_doc``      output units that depend on the arguments (compute, aggregate_events,
                                 graph_metric_timeseries): ``(args, UnitEnv) -> UnitResult``, and the
                                 manual's sentence about them (:mod:`engine.operators.units`)
-  ``row_fields``                ``args -> tuple[str, ...] | None``: the exact fields of every element of
-                                the output ``rows`` for calls that fix them (compute ``group``: its key
-                                fields and aggregate names), so the plan verifier refuses a ref to a
-                                field they lack; None: not known (any field may be read)
+  ``row_fields``                ``(args, inputs) -> tuple[str, ...] | None``: the exact fields of every
+                                element of the output ``rows`` for calls that fix them (compute
+                                ``group``: its key fields and aggregate names; ``derive``: its input's
+                                fields and ``as``; aggregate_events: its keys and aggregates), given the
+                                fields of the rows each operand argument reads (``inputs``), so the plan
+                                verifier refuses a ref to a field they lack; None: not known (an
+                                operator without the rule: its declared row model's fields)
+  ``reads_fields``              ``args -> [(where, operand, name)]``: the fields of an operand's rows a
+                                call names (compute's ``field``, ``by``, a derive's operands, a join's
+                                keys): refused when that operand's rows are known to lack one
   ``full_input``                the operator reads its producers' *whole* lists: a ref to a list a
                                 producer's page cut resolves against the producer's full result
                                 (compute; docs/plans.md §3), bounded by ``ExecConfig.max_full_items``
@@ -149,7 +155,10 @@ class Vacancy:
 
 Loc = tuple[str | int, ...]
 VacuousRule = Callable[[Mapping[str, Any]], Vacancy | None]
-RowFieldsRule = Callable[[Mapping[str, Any]], tuple[str, ...] | None]
+#: operand argument -> the fields of the rows it reads (None: not known)
+InputFields = Mapping[str, tuple[str, ...] | None]
+RowFieldsRule = Callable[[Mapping[str, Any], InputFields], tuple[str, ...] | None]
+ReadsRule = Callable[[Mapping[str, Any]], list[tuple[str, str, str]]]
 EmptyRule = Callable[[Mapping[str, Any], Loc], bool]
 
 
@@ -168,6 +177,8 @@ class Traits:
     units_doc: str = ""
     #: the exact fields of each ``rows`` element, for calls that fix them (None: not known)
     row_fields: RowFieldsRule | None = None
+    #: the fields of its operands' rows a call names
+    reads_fields: ReadsRule | None = None
     #: reads a producer's whole list past its cut page (the executor keeps the full result for it)
     full_input: bool = False
 
@@ -186,8 +197,13 @@ class Traits:
     def empties(self, args: Mapping[str, Any], loc: Loc) -> bool:
         return True if self.keeps_empty is None else self.keeps_empty(args, loc)
 
-    def rows_fields(self, args: Mapping[str, Any]) -> tuple[str, ...] | None:
-        return None if self.row_fields is None else self.row_fields(args)
+    def rows_fields(
+        self, args: Mapping[str, Any], inputs: InputFields | None = None
+    ) -> tuple[str, ...] | None:
+        return None if self.row_fields is None else self.row_fields(args, inputs or {})
+
+    def fields_read(self, args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        return [] if self.reads_fields is None else self.reads_fields(args)
 
 
 NO_TRAITS = Traits()

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -134,11 +133,11 @@ def ref_target(spec: OperatorSpec, ref: Ref) -> RefTarget:
     return RefTarget(True, frozenset({"array"}) if projected else types, node=node, projected=projected)
 
 
-def row_field_target(spec: OperatorSpec, args: Mapping[str, Any], ref: Ref) -> RefTarget | None:
-    """A ref into ``rows[i].NAME`` or ``rows[*].NAME`` of a call whose rows' fields its operator fixes
-    (``Traits.row_fields``: compute ``group``'s keys and aggregate names), when NAME is not one of them: the
-    failed target, with those fields as the legal ones. None when the ref is fine or cannot be told."""
-    fields = spec.traits.rows_fields(args)
+def row_field_target(fields: tuple[str, ...] | None, ref: Ref) -> RefTarget | None:
+    """A ref into ``rows[i].NAME`` or ``rows[*].NAME`` of a step whose rows' fields are known
+    (engine/plan/fields.py: a compute ``group``'s keys and aggregate names, a derive's input fields and
+    ``as``, ...), when NAME is not one of them: the failed target, with those fields as the legal ones.
+    None when the ref is fine or cannot be told."""
     path = ref.path
     if fields is None or ref.field != "rows" or len(path) < 2:
         return None

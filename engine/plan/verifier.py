@@ -56,6 +56,7 @@ from tgms.engine.plan.contracts import (
     value_shape,
 )
 from tgms.engine.plan.extent import data_findings
+from tgms.engine.plan.fields import field_violations, step_fields
 from tgms.engine.plan.model import Parsed, Step, Violation, parse_plan
 from tgms.engine.plan.refs import Ref, is_ref
 from tgms.engine.plan.units import check_units
@@ -150,6 +151,8 @@ class _Check:
 
     def refs(self) -> None:
         by_id = {s.id: s for s in self.p.steps}
+        fields = step_fields(self.p, self.specs)
+        self.out += field_violations(self.p, self.specs, fields)
         for s in self.p.steps:
             consumer = self.specs.get(s.id)
             for r in s.refs:
@@ -158,8 +161,8 @@ class _Check:
                 if pspec is None:
                     continue
                 tgt = ref_target(pspec, r.ref)
-                if tgt.ok and producer is not None:  # a group's rows hold its keys and aggregates only
-                    tgt = row_field_target(pspec, producer.args, r.ref) or tgt
+                if tgt.ok:  # a group's rows hold its keys and aggregates only; a derive's, its input's and as
+                    tgt = row_field_target(fields.get(r.ref.step), r.ref) or tgt
                 if not tgt.ok:
                     self.add(
                         "output_field",
@@ -183,9 +186,8 @@ class _Check:
         spec = self.p.answer_spec
         if spec is not None and spec.source.step in self.specs:
             tgt = ref_target(self.specs[spec.source.step], spec.source)
-            source = by_id.get(spec.source.step)
-            if tgt.ok and source is not None:
-                tgt = row_field_target(self.specs[spec.source.step], source.args, spec.source) or tgt
+            if tgt.ok:
+                tgt = row_field_target(fields.get(spec.source.step), spec.source) or tgt
             if not tgt.ok:
                 self.add(
                     "answer_field",

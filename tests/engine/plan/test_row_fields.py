@@ -1,0 +1,199 @@
+"""Row fields through a plan (engine/plan/fields.py): a field a step names that its operand's rows are known
+to lack is refused before anything runs (``output_field``, the fields there are as ``legal``), and a plan
+naming only fields that exist is not refused.
+
+The rule rests on each operator's declared row model being the truth about its rows: checked here against
+the real rows of every operator that lists rows, on random bi-temporal stores, on both backends."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.engine.operators.sampling import random_store, sample_args
+from tgms.engine.errors import TGMSError
+from tgms.engine.operators.context import OpContext
+from tgms.engine.operators.envelope import call
+from tgms.engine.operators.registry import REGISTRY, load_all
+from tgms.engine.plan.fields import model_row_fields
+from tgms.engine.plan.verifier import VerifierConfig, verify
+
+UIDS = [f"u{i}" for i in range(8)]
+
+
+def test_every_row_of_every_operator_holds_only_its_models_fields(tmp_path: Path, backend: str) -> None:
+    load_all()
+    declared = {op: model_row_fields(spec.output) for op, spec in REGISTRY.items()}
+    checked: dict[str, int] = {}
+    store, tts = random_store(tmp_path / "s", backend, seed=4242)
+    try:
+        ctx = OpContext(store)
+        rng = random.Random(7)
+        for op, fields in sorted(declared.items()):
+            if fields is None:
+                continue
+            for _ in range(12):
+                args = sample_args(op, rng, UIDS, tts)
+                try:
+                    rows = call(ctx, op, args)["payload"]["rows"]
+                except TGMSError:
+                    continue
+                for row in rows:
+                    assert set(row) <= set(fields), (op, sorted(set(row) - set(fields)))
+                    checked[op] = checked.get(op, 0) + 1
+    finally:
+        store.close()
+    # every operator with a declared row model showed real rows
+    assert set(checked) == {op for op, f in declared.items() if f is not None}, sorted(checked)
+
+
+def _violations(steps: list[dict[str, Any]], answer: str) -> list[dict[str, Any]]:
+    plan = {"plan_id": "p", "question": "q", "steps": steps, "answer_spec": {"kind": "rows", "from": answer}}
+    report = verify(plan, None, VerifierConfig.without("cost", "temporal", "vacuous", "grounding"))
+    return [v.to_dict() for v in report.violations]
+
+
+YEARLY = {
+    "id": "s1",
+    "op": "aggregate_events",
+    "args": {"group_by": ["year"], "aggregates": [{"fn": "count", "as": "n"}]},
+}
+TOTALS = {
+    "id": "s2",
+    "op": "compute",
+    "args": {
+        "fn": "group",
+        "input": {"$ref": "s1.rows"},
+        "by": "year",
+        "aggregates": [{"fn": "sum", "field": "n", "as": "total"}],
+    },
+    "depends_on": ["s1"],
+}
+
+
+def _derive(operand: str) -> dict[str, Any]:
+    return {
+        "id": "s3",
+        "op": "compute",
+        "args": {
+            "fn": "derive",
+            "input": {"$ref": "s2.rows"},
+            "expr": {"op": "mul", "left": operand, "right": 2},
+            "as": "twice",
+        },
+        "depends_on": ["s2"],
+    }
+
+
+def test_a_misspelt_field_in_a_derive_over_a_group_is_refused_with_the_fields_there_are() -> None:
+    found = _violations([YEARLY, TOTALS, _derive("totl")], "s3.rows")
+    assert [(v["code"], v["step"], v["field"]) for v in found] == [("output_field", "s3", "args.expr.left")]
+    assert found[0]["legal"] == ["year", "total"]
+    assert "'totl'" in found[0]["message"] and "s2.rows" in found[0]["message"]
+    assert _violations([YEARLY, TOTALS, _derive("total")], "s3.rows") == []
+
+
+def test_fields_flow_through_derive_and_filter_and_reach_the_answer() -> None:
+    keep = {
+        "id": "s4",
+        "op": "compute",
+        "args": {"fn": "filter", "input": {"$ref": "s3.rows"}, "field": "twice", "cmp": ">", "value": 10},
+        "depends_on": ["s3"],
+    }
+    assert _violations([YEARLY, TOTALS, _derive("total"), keep], "s4.rows") == []
+    bad = {**keep, "args": {**keep["args"], "field": "twise"}}
+    found = _violations([YEARLY, TOTALS, _derive("total"), bad], "s4.rows")
+    assert [(v["step"], v["field"], v["legal"]) for v in found] == [
+        ("s4", "args.field", ["year", "total", "twice"])
+    ]
+    # a ref into the filter's rows is checked against the same fields
+    found = _violations([YEARLY, TOTALS, _derive("total"), keep], "s4.rows[*].twise")
+    assert [v["code"] for v in found] == ["answer_field"]
+
+
+def test_aggregate_events_fields_and_a_group_key_that_is_not_there() -> None:
+    by_sender = {
+        "id": "s2",
+        "op": "compute",
+        "args": {"fn": "group", "input": {"$ref": "s1.rows"}, "by": "src"},
+        "depends_on": ["s1"],
+    }
+    found = _violations([YEARLY, by_sender], "s2.rows")
+    assert [(v["step"], v["field"], v["legal"]) for v in found] == [("s2", "args.by", ["year", "n"])]
+    # an aggregate_events call whose keys are not literal: nothing is known, nothing is refused
+    loose = {**YEARLY, "args": {"group_by": {"$ref": "s0.value"}}}
+    assert not [v for v in _violations([loose, by_sender], "s2.rows") if v["code"] == "output_field"]
+
+
+def test_next_event_rows_from_the_model_and_a_join_renames() -> None:
+    replies = {
+        "id": "s1",
+        "op": "next_event",
+        "args": {"a": {}, "match": [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}]},
+    }
+    per_answerer = {
+        "id": "s2",
+        "op": "compute",
+        "args": {
+            "fn": "group",
+            "input": {"$ref": "s1.rows"},
+            "by": "b_source",
+            "aggregates": [{"fn": "median", "field": "delay"}],
+        },
+        "depends_on": ["s1"],
+    }
+    found = [v for v in _violations([replies, per_answerer], "s2.rows") if v["code"] == "output_field"]
+    assert [(v["field"], "b_src" in v["legal"]) for v in found] == [("args.by", True)]
+    # a self-join: b's non-key fields renamed b_<name> where a has them; a key named on the wrong side
+    pair = {
+        "id": "s1",
+        "op": "aggregate_events",
+        "args": {"group_by": ["pair"], "aggregates": [{"fn": "first_t"}]},
+    }
+    join = {
+        "id": "s2",
+        "op": "compute",
+        "args": {
+            "fn": "join",
+            "a": {"$ref": "s1.rows"},
+            "b": {"$ref": "s1.rows"},
+            "on": [{"a": "src", "b": "dst"}, {"a": "dst", "b": "source"}],
+        },
+        "depends_on": ["s1"],
+    }
+    found = _violations([pair, join], "s2.rows")
+    assert [(v["field"], v["legal"]) for v in found] == [("args.on.1", ["src", "dst", "first_t"])]
+    join["args"]["on"][1]["b"] = "src"
+    delay = {
+        "id": "s3",
+        "op": "compute",
+        "args": {
+            "fn": "derive",
+            "input": {"$ref": "s2.rows"},
+            "expr": {"op": "sub", "left": "b_first_t", "right": "first_t"},
+            "as": "delay",
+        },
+        "depends_on": ["s2"],
+    }
+    assert _violations([pair, join, delay], "s3.rows") == []
+    delay["args"]["expr"]["left"] = "b_src"  # b's key fields are not in the joined rows
+    found = _violations([pair, join, delay], "s3.rows")
+    assert [(v["field"], v["legal"]) for v in found] == [
+        ("args.expr.left", ["src", "dst", "first_t", "b_first_t"])
+    ]
+
+
+@pytest.mark.parametrize("field", ["rating", "props.rating"])
+def test_rows_of_unknown_fields_are_never_refused(field: str) -> None:
+    """Rows made from a literal list have no known fields: any name read from them passes the verifier."""
+    top = {"id": "s1", "op": "compute", "args": {"fn": "topk", "input": [{"x": 1}], "field": "x", "k": 1}}
+    peak = {
+        "id": "s2",
+        "op": "compute",
+        "args": {"fn": "max", "input": {"$ref": "s1.rows"}, "field": field},
+        "depends_on": ["s1"],
+    }
+    assert not [v for v in _violations([top, peak], "s2.rows") if v["code"] == "output_field"]
