@@ -525,7 +525,7 @@ def _record(args: dict[str, Any]) -> Result:
 
 def evaluate(args: dict[str, Any]) -> Result:
     """``(value, rows)`` of a compute call given as a plain dict; argument errors raise ValidationError."""
-    unknown = sorted(set(args) - {"fn", *FN_ARGS, *COMMON})
+    unknown = sorted(set(args) - {"fn", *FN_ARGS, *COMMON}, key=str)  # a YAML key may be a boolean
     if unknown:
         _fail("extra_forbidden", unknown[0], f"unknown argument(s) {unknown}", args[unknown[0]])
     fn = args.get("fn")

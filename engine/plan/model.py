@@ -143,6 +143,25 @@ class Parsed:
         self.violations.append(Violation(code, message, step, fld, legal))
 
 
+#: why an argument name can be a boolean: YAML 1.1 reads an unquoted on, off, yes, no as one
+_BOOL_KEY = ' (YAML reads an unquoted on/off/yes/no key as a boolean: quote it, "on":)'
+
+
+def _odd_keys(value: Any, loc: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], Any]]:
+    """Every object key in ``value`` that is not a string, with where it stands."""
+    out: list[tuple[tuple[str | int, ...], Any]] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                out.append((loc, k))
+            else:
+                out += _odd_keys(v, (*loc, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _odd_keys(v, (*loc, i))
+    return out
+
+
 def _parse_step(p: Parsed, i: int, raw: Any) -> None:
     where = f"steps[{i}]"
     if not isinstance(raw, dict):
@@ -151,8 +170,9 @@ def _parse_step(p: Parsed, i: int, raw: Any) -> None:
     sid = raw.get("id")
     label = sid if isinstance(sid, str) else where
     bad = False
-    for key in sorted(set(raw) - set(STEP_KEYS)):
-        p.add("schema", f"{where}: unknown key {key!r}", label, key, list(STEP_KEYS))
+    for key in sorted(set(raw) - set(STEP_KEYS), key=str):
+        hint = _BOOL_KEY if isinstance(key, bool) else ""
+        p.add("schema", f"{where}: unknown key {key!r}{hint}", label, str(key), list(STEP_KEYS))
         bad = True
     if not isinstance(sid, str) or not STEP_ID.fullmatch(sid):
         p.add("schema", f"{where}: id must be a string matching {STEP_ID.pattern}", label, "id")
@@ -164,6 +184,11 @@ def _parse_step(p: Parsed, i: int, raw: Any) -> None:
     args = raw.get("args", {})
     if not isinstance(args, dict):
         p.add("schema", f"step {sid}: args must be an object", sid, "args")
+        bad = True
+    for loc, key in _odd_keys(args) if isinstance(args, dict) else ():
+        at = "args." + loc_str(loc) if loc else "args"
+        hint = _BOOL_KEY if isinstance(key, bool) else ""
+        p.add("schema", f"step {sid}: {at}: an argument name must be a string, not {key!r}{hint}", sid, at)
         bad = True
     deps = raw.get("depends_on", [])
     if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
@@ -272,8 +297,8 @@ def parse_plan(raw: Any) -> Parsed:
         p.add("schema", "a plan must be a JSON object {plan_id, question, steps, answer_spec}")
         return p
     p.raw = copy.deepcopy(raw)
-    for key in sorted(set(raw) - set(PLAN_KEYS)):
-        p.add("schema", f"unknown plan key {key!r}", fld=key, legal=list(PLAN_KEYS))
+    for key in sorted(set(raw) - set(PLAN_KEYS), key=str):
+        p.add("schema", f"unknown plan key {key!r}", fld=str(key), legal=list(PLAN_KEYS))
     pid = raw.get("plan_id", "")
     if not isinstance(pid, str):
         p.add("schema", "plan_id must be a string", fld="plan_id")
