@@ -30,6 +30,7 @@ from tgms.engine.operators.compute_fns import (
     LIST_FNS,
     MAX_K,
     NEEDS,
+    NULL_TESTS,
     TAKES,
     TWO_OPERANDS,
     Result,
@@ -89,7 +90,7 @@ if TYPE_CHECKING:  # built from the fn tables at import time: a type checker see
     AggName = str
 else:
     FnName = Literal[FNS]
-    CmpName = Literal[(*CMPS, *CMP_ALIASES)]
+    CmpName = Literal[(*CMPS, *NULL_TESTS, *CMP_ALIASES)]
     AggName = Literal[GROUP_AGGS]
 
 Quantile = Annotated[float, Field(ge=0, le=1)]
@@ -325,7 +326,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "median take `input` (a list, e.g. a $ref projection) and optionally `field` (use each element's "
         "value of that key); topk (k, default 10, or fraction: a share rounded up; order desc or asc for "
         "bottom-k; tie_by: a field breaking ties in natural order) and filter (cmp ==, !=, <, <=, >, >= "
-        "against `value`, or against the element's own field `other`) "
+        "against `value`, or against the element's own field `other`; exists/missing: non-null/null) "
         "return whole elements in `rows`; compare gives true/false for `a cmp b` (a yes/no answer); ratio, "
         "diff, add, mul, percent, pct_change (100·(a−b)/b) and "
         "interval_relation (the Allen relation of interval a to b) take `a` and `b` or input = [a, b]; "
@@ -353,7 +354,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "first times, derive delay = b_first_t − first_t, then {fn: group, input: {$ref: s3.rows}, by: src, "
         "aggregates: [{fn: median, field: delay}]} → rows {src, median_delay}. The result is "
         "in `value` (for "
-        "row-returning fns, the number of rows); a division by zero gives null; arguments a fn does not "
+        "row-returning fns, the number of rows); arguments a fn does not "
         "take are refused. In a plan, input reads the producer's whole result even when its page was cut (a "
         "count, median, group or distinct over every row of a big result, not of the page); only "
         "compute's own result is paged. Over input resting on a cut page (a step seeded by a page) only "

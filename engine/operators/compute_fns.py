@@ -96,6 +96,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
 COMMON = ("as_of_tt", "limit", "cursor")
 CMP_ALIASES = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 CMPS = ("==", "!=", "<", "<=", ">", ">=")
+#: filter's null tests (no value): a non-null / a null value; a row without the field counts as null
+NULL_TESTS = ("exists", "missing")
 DEFAULT_K = 10
 MAX_K = 10_000
 #: a record's parts: how many, and their names (an answer's named parts, "the three counts")
@@ -386,8 +388,30 @@ def _compare(args: dict[str, Any]) -> Result:
     return _holds(a, _cmp_arg(args, "compare", with_value=False), b), []
 
 
+def _filter_nulls(args: dict[str, Any], items: list[Any], field: str | None) -> Result:
+    """filter ``cmp: exists`` / ``missing``: the elements whose value (with ``field``: whose value of that
+    key, a row without the key counting as null, as a left join's unmatched row) is non-null / null."""
+    cmp = args["cmp"]
+    for name in ("value", "other"):
+        if args.get(name) is not None:
+            value_error(name, f"cmp {cmp} tests for null: it takes no {name}", args[name])
+    want = cmp == "exists"
+    if field is None:
+        rows = [it for it in items if (it is not None) is want]
+    else:
+        rows = []
+        for i, it in enumerate(items):
+            if not isinstance(it, dict):
+                value_error("field", f"input[{i}] is not an object", it)
+            if (it.get(field) is not None) is want:
+                rows.append(it)
+    return len(rows), rows
+
+
 def _filter(args: dict[str, Any], field: str | None) -> Result:
     items = _list(args.get("input"), "input")
+    if args.get("cmp") in NULL_TESTS:
+        return _filter_nulls(args, items, field)
     values = _values(items, field, "input")
     target, other = args.get("value"), args.get("other")
     if other is not None:

@@ -208,7 +208,8 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
 
     if fn in REDUCERS or fn in ("topk", "filter"):
         items = _items(args)
-        vals = _extract(items, field)
+        null_test = fn == "filter" and args.get("cmp") in ("exists", "missing")
+        vals = [] if null_test else _extract(items, field)  # a null test reads a missing key as null
         if fn == "count":
             value = len(vals)
         elif fn in ("sum", "min", "max", "mean", "median"):
@@ -242,6 +243,18 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
             keyed.sort()  # by value, then the tie-break, then input position
             rows = [items[i] for _q, _t, i in keyed[:k]]
             value = len(rows)
+        elif null_test:  # filter's null tests: no value, no other
+            for name in ("value", "other"):
+                if args.get(name) is not None:
+                    raise InvalidArgError(f"a null test takes no {name}", field=name)
+            keep = []
+            for i, it in enumerate(items):
+                if field is not None and not isinstance(it, dict):
+                    raise InvalidArgError(f"input[{i}] is not an object", field="field", index=i)
+                v = it if field is None else it.get(field)  # no such key: null
+                if (v is None) == (args["cmp"] == "missing"):
+                    keep.append(it)
+            rows, value = keep, len(keep)
         else:  # filter: against value, or against each element's own `other` field
             other = args.get("other")
             if other is not None and not isinstance(other, str):

@@ -82,6 +82,11 @@ def _compute_valid(rng: random.Random) -> dict[str, Any]:
                 args["input"] = [rng.choice([1, "1", True, None, {"a": 0.3}, [1]]) for _ in range(n)]
                 args.pop("field", None)
                 args["value"] = rng.choice([1, "1", {"a": 0.1 + 0.2}, [1.0]])
+            if rng.random() < 0.1:  # null tests: no value; a row without the field counts as null
+                args["cmp"] = rng.choice(["exists", "missing"])
+                del args["value"]
+                if "field" in args:
+                    args["input"] = [rng.choice([it, {}, {args["field"]: None}]) for it in args["input"]]
     elif fn == "interval_relation":
         a, b = _interval(rng), _interval(rng)
         args.update({"a": a, "b": b} if rng.random() < 0.7 else {"input": [a, b]})

@@ -376,6 +376,25 @@ def test_filter_compares_two_fields_of_each_row(ctx: OpContext) -> None:
         assert compare(ctx, OracleStore([], []), "compute", {"fn": "filter", **bad}) == code, bad
 
 
+def test_filter_null_tests_keep_the_rows_with_or_without_a_value(ctx: OpContext) -> None:
+    # a lag's first row is null; a left join's unmatched row has null b fields (or none, when b was empty)
+    rows = [{"t": 1, "prev": None}, {"t": 2, "prev": 1}, {"t": 3, "prev": 0}, {"t": 4}]
+    assert both(ctx, fn="filter", input=rows, field="prev", cmp="exists")["rows"] == rows[1:3]
+    assert both(ctx, fn="filter", input=rows, field="prev", cmp="missing")["rows"] == [rows[0], rows[3]]
+    assert both(ctx, fn="filter", input=[1, None, 0, "x"], cmp="exists")["rows"] == [1, 0, "x"]
+    assert both(ctx, fn="filter", input=[1, None, 0, "x"], cmp="missing")["value"] == 1
+    for bad, code in (
+        ({"input": rows, "field": "prev", "cmp": "exists", "value": 1}, "E_INVALID_ARG"),
+        ({"input": rows, "field": "prev", "cmp": "missing", "other": "t"}, "E_INVALID_ARG"),
+        ({"input": [1, 2], "field": "prev", "cmp": "exists"}, "E_INVALID_ARG"),  # not objects
+    ):
+        assert compare(ctx, OracleStore([], []), "compute", {"fn": "filter", **bad}) == code, bad
+    # compare is a yes/no of two values: no null test there
+    assert compare(
+        ctx, OracleStore([], []), "compute", {"fn": "compare", "a": 1, "b": 2, "cmp": "exists"}
+    ) == ("E_INVALID_ARG")
+
+
 def test_compare_answers_yes_or_no_and_add_adds(ctx: OpContext) -> None:
     assert both(ctx, fn="compare", a=3, b=3.0, cmp="==")["value"] is True
     assert both(ctx, fn="compare", input=[0.1 + 0.2, 0.3], cmp="eq")["value"] is True  # exact values
