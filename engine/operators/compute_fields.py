@@ -25,7 +25,8 @@ Read = tuple[str, str, str]
 _NO_INPUTS: Inputs = {}
 
 
-def _join_keys(on: Any) -> list[tuple[str, str]] | None:
+def join_keys(on: Any) -> list[tuple[str, str]] | None:
+    """A join's keys as (a's field, b's field) pairs; None when one is not a field name or {a, b}."""
     items = on if isinstance(on, list) else [on]
     keys = []
     for it in items:
@@ -65,7 +66,7 @@ def compute_row_fields(args: Mapping[str, Any], inputs: Inputs = _NO_INPUTS) -> 
 def _join_fields(
     args: Mapping[str, Any], a: tuple[str, ...] | None, b: tuple[str, ...] | None
 ) -> tuple[str, ...] | None:
-    keys = _join_keys(args.get("on"))
+    keys = join_keys(args.get("on"))
     if a is None or keys is None:
         return None
     if args.get("how") == "anti":
@@ -107,7 +108,7 @@ def compute_reads(args: Mapping[str, Any]) -> list[Read]:
                 name(f"aggregates.{i}.field", "input", agg.get("field"))
     if fn == "join":
         on = args.get("on")
-        for i, (ka, kb) in enumerate(_join_keys(on) or []):
+        for i, (ka, kb) in enumerate(join_keys(on) or []):
             where = "on" if not isinstance(on, list) else f"on.{i}"
             name(where, "a", ka)
             name(where, "b", kb)

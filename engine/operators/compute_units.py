@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tgms.engine.operators.compute_fields import join_keys
 from tgms.engine.operators.compute_group import aggregate_names, group_fields
 from tgms.engine.operators.units import (
     NUMERIC,
@@ -165,21 +166,10 @@ def _set_op(fn: str, args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     return UnitResult(_result(Unit.COUNT, list_of(ea if ea.known else eb)), clashes)
 
 
-def _keys(on: Any) -> list[tuple[str, str]]:
-    items = on if isinstance(on, list) else [on]
-    out = []
-    for it in items:
-        if isinstance(it, str):
-            out.append((it, it))
-        elif isinstance(it, dict) and isinstance(it.get("a"), str) and isinstance(it.get("b"), str):
-            out.append((it["a"], it["b"]))
-    return out
-
-
 def _join(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     a, b = _operand(args, env, "a")[1], _operand(args, env, "b")[1]
     ia, ib = a.item or UNKNOWN, b.item or UNKNOWN
-    keys = _keys(args.get("on"))
+    keys = join_keys(args.get("on")) or []  # a malformed key: the args check's to report
     clashes = [c for ka, kb in keys for c in _same_units("join", "on", ia.member(ka), ib.member(kb))]
     if ia.fields is None or ib.fields is None:
         return UnitResult(_result(Unit.COUNT), clashes)

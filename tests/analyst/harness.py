@@ -67,6 +67,7 @@ SETS: dict[str, tuple[str, ...]] = {
     "first": ("questions.yaml",),
     "second": ("questions_email_eu.yaml", "questions_synthetic.yaml"),
     "third": ("questions_third_collegemsg.yaml", "questions_third_bitcoin.yaml"),
+    "fourth": ("questions_fourth_email_eu.yaml", "questions_fourth_synthetic.yaml"),
 }
 DATA_DIR = SHARED_DATA  # ../shared/data, or TGMS_SHARED_DATA
 ANSWER_KINDS = ("int", "float", "value", "uid", "uid_list", "ordered_list", "table", "table_set")

@@ -56,36 +56,29 @@ def _violations(steps: list[dict[str, Any]], answer: str) -> list[dict[str, Any]
     return [v.to_dict() for v in report.violations]
 
 
-YEARLY = {
-    "id": "s1",
-    "op": "aggregate_events",
-    "args": {"group_by": ["year"], "aggregates": [{"fn": "count", "as": "n"}]},
-}
-TOTALS = {
-    "id": "s2",
-    "op": "compute",
-    "args": {
-        "fn": "group",
-        "input": {"$ref": "s1.rows"},
-        "by": "year",
-        "aggregates": [{"fn": "sum", "field": "n", "as": "total"}],
-    },
-    "depends_on": ["s1"],
-}
+def _step(sid: str, op: str, after: str | None = None, **args: Any) -> dict[str, Any]:
+    """A plan step; ``input``, ``a`` and ``b`` given as a step id read that step's whole rows."""
+    for k in ("input", "a", "b"):
+        if isinstance(args.get(k), str):
+            args[k] = {"$ref": f"{args[k]}.rows"}
+    return {"id": sid, "op": op, "args": args, "depends_on": [after] if after else []}
+
+
+YEARLY = _step("s1", "aggregate_events", group_by=["year"], aggregates=[{"fn": "count", "as": "n"}])
+TOTALS = _step(
+    "s2",
+    "compute",
+    "s1",
+    fn="group",
+    input="s1",
+    by="year",
+    aggregates=[{"fn": "sum", "field": "n", "as": "total"}],
+)
 
 
 def _derive(operand: str) -> dict[str, Any]:
-    return {
-        "id": "s3",
-        "op": "compute",
-        "args": {
-            "fn": "derive",
-            "input": {"$ref": "s2.rows"},
-            "expr": {"op": "mul", "left": operand, "right": 2},
-            "as": "twice",
-        },
-        "depends_on": ["s2"],
-    }
+    expr = {"op": "mul", "left": operand, "right": 2}
+    return _step("s3", "compute", "s2", fn="derive", input="s2", expr=expr, **{"as": "twice"})
 
 
 def test_a_misspelt_field_in_a_derive_over_a_group_is_refused_with_the_fields_there_are() -> None:
@@ -97,12 +90,7 @@ def test_a_misspelt_field_in_a_derive_over_a_group_is_refused_with_the_fields_th
 
 
 def test_fields_flow_through_derive_and_filter_and_reach_the_answer() -> None:
-    keep = {
-        "id": "s4",
-        "op": "compute",
-        "args": {"fn": "filter", "input": {"$ref": "s3.rows"}, "field": "twice", "cmp": ">", "value": 10},
-        "depends_on": ["s3"],
-    }
+    keep = _step("s4", "compute", "s3", fn="filter", input="s3", field="twice", cmp=">", value=10)
     assert _violations([YEARLY, TOTALS, _derive("total"), keep], "s4.rows") == []
     bad = {**keep, "args": {**keep["args"], "field": "twise"}}
     found = _violations([YEARLY, TOTALS, _derive("total"), bad], "s4.rows")
@@ -115,12 +103,7 @@ def test_fields_flow_through_derive_and_filter_and_reach_the_answer() -> None:
 
 
 def test_aggregate_events_fields_and_a_group_key_that_is_not_there() -> None:
-    by_sender = {
-        "id": "s2",
-        "op": "compute",
-        "args": {"fn": "group", "input": {"$ref": "s1.rows"}, "by": "src"},
-        "depends_on": ["s1"],
-    }
+    by_sender = _step("s2", "compute", "s1", fn="group", input="s1", by="src")
     found = _violations([YEARLY, by_sender], "s2.rows")
     assert [(v["step"], v["field"], v["legal"]) for v in found] == [("s2", "args.by", ["year", "n"])]
     # an aggregate_events call whose keys are not literal: nothing is known, nothing is refused
@@ -129,57 +112,22 @@ def test_aggregate_events_fields_and_a_group_key_that_is_not_there() -> None:
 
 
 def test_next_event_rows_from_the_model_and_a_join_renames() -> None:
-    replies = {
-        "id": "s1",
-        "op": "next_event",
-        "args": {"a": {}, "match": [{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}]},
-    }
-    per_answerer = {
-        "id": "s2",
-        "op": "compute",
-        "args": {
-            "fn": "group",
-            "input": {"$ref": "s1.rows"},
-            "by": "b_source",
-            "aggregates": [{"fn": "median", "field": "delay"}],
-        },
-        "depends_on": ["s1"],
-    }
+    replies = _step("s1", "next_event", a={}, match=[{"a": "dst", "b": "src"}, {"a": "src", "b": "dst"}])
+    median = [{"fn": "median", "field": "delay"}]
+    per_answerer = _step("s2", "compute", "s1", fn="group", input="s1", by="b_source", aggregates=median)
     found = [v for v in _violations([replies, per_answerer], "s2.rows") if v["code"] == "output_field"]
     assert [(v["field"], "b_src" in v["legal"]) for v in found] == [("args.by", True)]
     # a self-join: b's non-key fields renamed b_<name> where a has them; a key named on the wrong side
-    pair = {
-        "id": "s1",
-        "op": "aggregate_events",
-        "args": {"group_by": ["pair"], "aggregates": [{"fn": "first_t"}]},
-    }
-    join = {
-        "id": "s2",
-        "op": "compute",
-        "args": {
-            "fn": "join",
-            "a": {"$ref": "s1.rows"},
-            "b": {"$ref": "s1.rows"},
-            "on": [{"a": "src", "b": "dst"}, {"a": "dst", "b": "source"}],
-        },
-        "depends_on": ["s1"],
-    }
+    pair = _step("s1", "aggregate_events", group_by=["pair"], aggregates=[{"fn": "first_t"}])
+    on = [{"a": "src", "b": "dst"}, {"a": "dst", "b": "source"}]
+    join = _step("s2", "compute", "s1", fn="join", a="s1", b="s1", on=on)
     found = _violations([pair, join], "s2.rows")
     assert [(v["field"], v["legal"]) for v in found] == [("args.on.1", ["src", "dst", "first_t"])]
-    join["args"]["on"][1]["b"] = "src"
-    delay = {
-        "id": "s3",
-        "op": "compute",
-        "args": {
-            "fn": "derive",
-            "input": {"$ref": "s2.rows"},
-            "expr": {"op": "sub", "left": "b_first_t", "right": "first_t"},
-            "as": "delay",
-        },
-        "depends_on": ["s2"],
-    }
+    on[1]["b"] = "src"
+    expr = {"op": "sub", "left": "b_first_t", "right": "first_t"}
+    delay = _step("s3", "compute", "s2", fn="derive", input="s2", expr=expr, **{"as": "delay"})
     assert _violations([pair, join, delay], "s3.rows") == []
-    delay["args"]["expr"]["left"] = "b_src"  # b's key fields are not in the joined rows
+    expr["left"] = "b_src"  # b's key fields are not in the joined rows
     found = _violations([pair, join, delay], "s3.rows")
     assert [(v["field"], v["legal"]) for v in found] == [
         ("args.expr.left", ["src", "dst", "first_t", "b_first_t"])
@@ -189,11 +137,6 @@ def test_next_event_rows_from_the_model_and_a_join_renames() -> None:
 @pytest.mark.parametrize("field", ["rating", "props.rating"])
 def test_rows_of_unknown_fields_are_never_refused(field: str) -> None:
     """Rows made from a literal list have no known fields: any name read from them passes the verifier."""
-    top = {"id": "s1", "op": "compute", "args": {"fn": "topk", "input": [{"x": 1}], "field": "x", "k": 1}}
-    peak = {
-        "id": "s2",
-        "op": "compute",
-        "args": {"fn": "max", "input": {"$ref": "s1.rows"}, "field": field},
-        "depends_on": ["s1"],
-    }
+    top = _step("s1", "compute", fn="topk", input=[{"x": 1}], field="x", k=1)
+    peak = _step("s2", "compute", "s1", fn="max", input="s1", field=field)
     assert not [v for v in _violations([top, peak], "s2.rows") if v["code"] == "output_field"]
