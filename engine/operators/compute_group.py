@@ -323,18 +323,19 @@ def general_rows(items: list[Any], keys: list[str], aggs: list[Agg]) -> list[dic
         return got
 
     for i, row in enumerate(items):
-        if not isinstance(row, dict) or any(f not in row for f in needed):
-            value_error(f"input[{i}]", f"input[{i}] is not an object holding the field(s) {needed}", row)
+        if not isinstance(row, dict):
+            value_error(f"input[{i}]", f"input[{i}] is not an object", row)
         for f in needed:  # a number must be finite wherever it is read (an int always is)
-            if type(row[f]) is float:
+            if type(row.get(f)) is float:
                 exact(row[f], f"input[{i}]")
-        groups.setdefault(tuple(part(row[k]) for k in keys), []).append(row)
+        # a field a row lacks is null, as in derive (a left join's rows hold no b field when b was empty)
+        groups.setdefault(tuple(part(row.get(k)) for k in keys), []).append(row)
     rows = []
     for key in sorted(groups):
         members = groups[key]
-        out = {k: _out(members[0][k]) for k in keys}
+        out = {k: _out(members[0].get(k)) for k in keys}
         for fn, field, name, q in aggs:
-            out[name] = _value(fn, q, [m[field] for m in members] if field is not None else members)
+            out[name] = _value(fn, q, [m.get(field) for m in members] if field is not None else members)
         rows.append(out)
     return rows
 
@@ -370,23 +371,23 @@ def _rolling(args: dict[str, Any]) -> Result:
     needed = list(dict.fromkeys([*keys, *(a[1] for a in aggs if a[1] is not None)]))
     partitions: dict[Key, list[int]] = {}
     for i, row in enumerate(items):
-        if not isinstance(row, dict) or any(f not in row for f in needed):
-            value_error(f"input[{i}]", f"input[{i}] is not an object holding the field(s) {needed}", row)
+        if not isinstance(row, dict):
+            value_error(f"input[{i}]", f"input[{i}] is not an object", row)
         for j, (_, _, name, _) in enumerate(aggs):
             if name in row:
                 value_error(f"aggregates.{j}", f"aggregate name {name!r} is also a field of input[{i}]: give "
                             "as", name)  # fmt: skip
         for f in needed:  # a number must be finite wherever it is read (an int always is)
-            if type(row[f]) is float:
+            if type(row.get(f)) is float:
                 exact(row[f], f"input[{i}]")
-        partitions.setdefault(tuple(_key_part(row[k]) for k in keys), []).append(i)
+        partitions.setdefault(tuple(_key_part(row.get(k)) for k in keys), []).append(i)  # lacking: null
     out: list[Any] = [None] * len(items)
     for members in partitions.values():
         for pos, i in enumerate(members):
             frame = [items[m] for m in members[max(0, pos + lo) : max(0, pos + hi + 1)]]
             row = dict(items[i])
             for fn, field, name, q in aggs:
-                row[name] = _value(fn, q, [m[field] for m in frame] if field is not None else frame)
+                row[name] = _value(fn, q, [m.get(field) for m in frame] if field is not None else frame)
             out[i] = row
     return len(out), out
 

@@ -196,7 +196,7 @@ def _aggregate(a: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
     fn = a["fn"]
     if fn == "count":
         return len(rows)
-    vals = [r[a["field"]] for r in rows]
+    vals = [r.get(a["field"]) for r in rows]  # a field a row lacks: null
     if fn in ("first", "last") and not vals:  # an empty rolling frame
         return None
     if fn == "first":
@@ -238,15 +238,11 @@ def oracle_group(args: dict[str, Any]) -> list[dict[str, Any]]:
     items = args.get("input")
     if not isinstance(items, list):
         raise SchemaError("input must be a list", field="input")
-    wanted = keys + [a["field"] for a in aggs if a["field"] is not None]
     groups: list[tuple[list[Any], list[dict[str, Any]]]] = []  # (key values of the first row, rows)
     for i, row in enumerate(items):
         if not isinstance(row, dict):
             raise InvalidArgError(f"input[{i}] is not an object", field=f"input[{i}]")
-        for f in wanted:
-            if f not in row:
-                raise InvalidArgError(f"input[{i}] lacks {f!r}", field=f"input[{i}]")
-        values = [row[k] for k in keys]
+        values = [row.get(k) for k in keys]  # a field a row lacks: null, as in derive
         for key_values, members in groups:
             if all(_same(x, y) for x, y in zip(key_values, values, strict=True)):
                 members.append(row)
@@ -309,16 +305,15 @@ def oracle_rolling(args: dict[str, Any]) -> list[dict[str, Any]]:
     items = args.get("input")
     if not isinstance(items, list):
         raise SchemaError("input must be a list", field="input")
-    wanted = keys + [a["field"] for a in aggs if a["field"] is not None]
     for i, row in enumerate(items):
-        if not isinstance(row, dict) or any(f not in row for f in wanted):
-            raise InvalidArgError(f"input[{i}] is not an object with {wanted}", field=f"input[{i}]")
+        if not isinstance(row, dict):
+            raise InvalidArgError(f"input[{i}] is not an object", field=f"input[{i}]")
         for a in aggs:
             if a["name"] in row:
                 raise InvalidArgError(f"aggregate {a['name']!r} is a field of input[{i}]", field="aggregates")
 
     def same_partition(x: dict[str, Any], y: dict[str, Any]) -> bool:
-        return all(_same(x[k], y[k]) for k in keys)
+        return all(_same(x.get(k), y.get(k)) for k in keys)
 
     out = []
     for i, row in enumerate(items):

@@ -303,16 +303,27 @@ def test_per_sender_median_delay_join_derive_group(ctx: OpContext) -> None:
     assert p90["value"] == 100
 
 
+def test_a_field_a_row_lacks_is_null(ctx: OpContext) -> None:
+    """As in derive: a left join against an empty b gives rows without b's fields, and a group over them
+    reads those as null (a null key is one group, last; numeric aggregates skip it; count counts the row)."""
+    rows = [{"year": 2011, "n": 3}, {"year": 2012}, {"year": 2011, "n": 4, "self": 1}]
+    got = both(ctx, fn="group", input=rows, by="year", aggregates=[{"fn": "sum", "field": "self"},
+               {"fn": "count"}, {"fn": "max", "field": "n"}, {"fn": "first", "field": "self"}])  # fmt: skip
+    assert got["rows"] == [
+        {"year": 2011, "sum_self": 1, "count": 2, "max_n": 4, "first_self": None},
+        {"year": 2012, "sum_self": 0, "count": 1, "max_n": None, "first_self": None},
+    ]
+    by_missing = both(ctx, fn="group", input=rows, by="self")["rows"]
+    assert by_missing == [{"self": 1, "count": 1}, {"self": None, "count": 2}]
+
+
 BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"fn": "group", "input": DELAYS}, "E_SCHEMA", "by"),
     ({"fn": "group", "input": DELAYS, "by": 3}, "E_SCHEMA", "by"),
     ({"fn": "group", "input": DELAYS, "by": []}, "E_INVALID_ARG", "by"),
     ({"fn": "group", "input": DELAYS, "by": ["src", "dst", "delay", "x"]}, "E_INVALID_ARG", "by"),
     ({"fn": "group", "input": DELAYS, "by": ["src", "src"]}, "E_INVALID_ARG", "by"),
-    ({"fn": "group", "input": DELAYS, "by": "zz"}, "E_INVALID_ARG", "input[0]"),
     ({"fn": "group", "input": [*DELAYS, 3], "by": "src"}, "E_INVALID_ARG", "input[7]"),
-    ({"fn": "group", "input": DELAYS, "by": "src", "aggregates": [{"fn": "sum", "field": "zz"}]},
-     "E_INVALID_ARG", "input[0]"),
     ({"fn": "group", "input": "rows", "by": "src"}, "E_SCHEMA", "input"),
     ({"fn": "group", "input": DELAYS, "by": "src", "aggregates": []}, "E_INVALID_ARG", "aggregates"),
     ({"fn": "group", "input": DELAYS, "by": "src", "aggregates": {"fn": "count"}}, "E_SCHEMA", "aggregates"),
