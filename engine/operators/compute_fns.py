@@ -348,6 +348,15 @@ def _holds(x: Any, cmp: str, y: Any) -> bool:
     value_error("cmp", f"cannot order {_show(x)} and {_show(y)} with {cmp} (two numbers or two strings)", x)
 
 
+def _kept(x: Any, cmp: str, y: Any) -> bool:
+    """filter's test of one row: as :func:`_holds`, except that an ordering with a null side keeps no row
+    (SQL's rule, and ``where``'s: a lag's first row or a left join's unmatched one is dropped, not an
+    error); ``==`` / ``!=`` compare null as a value."""
+    if cmp not in ("==", "!=") and (x is None or y is None):
+        return False
+    return _holds(x, cmp, y)
+
+
 def _cmp_arg(args: dict[str, Any], fn: str, *, with_value: bool) -> str:
     cmp = args.get("cmp")
     if cmp is not None and not isinstance(cmp, str):
@@ -377,7 +386,7 @@ def _filter_fields(
     for i, (it, v) in enumerate(zip(items, values, strict=True)):
         if other not in it:
             value_error("other", f"input[{i}] is not an object with the key {other!r}", it)
-        if _holds(v, cmp, it[other]):
+        if _kept(v, cmp, it[other]):
             rows.append(it)
     return len(rows), rows
 
@@ -417,7 +426,7 @@ def _filter(args: dict[str, Any], field: str | None) -> Result:
     if other is not None:
         return _filter_fields(args, items, values, field, other)
     cmp = _cmp_arg(args, "filter", with_value=True)
-    rows = [it for it, v in zip(items, values, strict=True) if _holds(v, cmp, target)]
+    rows = [it for it, v in zip(items, values, strict=True) if _kept(v, cmp, target)]
     return len(rows), rows
 
 

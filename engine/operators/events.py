@@ -479,7 +479,8 @@ def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> 
         " -> _. `having` filters groups, `order_by` [{field, desc}] orders them (nulls last, ties by the "
         "group key ascending; default: key ascending). `rows` are flat (key fields, then aggregate "
         "names); `rows_total` counts groups after having, `n_events` the selected events. Example: the 3 "
-        "accounts that gave the most negative ratings in 2012."
+        "accounts that gave the most negative ratings in 2012 (limit 3 cuts the page the answer reads; a "
+        "compute step reading rows reads every group: take its top k with topk)."
     ),
     example={
         "args": {

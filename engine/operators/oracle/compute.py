@@ -267,8 +267,13 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
             cmp = CMP_ALIASES.get(cmp, cmp)
             if cmp not in CMPS:
                 raise InvalidArgError(f"cmp must be one of {list(CMPS)}", field="cmp", value=cmp)
+            ordering = cmp not in ("==", "!=")  # an ordering with a null side keeps no row (SQL, where)
             if other is None:
-                rows = [it for it, v in zip(items, vals, strict=True) if _compare(v, cmp, args["value"])]
+                rows = [
+                    it
+                    for it, v in zip(items, vals, strict=True)
+                    if not (ordering and v is None) and _compare(v, cmp, args["value"])
+                ]
             else:
                 if field is None:
                     raise InvalidArgError("other needs field", field="other")
@@ -276,6 +281,8 @@ def oracle_compute(store: Any, args: dict[str, Any]) -> dict[str, Any]:
                 for i, it in enumerate(items):
                     if other not in it:
                         raise InvalidArgError(f"input[{i}] has no field {other!r}", field="other", index=i)
+                    if ordering and (vals[i] is None or it[other] is None):
+                        continue
                     if _compare(vals[i], cmp, it[other]):
                         rows.append(it)
             value = len(rows)

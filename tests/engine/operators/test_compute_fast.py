@@ -82,6 +82,8 @@ def _compute_valid(rng: random.Random) -> dict[str, Any]:
                 args["input"] = [rng.choice([1, "1", True, None, {"a": 0.3}, [1]]) for _ in range(n)]
                 args.pop("field", None)
                 args["value"] = rng.choice([1, "1", {"a": 0.1 + 0.2}, [1.0]])
+            if rng.random() < 0.15 and "field" not in args:  # nulls among numbers: an ordering drops them
+                args["input"] = [rng.choice([it, None]) for it in args["input"]]
             if rng.random() < 0.1:  # null tests: no value; a row without the field counts as null
                 args["cmp"] = rng.choice(["exists", "missing"])
                 del args["value"]

@@ -389,6 +389,13 @@ def test_filter_null_tests_keep_the_rows_with_or_without_a_value(ctx: OpContext)
         ({"input": [1, 2], "field": "prev", "cmp": "exists"}, "E_INVALID_ARG"),  # not objects
     ):
         assert compare(ctx, OracleStore([], []), "compute", {"fn": "filter", **bad}) == code, bad
+    # an ordering with a null side keeps no row (as SQL's WHERE and the event where); == and != compare null
+    assert both(ctx, fn="filter", input=rows[:3], field="prev", cmp=">=", value=0)["rows"] == rows[1:3]
+    assert both(ctx, fn="filter", input=rows[:3], field="t", cmp=">", other="prev")["rows"] == rows[1:3]
+    assert both(ctx, fn="filter", input=rows[:3], field="prev", cmp="!=", value=1)["rows"] == [
+        rows[0],
+        rows[2],
+    ]
     # compare is a yes/no of two values: no null test there
     assert compare(
         ctx, OracleStore([], []), "compute", {"fn": "compare", "a": 1, "b": 2, "cmp": "exists"}
