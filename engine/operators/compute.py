@@ -336,7 +336,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "or anti; a's order, then b's; b's key fields are dropped, and its fields that a also has are "
         "renamed b_<name>, or <prefix><name>); derive adds the field `as` to every row of "
         "`input`, computed by `expr` {op, left, right} with op add|sub|mul|div|min|max, lt|le|gt|ge|eq|ne "
-        "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|not or number (a uid's number, "
+        "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|sqrt|not or number (a uid's number, "
         "n42 → 42: ids compared as numbers, not as text), over field names, numbers or nested "
         "expressions (arithmetic on a missing or non-numeric field, or a division by zero, gives null; a "
         "comparison with a null side gives null); record makes one row of named single values "

@@ -13,7 +13,7 @@ Both return whole rows; the fn's ``value`` is the number of rows. Semantics: ``d
   unmatched ``left`` row, is null.
 - ``derive``: each row with one more field ``as`` = ``expr`` evaluated exactly. ``expr`` is
   ``{op, left, right}`` (arithmetic ``add sub mul div min max``, comparisons ``lt le gt ge eq ne``, boolean
-  ``and or``) or ``{op, arg}`` (``abs floor ceil not number``) over field names, numbers and nested
+  ``and or``) or ``{op, arg}`` (``abs floor ceil sqrt not number``) over field names, numbers and nested
   expressions. ``number`` reads the number a string ends with (a uid ``n42`` → 42: ids compared as numbers,
   not as text, where ``n10`` < ``n9``).
   Arithmetic needs numbers: a field that is missing or not a number makes it null, and so does a division
@@ -47,7 +47,7 @@ HOWS = ("inner", "left", "anti")
 ARITH_OPS = ("add", "sub", "mul", "div", "min", "max")  # numbers -> a number
 COMPARE_OPS = ("lt", "le", "gt", "ge", "eq", "ne")  # -> true/false
 LOGIC_OPS = ("and", "or")  # booleans -> a boolean
-UNARY_OPS = ("abs", "floor", "ceil", "not", "number")  # {op, arg}
+UNARY_OPS = ("abs", "floor", "ceil", "sqrt", "not", "number")  # {op, arg}
 EXPR_OPS = (*ARITH_OPS, *COMPARE_OPS, *LOGIC_OPS, *UNARY_OPS)
 EXPR_KEYS = ("op", "left", "right")
 UNARY_KEYS = ("op", "arg")
@@ -242,6 +242,8 @@ def _eval(e: Any, row: dict[str, Any]) -> Term:
         n = _num(a)
         if n is None:
             return None
+        if op == "sqrt":  # 30 exact decimals (the result is rounded to 9); of a negative: null
+            return None if n < 0 else Fraction(math.isqrt(n.numerator * 10**60 // n.denominator), 10**30)
         return abs(n) if op == "abs" else Fraction(math.floor(n) if op == "floor" else math.ceil(n))
     x, y = _eval(e["left"], row), _eval(e["right"], row)
     if op in COMPARE_OPS:

@@ -191,7 +191,7 @@ def _expr_unit(e: Any, row: UnitTree) -> Unit | None:
     op = e.get("op")
     if op in ("abs", "floor", "ceil"):
         return _expr_unit(e.get("arg"), row)
-    if op == "number":
+    if op in ("number", "sqrt"):  # a square root of a variance or any number: a free number
         return Unit.VALUE  # an id's number: a free number, compared with any other
     if op in ("not", "and", "or"):
         return Unit.BOOLEAN

@@ -7,6 +7,7 @@ rounded to 9 decimals.
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import re
 from collections.abc import Callable
@@ -451,7 +452,7 @@ def _oracle_join(x: Any, y: Any, on: Any, how: Any, prefix: Any = None) -> list[
 _BINARY = frozenset(
     {"add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or"}
 )
-_UNARY = frozenset({"abs", "floor", "ceil", "not", "number"})
+_UNARY = frozenset({"abs", "floor", "ceil", "sqrt", "not", "number"})
 
 
 def _check_expr(e: Any, where: str, depth: int) -> None:
@@ -517,6 +518,13 @@ def _value(e: Any, row: dict[str, Any]) -> Tagged:
         q: Fraction = a[1]
         if op == "abs":
             return ("num", -q if q < 0 else q)
+        if op == "sqrt":  # by decimal arithmetic at 60 digits; of a negative: null
+            if q < 0:
+                return None
+            with decimal.localcontext() as dec:
+                dec.prec = 60
+                root = (decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)).sqrt()
+            return ("num", Fraction(root))
         down = Fraction(q.numerator // q.denominator)  # floor division rounds toward -inf
         return ("num", down if op == "floor" or down == q else down + 1)
     left, right = _value(e["left"], row), _value(e["right"], row)

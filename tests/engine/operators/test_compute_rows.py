@@ -296,6 +296,13 @@ def test_derive_functions(ctx: OpContext) -> None:
     # |first_ab - first_ba| in one expression, where it took first_ab + first_ba - 2 pair_first before
     gap = {"op": "abs", "arg": {"op": "sub", "left": "a", "right": "b"}}
     assert _derived(ctx, rows[:2], gap) == [3.5, 4]
+    # sqrt: exact for squares, else 9 decimals; of a negative or a non-number: null
+    roots = [{"v": 4}, {"v": 2.25}, {"v": 2}, {"v": -1}, {"v": 10**40}, {"v": 0.0001}, {"v": "x"}]
+    roots_got = _derived(ctx, roots, {"op": "sqrt", "arg": "v"})
+    assert roots_got == [2, 1.5, 1.414213562, None, 10**20, 0.01, None]
+    # a standard deviation in one expression: sqrt(mean of squares − square of mean)
+    sd = {"op": "sqrt", "arg": {"op": "sub", "left": "m2", "right": {"op": "mul", "left": "m", "right": "m"}}}
+    assert _derived(ctx, [{"m2": 14.5, "m": 3}], sd) == [2.345207880]
 
 
 def test_derive_number_reads_the_number_a_uid_ends_with(ctx: OpContext) -> None:
