@@ -5,10 +5,11 @@ Shared by ``test_questions.py`` and the coverage report (``python -m tests.analy
 report measures exactly what the test checks. Imports ``engine.api``, and the canonical clock
 and the synthetic generator from their own modules (tests may reach past the front door).
 
-Three sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17),
-``second`` (issue 27: email-Eu and the synthetic data, one file each) and ``third`` (CollegeMsg and
-bitcoin-otc again, 30 new questions), the last two written question and SQL first and plans after. A
-set's files are merged into one spec (``sources``, ``corrections``, ``questions``).
+Four sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17),
+``second`` (issue 27: email-Eu and the synthetic data, one file each), ``third`` (CollegeMsg and
+bitcoin-otc again, 30 new questions) and ``fourth`` (email-Eu and the synthetic data again, 30 new), the
+last three written question and SQL first and plans after. A set's files are merged into one spec
+(``sources``, ``corrections``, ``questions``).
 
 Conventions (also stated at the top of ``questions.yaml``):
 
@@ -104,7 +105,7 @@ def load_questions(path: Path = QUESTIONS_PATH) -> dict[str, Any]:
 
 
 def load_set(name: str = "all") -> dict[str, Any]:
-    """The spec of set ``name`` (``first``, ``second``, ``third`` or ``all``): its files merged; each question
+    """The spec of set ``name`` (``first`` … ``fourth``, or ``all``): its files merged; each question
     carries its set's name under ``set``. A source or correction list given twice must be the same; a
     question id given twice is an error."""
     names = list(SETS) if name == "all" else [name]
