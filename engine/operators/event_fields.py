@@ -498,6 +498,17 @@ def apply_where(cols: Columns, where: list[Predicate]) -> Columns:
     return cols
 
 
+def where_mask(cols: Columns, where: list[Predicate]) -> np.ndarray:
+    """Which of the selection's events pass every predicate (AND), as a mask over ``cols.pos`` (an
+    aggregate's own ``where``: its columns are the selection's, computed once for every aggregate)."""
+    keep = np.ones(len(cols.pos), dtype=bool)
+    for p in where:
+        col = cols.get(p.field)
+        other = None if p.other is None else cols.get(p.other)
+        keep &= col_vs_col(col, p.op, other) if other is not None else col_vs_value(col, p.op, p.value)
+    return keep
+
+
 _EDGE_KEEP_SLOTS = 4
 
 

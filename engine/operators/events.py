@@ -25,6 +25,7 @@ from tgms.engine.operators.event_fields import (
     INT_FIELDS,
     PRED_OPS,
     EventSelection,
+    Predicate,
     Scalar,
     check_field,
     compare,
@@ -32,8 +33,10 @@ from tgms.engine.operators.event_fields import (
     kind,
     member,
     select,
+    where_mask,
 )
 from tgms.engine.operators.event_groups import (
+    Grouping,
     agg_count,
     agg_count_distinct,
     agg_first_last,
@@ -165,6 +168,8 @@ class Aggregate(Model):
     as_: Annotated[str | None, Field(alias="as")] = None
     width: Annotated[int, Field(ge=1, le=MAX_WIDTH)] | None = None
     gap: Annotated[int, Field(ge=0, le=MAX_WIDTH)] | None = None
+    #: the aggregate's own filter (SQL's ``agg(...) FILTER (WHERE ...)``): only the group's events that pass
+    where: Annotated[list[Predicate], Field(max_length=32)] = Field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -288,6 +293,11 @@ _SORTING_FNS = {"count_distinct", "first_t", "last_t", "first_value", "last_valu
 def _aggregate_cost(p: StoreProfile, a: AggregateEventsArgs) -> CostEstimate:
     n, work = selection_work(p, a)
     rows = n * (2 if "node" in a.group_by else 1)
+    # an aggregate's own where: two passes a predicate over the selection, a property decoded once more
+    filters = [q for g in a.aggregates for q in g.where]
+    work["scan_row"] += n * 2 * len(filters)
+    props = {f for q in filters for f in (q.field, q.other) if f is not None and f.startswith("prop.")}
+    work["row_out"] += n * len(props - a.prop_names())
     # key coding and one bincount per key; a sort when an aggregate needs group order (measured at 10^6:
     # ~50 ns per row per sort, ~1.4 scan rows; priced at 4), once more per max_in_window/count_distinct
     work["scan_row"] += rows * (2 * len(a.group_by) + len(a.aggregates))
@@ -342,7 +352,9 @@ class GroupRows(LazyRows):
         return [{n: c[i] for n, c in zip(self._names, self._columns, strict=True)} for i in pos.tolist()]
 
 
-def _aggregate(cols: Any, gr: Any, g: Aggregate) -> list[Any]:
+def _aggregate(cols: Any, gr: Grouping, g: Aggregate) -> list[Any]:
+    if g.where:
+        return _filtered(cols, gr, g)
     if g.fn == "count":
         return agg_count(gr)
     if g.fn in ("first_t", "last_t"):
@@ -356,6 +368,25 @@ def _aggregate(cols: Any, gr: Any, g: Aggregate) -> list[Any]:
     if g.fn == "count_distinct":
         return agg_count_distinct(cols, gr, g.field)
     return agg_numeric(cols, gr, g.fn, g.field)
+
+
+def _filtered(cols: Any, gr: Grouping, g: Aggregate) -> list[Any]:
+    """An aggregate with its own ``where``: computed over each group's events that pass it, on a grouping
+    of the groups that keep any (numbered densely, in key order); a group that keeps none gets the
+    aggregate's value over no events (count 0, sum 0, null for most: as the empty group's)."""
+    rows = where_mask(cols, g.where)[gr.ev]
+    gid = gr.gid[rows]
+    kept = np.bincount(gid, minlength=gr.n_groups) > 0
+    dense = np.cumsum(kept) - 1
+    other = None if gr.other is None else gr.other[rows]
+    plain = g.model_copy(update={"where": []})
+    values = _aggregate(cols, Grouping(int(kept.sum()), dense[gid], gr.ev[rows], other, []), plain)
+    nothing = None if gr.other is None else gr.other[:0]
+    none = _aggregate(cols, Grouping(1, gr.gid[:0], gr.ev[:0], nothing, []), plain)[0]
+    out: list[Any] = [none] * gr.n_groups
+    for i, v in zip(np.flatnonzero(kept).tolist(), values, strict=True):
+        out[i] = v
+    return out
 
 
 #: aggregates whose value is an int for every group (never null, never a float): `having` over them is
@@ -467,7 +498,7 @@ def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> 
         "node (each event counts once for each distinct endpoint), pair (fields src, dst), unordered_pair"
         " (fields a <= b), rel_type, t (the exact time: events at one instant are one group), the calendar "
         "keys, prop.<name> (field prop_<name>); [] = one group);"
-        " `aggregates`, each {fn, field?, as?, width?, gap?}: count, count_distinct (field: an event "
+        " `aggregates`, each {fn, field?, as?, width?, gap?, where?}: count, count_distinct (field: an event "
         "field, other = the other endpoint under a node key, pair, unordered_pair), first_t, last_t, "
         "first_value, last_value (a field's value at the group's first or last event), sum,"
         " mean, min, max, median (numeric field; non-numbers skipped), min_gap, max_gap, mean_gap "
@@ -476,7 +507,9 @@ def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> 
         "first one not counted), sessions (runs split where the gap exceeds `gap` µs), max_session (the "
         "longest such run's duration, last minus first time), max_session_events (the most events in one "
         "such run). Default name: fn, or fn_field with ."
-        " -> _. `having` filters groups, `order_by` [{field, desc}] orders them (nulls last, ties by the "
+        " -> _; an aggregate's own `where` (the selection's predicates) keeps only the group's events "
+        "that pass (count negatives beside count). `having` filters groups, `order_by` [{field, desc}] "
+        "orders them (nulls last, ties by the "
         "group key ascending; default: key ascending). `rows` are flat (key fields, then aggregate "
         "names); `rows_total` counts groups after having, `n_events` the selected events. Example: the 3 "
         "accounts that gave the most negative ratings in 2012 (limit 3 cuts the page the answer reads; a "

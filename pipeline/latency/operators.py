@@ -68,6 +68,8 @@ TARGETS: dict[tuple[str, int], float] = {
     ("plan/busiest_six_of_2000_buckets_rolling", 10**6): 100,
     # the per-sender count and median time of every event, grouped in the engine (not through a page)
     ("aggregate_events/count_and_median_t_by_src_whole_span", 10**6): 100,
+    # an aggregate's own where (the third set's conditional counts)
+    ("aggregate_events/count_and_heavy_count_by_src_whole_span", 10**6): 100,
     # the most edge versions in force at one instant per bucket, of every type and of one (sy45)
     ("graph_metric_timeseries/peak_100_buckets", 10**6): 100,
     ("graph_metric_timeseries/peak_follows_100_buckets", 10**6): 100,
@@ -195,6 +197,18 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             "aggregate_events",
             "aggregate_events/prop_where_by_day",
             {"where": [{"field": "prop.w", "op": "ge", "value": 4}], "group_by": ["day"]},
+        ),
+        # an aggregate's own where (SQL's FILTER): per sender every message and the heavy ones, one call
+        (
+            "aggregate_events",
+            "aggregate_events/count_and_heavy_count_by_src_whole_span",
+            {
+                "group_by": ["src"],
+                "aggregates": [
+                    {"fn": "count"},
+                    {"fn": "count", "as": "heavy", "where": [{"field": "prop.w", "op": "ge", "value": 4}]},
+                ],
+            },
         ),
         ("belief_changes", "belief_changes/one_node", {"tt_from": 0, "tt_to": 2**62, "uid": busy}),
         (

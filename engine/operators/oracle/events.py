@@ -299,7 +299,7 @@ def _aggregates(raw: Any, group_by: list[str]) -> list[dict[str, Any]]:
     out = []
     for i, g in enumerate(aggs):
         w = f"aggregates[{i}]"
-        g = _obj(g, {"fn", "field", "as", "width", "gap"}, {"fn"}, w)
+        g = _obj(g, {"fn", "field", "as", "width", "gap", "where"}, {"fn"}, w)
         for k in ("fn", "field", "as"):
             if g.get(k) is not None and not isinstance(g[k], str):
                 raise SchemaError(f"{w}.{k} must be a string", field=w)
@@ -335,7 +335,9 @@ def _aggregates(raw: Any, group_by: list[str]) -> list[dict[str, Any]]:
                     raise _bad(f"{w}: {fn} needs a numeric field", field=w)
         if name is None:
             name = fn if field is None else f"{fn}_{field}".replace(".", "_")
-        out.append({"fn": fn, "field": field, "name": name, "width": width, "gap": gap})
+        # the aggregate's own filter: only a group's events that pass every predicate count for it
+        preds = _predicates(g.get("where")) if g.get("where") is not None else []
+        out.append({"fn": fn, "field": field, "name": name, "width": width, "gap": gap, "where": preds})
     return out
 
 
@@ -503,9 +505,10 @@ def oracle_aggregate_events(store: OracleStore, args: dict[str, Any]) -> dict[st
         key_values = values.get(key, ())
         row = dict(zip(names[: len(key_values)], key_values, strict=True))
         for g in aggs:
+            members = [(ev, node) for ev, node in groups[key] if _passes(ev, g["where"])]
             row[g["name"]] = (
-                _agg(g["fn"], g, groups[key])
-                if groups[key] or g["fn"] == "count"
+                _agg(g["fn"], g, members)
+                if members or g["fn"] == "count"
                 else (0 if g["fn"] in ZERO_WHEN_EMPTY else None)
             )
         rows.append(canonicalize(row))

@@ -124,6 +124,13 @@ def _aggregate(rng: random.Random, group_by: list[str]) -> dict[str, Any]:
     return g
 
 
+def _filtered(rng: random.Random, g: dict[str, Any], uids: list[str]) -> dict[str, Any]:
+    """The aggregate with its own where, a third of the time (groups that keep no event included)."""
+    if rng.random() < 0.33:
+        g["where"] = [predicate(rng, uids) for _ in range(rng.choice([1, 1, 2]))]
+    return g
+
+
 def _key_fields(k: str) -> list[str]:
     return {"pair": ["src", "dst"], "unordered_pair": ["a", "b"]}.get(k, [k.replace(".", "_")])
 
@@ -143,7 +150,7 @@ def sample_event_args(op: str, rng: random.Random, uids: list[str], tts: list[in
         aggs: list[dict[str, Any]] = []
         names: set[str] = set()
         for i in range(rng.randint(0, 3)):
-            g = _aggregate(rng, group_by)
+            g = _filtered(rng, _aggregate(rng, group_by), uids)
             name = g["fn"] if "field" not in g else f"{g['fn']}_{g['field']}".replace(".", "_")
             if name in names:
                 g["as"] = f"agg{i}"

@@ -189,6 +189,34 @@ def test_group_keys_and_aggregates(env) -> None:
     assert both(ctx, store, "aggregate_events", window={"t_a": 0, "t_b": 10}, group_by=["src"])["rows"] == []
 
 
+def test_an_aggregate_with_its_own_where(env) -> None:
+    """SQL's agg(...) FILTER (WHERE ...): each aggregate over the group's events that pass its where; a
+    group that keeps none has the aggregate over no events (count 0, sum 0, null for the rest)."""
+    ctx, store, _ = env
+    neg = [{"field": "prop.rating", "op": "lt", "value": 0}]
+    aggs = [{"fn": "count"}, {"fn": "count", "as": "negative", "where": neg},
+            {"fn": "first_t", "as": "first_negative", "where": neg},
+            {"fn": "sum", "field": "prop.rating", "as": "sum_positive",
+             "where": [{"field": "prop.rating", "op": "gt", "value": 0}]},
+            {"fn": "count_distinct", "field": "other", "as": "to_others",
+             "where": [{"field": "src", "op": "ne", "other": "dst"}]}]  # fmt: skip
+    rows = both(ctx, store, "aggregate_events", group_by=["node"], aggregates=aggs)["rows"]
+    # a: e1 (5) e2 (-2) e3 ("good") e4 (2.5, a self-loop); b: e1 e3 e5; c: e2 e5
+    assert rows == [
+        {"node": "a", "count": 4, "negative": 1, "first_negative": T2, "sum_positive": 7.5, "to_others": 2},
+        {"node": "b", "count": 3, "negative": 0, "first_negative": None, "sum_positive": 5, "to_others": 2},
+        {"node": "c", "count": 2, "negative": 1, "first_negative": T2, "sum_positive": 0, "to_others": 2},
+    ]
+    # a having over a filtered count, and no group keeping any event
+    kept = both(ctx, store, "aggregate_events", group_by=["src"], aggregates=aggs[:2],
+                having=[{"field": "negative", "op": "gt", "value": 0}])["rows"]  # fmt: skip
+    assert kept == [{"src": "a", "count": 3, "negative": 1}]
+    none = [{"field": "prop.rating", "op": "lt", "value": -100}]
+    out = both(ctx, store, "aggregate_events", aggregates=[{"fn": "max_gap", "where": none},
+               {"fn": "sessions", "gap": 1, "where": none}])["rows"]  # fmt: skip
+    assert out == [{"max_gap": None, "sessions": 0}]
+
+
 def test_having_order_ties_and_nulls_last(env) -> None:
     ctx, store, _ = env
     out = both(ctx, store, "aggregate_events", group_by=["src"], order_by=[{"field": "count", "desc": True}])
