@@ -11,7 +11,7 @@ name before anything runs, with the fields there are (engine/plan/fields.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tgms.engine.operators.compute_fns import REDUCERS, SET_OPS
@@ -63,6 +63,16 @@ def compute_row_fields(args: Mapping[str, Any], inputs: Inputs = _NO_INPUTS) -> 
     return None
 
 
+def joined_b_names(
+    args: Mapping[str, Any], keys: list[tuple[str, str]], a: Sequence[str], b: Sequence[str]
+) -> list[tuple[str, str]]:
+    """A join's b fields in its rows: (name in the joined row, b's name) for each of b's non-key fields,
+    renamed ``<prefix><name>`` (``b_`` by default) where a's rows already have the name."""
+    prefix = args.get("prefix") if isinstance(args.get("prefix"), str) and args.get("prefix") else "b_"
+    b_keys = {kb for _, kb in keys}
+    return [(f"{prefix}{n}" if n in a else n, n) for n in b if n not in b_keys]
+
+
 def _join_fields(
     args: Mapping[str, Any], a: tuple[str, ...] | None, b: tuple[str, ...] | None
 ) -> tuple[str, ...] | None:
@@ -73,9 +83,7 @@ def _join_fields(
         return a
     if b is None:
         return None
-    prefix = args.get("prefix") if isinstance(args.get("prefix"), str) and args.get("prefix") else "b_"
-    b_keys = {kb for _, kb in keys}
-    return (*a, *(f"{prefix}{n}" if n in a else n for n in b if n not in b_keys))
+    return (*a, *(out for out, _ in joined_b_names(args, keys, a, b)))
 
 
 def compute_reads(args: Mapping[str, Any]) -> list[Read]:

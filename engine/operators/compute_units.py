@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tgms.engine.operators.compute_fields import join_keys
+from tgms.engine.operators.compute_fields import join_keys, joined_b_names
 from tgms.engine.operators.compute_group import aggregate_names, group_fields
 from tgms.engine.operators.units import (
     NUMERIC,
@@ -174,12 +174,9 @@ def _join(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     if ia.fields is None or ib.fields is None:
         return UnitResult(_result(Unit.COUNT), clashes)
     fields = dict(ia.fields)
-    b_keys = {kb for _, kb in keys}
-    prefix = args.get("prefix") if isinstance(args.get("prefix"), str) and args.get("prefix") else "b_"
-    for name, sub in ib.fields:
-        if name in b_keys:
-            continue
-        fields[f"{prefix}{name}" if name in fields else name] = sub
+    b_units = dict(ib.fields)
+    for out, name in joined_b_names(args, keys, list(fields), list(b_units)):
+        fields[out] = b_units[name]
     return UnitResult(_result(Unit.COUNT, list_of(UnitTree(fields=tuple(fields.items())))), clashes)
 
 

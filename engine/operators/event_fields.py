@@ -488,14 +488,14 @@ def apply_where(cols: Columns, where: list[Predicate]) -> Columns:
     for p in where:
         if not len(cols.pos):
             break
-        col = cols.get(p.field)
-        m = (
-            col_vs_col(col, p.op, cols.get(p.other))
-            if p.other is not None
-            else col_vs_value(col, p.op, p.value)
-        )
-        cols = _restrict(cols, m)
+        cols = _restrict(cols, _passing(cols, p))
     return cols
+
+
+def _passing(cols: Columns, p: Predicate) -> np.ndarray:
+    """Which of the selection's events pass one predicate."""
+    col = cols.get(p.field)
+    return col_vs_value(col, p.op, p.value) if p.other is None else col_vs_col(col, p.op, cols.get(p.other))
 
 
 def where_mask(cols: Columns, where: list[Predicate]) -> np.ndarray:
@@ -503,9 +503,7 @@ def where_mask(cols: Columns, where: list[Predicate]) -> np.ndarray:
     aggregate's own ``where``: its columns are the selection's, computed once for every aggregate)."""
     keep = np.ones(len(cols.pos), dtype=bool)
     for p in where:
-        col = cols.get(p.field)
-        other = None if p.other is None else cols.get(p.other)
-        keep &= col_vs_col(col, p.op, other) if other is not None else col_vs_value(col, p.op, p.value)
+        keep &= _passing(cols, p)
     return keep
 
 
