@@ -239,11 +239,24 @@ def _list_cap(spec_name: str, loc: tuple[str | int, ...], config: ExecConfig) ->
     return min(cap, most) if cap is not None else most
 
 
-def _narrow(ref: Ref) -> str:
-    return f"narrow step {ref.step} (a window, a filter) or group it there"
+def _narrow(ref: Ref, producer_op: str | None) -> list[str]:
+    """What to do instead of a whole read too large for the step: read less of each row, or let the
+    producer (or the engine's grouping operator) reduce it before it crosses to compute."""
+    out = [f"narrow step {ref.step} (a window, a filter) or group it there"]
+    if not ref.path:  # whole rows: one field of each is read as a column, far cheaper
+        out.append(f"read only the field a reducer needs: {ref}[*].<field>")
+    if producer_op == "list_events":
+        out.append("group, count or take medians of events in the engine with aggregate_events")
+    return out
 
 
-def _too_many(step: Step, ref: Ref, items: int, cap: int) -> CostError:
+def _op_of(trace: Trace, ref: Ref) -> str | None:
+    """The operator of the step ``ref`` reads."""
+    rec = trace.record(ref.step)
+    return rec.op if rec is not None else None
+
+
+def _too_many(step: Step, ref: Ref, items: int, cap: int, producer_op: str | None = None) -> CostError:
     """A full-input step's read of more elements than it may read: refused whole (stage ``input``)."""
     return CostError(
         f"step {step.id} would read {items} elements of {ref}; a {step.op} step reads at most {cap}",
@@ -251,7 +264,7 @@ def _too_many(step: Step, ref: Ref, items: int, cap: int) -> CostError:
         ref=str(ref),
         items=items,
         max_items=cap,
-        suggestions=[_narrow(ref)],
+        suggestions=_narrow(ref, producer_op),
     )
 
 
@@ -366,14 +379,14 @@ class Executor:
         if ref.path and not isinstance(ref.path[0], Star):
             return  # one element picked out of the list, not the list
         if items > self.config.max_full_items:
-            raise _too_many(step, ref, items, self.config.max_full_items)
+            raise _too_many(step, ref, items, self.config.max_full_items, _op_of(trace, ref))
         # a column read walks the field's values; any other read builds and walks every whole row
         if trace.full.reads_column(ref) and first is not None:
             try:  # what the read takes of each element: the projection's part of the first one
                 first = element_part(ref, first)
             except TGMSError:
                 return  # the read fails on its own, with its own error
-        est = values_estimate(items, first, [_narrow(ref)])
+        est = values_estimate(items, first, _narrow(ref, _op_of(trace, ref)))
         if est.seconds > budget_s:
             raise CostError(
                 f"step {step.id}: reading all {items} elements of {ref} would take an estimated "
@@ -403,7 +416,7 @@ class Executor:
                 if len(value) > cap and get_operator(step.op).traits.full_input and self.config.taint:
                     # a step that reduces whole lists gets the whole list or nothing: a cut one would
                     # answer for part of it
-                    raise _too_many(step, r.ref, len(value), cap)
+                    raise _too_many(step, r.ref, len(value), cap, _op_of(trace, r.ref))
                 if len(value) > cap:
                     rec.ref_cuts.append({"at": r.where, "ref": str(r.ref), "kept": cap, "total": len(value)})
                     value = value[:cap]

@@ -62,6 +62,7 @@ def test_a_memory_kill_holds_new_tasks_back_but_keeps_collecting_finished_ones(
     collected and recorded meanwhile (the driver does not sleep on its loop); the killed task reruns once.
     The kill is ``ray.kill`` taken for a memory kill: Ray's memory monitor cannot be made to kill one
     chosen worker reliably on a machine whose other processes' memory moves under the test."""
+    import threading
     import time
 
     import ray
@@ -69,8 +70,11 @@ def test_a_memory_kill_holds_new_tasks_back_but_keeps_collecting_finished_ones(
     import tgms.pipeline.campaign.executor as ex
 
     monkeypatch.setattr(ex, "memory_kill", lambda _ray, _err: True)
-    # replies take 2 s and the pause is 4 s: Ray takes up to about a second to report the killed actor's
-    # tasks, so the other actor's tasks in flight then finish inside the pause
+    # replies take 3 s and the pause is 4 s. The kill comes while both actors have their three first
+    # requests at the server (none answered yet); Ray takes up to about a second to report the killed
+    # actor's tasks, so the other actor's three replies, due ~3 s after the kill, come inside the pause.
+    # (Killing on the third record instead raced: when those records were the other actor's first wave
+    # and the victim's came next, the other actor had nothing in flight during the pause.)
     monkeypatch.setattr(ex, "MEMORY_BACKOFF_S", 4.0)
     backoffs: list[float] = []  # when the driver learnt of each kill
     real_backoff = ex._memory_backoff
@@ -83,20 +87,28 @@ def test_a_memory_kill_holds_new_tasks_back_but_keeps_collecting_finished_ones(
     n_tasks = 10
     cluster = cluster_conf(actors=2, actor_concurrency=3)
     with ScriptedServer(smoke_reply) as server:
-        server.delay_s = 2.0
+        server.delay_s = 3.0
         endpoint = EndpointConfig(base_urls=(server.url,), model="scripted", concurrency=64, timeout_s=10)
         jobs = jobs_for(small_bundle, ["static_graph_rag"], n_tasks, tmp_path, scripted_model())
         written: list[float] = []
         with start_actors(small_bundle.bundles(), endpoint, cluster, tmp_path / "work") as pool:
             victim = pool.actors["collegemsg"][0]
+            both_busy = 2 * 3  # two actors, three requests each in flight
+
+            def kill_when_both_are_busy() -> None:
+                deadline = time.monotonic() + 120
+                while server.log.in_flight < both_busy and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                ray.kill(victim.handle, no_restart=True)
 
             def on_record(job: CellJob, result: TaskResult) -> None:
                 write_result(job, result)
                 written.append(time.monotonic())
-                if len(written) == 3:
-                    ray.kill(victim.handle, no_restart=True)
 
+            killer = threading.Thread(target=kill_when_both_are_busy, daemon=True)
+            killer.start()
             stats = run_jobs(pool, jobs, on_record)
+            killer.join()
     records = [r for j in jobs for r in read_records(j.records_path)]
     assert sorted(r.task_id for r in records) == sorted(t.id for t in small_bundle.tasks[:n_tasks])
     assert all(r.status != "infra_error" for r in records)
