@@ -5,10 +5,11 @@ Shared by ``test_questions.py`` and the coverage report (``python -m tests.analy
 report measures exactly what the test checks. Imports ``engine.api``, and the canonical clock
 and the synthetic generator from their own modules (tests may reach past the front door).
 
-Four sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17),
+Five sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17),
 ``second`` (issue 27: email-Eu and the synthetic data, one file each), ``third`` (CollegeMsg and
-bitcoin-otc again, 30 new questions) and ``fourth`` (email-Eu and the synthetic data again, 30 new), the
-last three written question and SQL first and plans after. A set's files are merged into one spec
+bitcoin-otc again, 30 new questions), ``fourth`` (email-Eu and the synthetic data again, 30 new) and
+``fifth`` (all four data sets again, new questions), the last four written question and SQL first and
+plans after. A set's files are merged into one spec
 (``sources``, ``corrections``, ``questions``).
 
 Conventions (also stated at the top of ``questions.yaml``):
@@ -25,6 +26,8 @@ Conventions (also stated at the top of ``questions.yaml``):
   (:func:`synthetic_files`: seconds, integer node ids, the props as columns) that the SQL reads, and the
   store is built from the same generator call. Its uids are ``s<k>`` (``uid_prefix: s``).
 - ``tables`` of a source add more ``{name}`` placeholders (e.g. ``{follows}``), each a ``file`` and ``sql``.
+- A ``TIMESTAMP`` in an SQL answer (the events' ``ts``, a ``make_timestamp``) is the instant it names, as the
+  store holds times: µs since 1970-01-01 UTC (how a reporter writes it out is not what is checked).
 - Answers compare exactly; numbers to 9 decimals (a difference of at most one unit in the 9th decimal is
   accepted, because the SQL's double mean and the engine's exactly rounded Fraction may round apart).
 """
@@ -37,6 +40,7 @@ import json
 import re
 import shutil
 import tempfile
+from datetime import datetime, timedelta
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -69,6 +73,12 @@ SETS: dict[str, tuple[str, ...]] = {
     "second": ("questions_email_eu.yaml", "questions_synthetic.yaml"),
     "third": ("questions_third_collegemsg.yaml", "questions_third_bitcoin.yaml"),
     "fourth": ("questions_fourth_email_eu.yaml", "questions_fourth_synthetic.yaml"),
+    "fifth": (
+        "questions_fifth_collegemsg.yaml",
+        "questions_fifth_bitcoin.yaml",
+        "questions_fifth_email_eu.yaml",
+        "questions_fifth_synthetic.yaml",
+    ),
 }
 DATA_DIR = SHARED_DATA  # ../shared/data, or TGMS_SHARED_DATA
 ANSWER_KINDS = ("int", "float", "value", "uid", "uid_list", "ordered_list", "table", "table_set")
@@ -218,9 +228,14 @@ def sql_text(q: dict[str, Any], spec: dict[str, Any], root: Path | None) -> str:
 
 
 # ---- the two answers ------------------------------------------------------------------------------------
+_EPOCH = datetime(1970, 1, 1)
+
+
 def _plain(v: Any) -> Any:
     if isinstance(v, Decimal):
         return int(v) if v == v.to_integral_value() else float(v)
+    if isinstance(v, datetime):  # a UTC TIMESTAMP (naive, as the events' ts): the instant, as µs
+        return (v - _EPOCH) // timedelta(microseconds=1)
     return v
 
 
