@@ -171,11 +171,12 @@ def _join(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     ia, ib = a.item or UNKNOWN, b.item or UNKNOWN
     keys = join_keys(args.get("on")) or []  # a malformed key: the args check's to report
     clashes = [c for ka, kb in keys for c in _same_units("join", "on", ia.member(ka), ib.member(kb))]
-    if ia.fields is None or ib.fields is None:
+    anti = args.get("how") == "anti"  # a's rows without a match in b: a's fields only
+    if ia.fields is None or (ib.fields is None and not anti):
         return UnitResult(_result(Unit.COUNT), clashes)
     fields = dict(ia.fields)
-    b_units = dict(ib.fields)
-    for out, name in joined_b_names(args, keys, list(fields), list(b_units)):
+    b_units = dict(ib.fields or ())
+    for out, name in [] if anti else joined_b_names(args, keys, list(fields), list(b_units)):
         fields[out] = b_units[name]
     return UnitResult(_result(Unit.COUNT, list_of(UnitTree(fields=tuple(fields.items())))), clashes)
 

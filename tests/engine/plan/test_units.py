@@ -249,6 +249,19 @@ def test_a_join_keeps_both_sides_units() -> None:
     assert _units_of(raw, "s3.rows[0].src") is Unit.ID
 
 
+def test_an_anti_join_keeps_a_s_units_and_takes_none_of_b_s() -> None:
+    """An anti join's rows are a's rows without a match: a's fields keep their units, b's are not there
+    (before, b's fields were added as if joined)."""
+    raw = plan(EVENTS, reach("s2"),
+               compute("s3", ("s1", "s2"), fn="join", a=ref("s1.rows"), b=ref("s2.rows"),
+                       on={"a": "dst", "b": "uid"}, how="anti"),
+               answer={"kind": "value", "from": "s3.rows[0].vt_s"})  # fmt: skip
+    ok(raw)
+    assert _units_of(raw, "s3.rows[0].vt_s") is Unit.TIME
+    assert _units_of(raw, "s3.rows[0].src") is Unit.ID
+    assert _units_of(raw, "s3.rows[0].earliest_arrival") is not Unit.TIME
+
+
 def test_a_literal_list_of_counts_sums_to_a_count_and_mixed_time_units_are_refused() -> None:
     good = plan(reach(), reach("s2"),
                 compute("s3", ("s1", "s2"), fn="sum", input=[ref("s1.rows_total"), ref("s2.rows_total")]),
