@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
+
+import numpy as np
 
 from tgms.engine.operators.compute_fns import (
     Result,
@@ -43,6 +46,7 @@ from tgms.engine.operators.compute_fns import (
     value_error,
 )
 from tgms.engine.operators.compute_group_fast import fast_rows
+from tgms.engine.operators.compute_rolling import partition_values
 
 #: group's aggregates: count; the distinct non-null values; numeric ones over the field's numbers; the
 #: field's value at the group's first / last row in input order
@@ -361,6 +365,28 @@ def rolling_frame(raw: Any) -> tuple[int, int]:
     return lo, hi
 
 
+def rolling_reads(items: Any, by: Any, lo: int, hi: int) -> int:
+    """How many (row, frame row) pairs a rolling call reads: each row's frame clipped to its ``by``
+    partition (the cost of a running sum is its partitions' sizes, not the input's length times the
+    frame's width). Keys are read as given (1 and 1.0, or true and 1, fall together: more, never fewer,
+    reads than the call makes); input that is not a list of objects is priced as one partition."""
+    n = len(items) if isinstance(items, list) else 0
+    keys = [by] if isinstance(by, str) else list(by) if isinstance(by, list) else []
+    sizes: Counter[int] = Counter()
+    try:
+        if not keys or not all(isinstance(r, dict) for r in items):
+            raise TypeError
+        sizes.update(Counter(tuple(r.get(k) for k in keys) for r in items).values())
+    except TypeError:  # no partitions, or a key that is not hashable: one partition
+        sizes = Counter({n: 1}) if n else Counter()
+    total = 0
+    for p, times in sizes.items():
+        pos = np.arange(p)
+        width = np.clip(pos + hi + 1, 0, p) - np.clip(pos + lo, 0, p)
+        total += int(np.maximum(width, 0).sum()) * times
+    return total
+
+
 def _rolling(args: dict[str, Any]) -> Result:
     lo, hi = rolling_frame(args.get("frame"))
     keys = [] if args.get("by") is None else _by(args.get("by"))
@@ -383,11 +409,17 @@ def _rolling(args: dict[str, Any]) -> Result:
         partitions.setdefault(tuple(_key_part(row.get(k)) for k in keys), []).append(i)  # lacking: null
     out: list[Any] = [None] * len(items)
     for members in partitions.values():
+        rows = [items[m] for m in members]
+        # an aggregate computed for the whole partition at once where that is exact (compute_rolling)
+        fast = [partition_values(fn, field, rows, lo, hi, _out) for fn, field, _, _ in aggs]
         for pos, i in enumerate(members):
-            frame = [items[m] for m in members[max(0, pos + lo) : max(0, pos + hi + 1)]]
+            frame = rows[max(0, pos + lo) : max(0, pos + hi + 1)]
             row = dict(items[i])
-            for fn, field, name, q in aggs:
-                row[name] = _value(fn, q, [m.get(field) for m in frame] if field is not None else frame)
+            for (fn, field, name, q), vec in zip(aggs, fast, strict=True):
+                if vec is not None:
+                    row[name] = vec[pos]
+                else:
+                    row[name] = _value(fn, q, [m.get(field) for m in frame] if field is not None else frame)
             out[i] = row
     return len(out), out
 

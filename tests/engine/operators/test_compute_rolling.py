@@ -96,6 +96,56 @@ def test_rolling_matches_the_oracle(tmp_path: Path) -> None:
     assert outcomes["ok"] >= N_CASES and outcomes["E_SCHEMA"] and outcomes["E_INVALID_ARG"], outcomes
 
 
+def test_whole_partition_aggregates_match_the_oracle_on_long_partitions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compute_rolling's O(1)-a-row aggregates (count, first, last, sums and means of ints, with nulls,
+    strings and booleans skipped) against the oracle, on longer partitions and wider frames than the
+    calls above; a float among the values sends a sum frame by frame. The fast path is taken (counted)."""
+    import tgms.engine.operators.compute_group as cg
+
+    taken: Counter[bool] = Counter()
+    real = cg.partition_values
+
+    def counting(*args: Any) -> Any:
+        got = real(*args)
+        taken[got is not None] += 1
+        return got
+
+    monkeypatch.setattr(cg, "partition_values", counting)
+    store = Store.create(tmp_path / "s", "duckdb", now=counter_clock())
+    try:
+        ctx = OpContext(store)
+        rng = random.Random(527)
+        values: list[Any] = [3, -2, 0, 10**15, 7, None, "s", True, False]
+        outcomes: Counter[str] = Counter()
+        for _ in range(max(N_CASES, 20) * 3):
+            pool = values + ([0.5] if rng.random() < 0.2 else [])
+            rows = [
+                {"k": rng.choice(["n9", "n10", None]), "v": rng.choice(pool)}
+                for _ in range(rng.randint(0, 60))
+            ]
+            lo = rng.randint(-25, 5)
+            aggs = [
+                {"fn": fn, "as": f"a{i}", **({} if fn == "count" else {"field": rng.choice(["v", "v", "k"])})}
+                for i, fn in enumerate(rng.sample(["count", "first", "last", "sum", "mean", "min"], 3))
+            ]
+            args: dict[str, Any] = {
+                "fn": "rolling",
+                "input": rows,
+                "frame": [lo, lo + rng.randint(0, 30)],
+                "aggregates": aggs,
+                "limit": 100,
+            }
+            if rng.random() < 0.6:
+                args["by"] = "k"
+            outcomes[compare(ctx, OracleStore([], []), "compute", args)] += 1
+    finally:
+        store.close()
+    assert outcomes == Counter({"ok": outcomes["ok"]}) and outcomes["ok"] >= 60, outcomes
+    assert taken[True] > 3 * taken[False] > 0, taken
+
+
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory: pytest.TempPathFactory):
     store = Store.create(tmp_path_factory.mktemp("rolling") / "s", "duckdb", now=counter_clock())

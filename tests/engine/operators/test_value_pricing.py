@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from tgms.engine.api import load_all
-from tgms.engine.operators.compute import ComputeArgs, _compute_cost
+from tgms.engine.operators.compute import FRAME_READ_UNITS, ComputeArgs, _compute_cost
+from tgms.engine.operators.compute_group import rolling_reads
 from tgms.engine.operators.cost import VALUE_UNITS, json_width, values_estimate
 
 
@@ -48,17 +49,36 @@ def test_compute_prices_its_lists_as_a_read_of_them_is_priced() -> None:
     assert _compute_cost(None, pair).work == {k: 2 * v for k, v in two.items()}  # type: ignore[arg-type]
 
 
-def test_rolling_prices_each_rows_frame_as_a_read_of_it() -> None:
-    """Each row reads its frame's rows: the input's price times the frame's width, at most the input's
-    length (a frame reaching past every row reads every row); what the call gives back is priced once."""
+def _brute_reads(rows: list[dict[str, Any]], by: str | None, lo: int, hi: int) -> int:
+    """Each row's frame rows counted one by one, within the rows sharing its key."""
+    total = 0
+    for i, row in enumerate(rows):
+        part = [j for j, r in enumerate(rows) if by is None or r[by] == row[by]]
+        pos = part.index(i)
+        total += sum(1 for off in range(lo, hi + 1) if 0 <= pos + off < len(part))
+    return total
+
+
+@pytest.mark.parametrize("frame", [[0, 5], [-1, -1], [3, 7], [-10_000, 0], [-10_000, 10_000], [50, 60]])
+@pytest.mark.parametrize("by", [None, "k"])
+def test_rolling_prices_the_frames_it_reads_again_within_partitions(frame: list[int], by: str | None) -> None:
+    """An aggregate taken frame by frame (min) reads each row's frame again, clipped to the row's
+    partition (``by``; the fifth question set's running sum per sender was priced as if every frame
+    spanned the whole input, ~1,000x too high): FRAME_READ_UNITS a value read. count, first, last and int
+    sums take O(1) a row (compute_rolling): the input's walk only."""
     load_all()
-    rows = [{"v": i} for i in range(40)]
+    rows = [{"k": i % 4, "v": i} for i in range(40)]
     read = values_estimate(40, rows[0], []).work
 
-    def work(frame: list[int]) -> dict[str, float]:
-        a = ComputeArgs.model_validate({"fn": "rolling", "input": rows, "frame": frame})
-        return _compute_cost(None, a).work  # type: ignore[arg-type]
+    def work(fn: str, field: str | None = "v", data: list[dict[str, Any]] = rows) -> dict[str, float]:
+        agg = {"fn": fn, "as": "x", **({"field": field} if field else {})}
+        args = {"fn": "rolling", "input": data, "frame": frame, "by": by, "aggregates": [agg]}
+        return _compute_cost(None, ComputeArgs.model_validate(args)).work  # type: ignore[arg-type]
 
-    assert work([0, 5]) == {**read, "scan_row": 6 * read["scan_row"]}
-    assert work([-1, -1]) == read
-    assert work([-10_000, 10_000]) == {**read, "scan_row": 40 * read["scan_row"]}
+    reads = _brute_reads(rows, by, *frame)
+    assert rolling_reads(rows, by, *frame) == reads
+    assert work("min") == {**read, "scan_row": read["scan_row"] + FRAME_READ_UNITS * reads}
+    for fn, field in (("sum", "v"), ("mean", "v"), ("count", None), ("first", "v"), ("last", "k")):
+        assert work(fn, field) == read, fn
+    floats = [{"k": r["k"], "v": r["v"] + 0.5} for r in rows]  # an exact float sum goes frame by frame
+    assert work("sum", "v", floats)["scan_row"] == read["scan_row"] + FRAME_READ_UNITS * reads
