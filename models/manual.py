@@ -270,8 +270,8 @@ def _head(specs: list[OperatorSpec], aliases: dict[str, str]) -> list[str]:
         f"OPERATORS ({len(specs)}). Times are int epoch µs (UTC); intervals and windows are "
         "half-open [start, end).",
         "Every operator also takes as_of_tt?:int (the data as believed at that transaction time); list "
-        f"outputs take limit:int 1..10000={DEFAULT_LIMIT}, and a list L comes with L_total (the exact count "
-        "past a cut page).",
+        f"outputs take limit:int 1..10000={DEFAULT_LIMIT}, and a list L comes with L_total (exact, past "
+        "a cut page).",
         "out lists the ONLY fields a $ref may name; L[{k1,k2}]: a list of objects with those keys.",
         *(f"{name} = {keys}" for name, keys in aliases.items()),
         *units_legend(compact=True),

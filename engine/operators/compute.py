@@ -196,12 +196,10 @@ class ComputeArgs(OpArgs):
                           + _takers("prefix")),
     ] = None  # fmt: skip
     expr: Annotated[
-        dict[str, Any] | None,
+        dict[str, Any] | str | int | float | None,
         Field(
-            description="per-row expression {op, left, right} (op: add|sub|mul|div|min|max, "
-            "lt|le|gt|ge|eq|ne giving true/false, and|or) or {op, arg} (op: abs|floor|ceil|not, or number: "
-            "the number a string such as a uid ends with, n42 -> 42); left/right/arg a field name, "
-            "a number or a nested expression. " + _takers("expr")
+            description="per-row expression (ops: see derive above): {op, left, right} or {op, arg} over "
+            "field names, numbers and nested expressions; a lone field name: a copy. " + _takers("expr")
         ),
     ] = None
     as_: Annotated[
@@ -363,8 +361,9 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "renamed b_<name>, or <prefix><name>); derive adds the field `as` to every row of "
         "`input`, computed by `expr` {op, left, right} with op add|sub|mul|div|min|max, lt|le|gt|ge|eq|ne "
         "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|sqrt|not or number (a uid's number, "
-        "n42 → 42: ids compared as numbers, not as text), over field names, numbers or nested "
-        "expressions (arithmetic on a missing or non-numeric field, or a division by zero, gives null; a "
+        "n42 → 42: ids as numbers, not text; true → 1), over field names, numbers or nested "
+        "expressions, or a lone field name: a copy, a rename (arithmetic on a missing or non-numeric "
+        "field, or a division by zero, gives null; a "
         "comparison with a null side gives null); record makes one row of named single values "
         "`fields` {name: value or $ref} (a tuple answer: the three counts; answer it as rows). quantile: "
         "`q` in [0, 1], nearest rank (the ⌈q·n⌉-th smallest; null if empty): the 90th-percentile delay is "

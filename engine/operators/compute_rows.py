@@ -214,7 +214,10 @@ _TRAILING_DIGITS = re.compile(r"[0-9]+\Z")
 
 
 def _number(x: Term) -> Fraction | None:
-    """``number``: the number a string ends with (``n42`` → 42, ``s007`` → 7), a number itself, else null."""
+    """``number``: the number a string ends with (``n42`` → 42, ``s007`` → 7), a number itself, a boolean's
+    1 or 0 (an indicator to sum or multiply by), else null."""
+    if isinstance(x, bool):
+        return Fraction(int(x))
     if isinstance(x, Fraction):
         return x
     if isinstance(x, str):
@@ -287,14 +290,13 @@ def _derive(args: dict[str, Any]) -> tuple[int, list[Any]]:
         shape_error("as", "as must be a string", name)
     if not name:
         value_error("as", "as must be a non-empty field name", name)
-    if not isinstance(expr, dict):
-        shape_error("expr", "expr must be an expression object {op, left, right} or {op, arg}", expr)
     _check_expr(expr, "expr", 0)
     rows = []
     for i, it in enumerate(items):
         if not isinstance(it, dict):
             value_error(f"input[{i}]", f"input[{i}] is not an object", it)
-        rows.append({**it, name: _out(_eval(expr, it))})
+        # a field name alone is a copy of the field's value as it is (a rename), not a term of arithmetic
+        rows.append({**it, name: it.get(expr) if isinstance(expr, str) else _out(_eval(expr, it))})
     return len(rows), rows
 
 

@@ -378,12 +378,13 @@ def _clash(op: str, x: Unit | None, y: Unit | None) -> None:
     )
 
 
-#: what a reducer gives for each element unit (absent: refused)
+#: what a reducer gives for each element unit (absent: refused). Booleans are absent: a sum or mean skips
+#: what is not a number, so over true/false it gives 0 or null, never the count or share a planner means
+#: (the fifth question set's "sum of a ge(total, 50)" answered 0); number(...) makes them 1 and 0
 _SUMS = {Unit.COUNT: Unit.COUNT, Unit.DURATION: Unit.DURATION, Unit.RATIO: Unit.RATIO,
-         Unit.SCORE: Unit.SCORE, Unit.VALUE: Unit.VALUE, Unit.BOOLEAN: Unit.COUNT}  # fmt: skip
+         Unit.SCORE: Unit.SCORE, Unit.VALUE: Unit.VALUE}  # fmt: skip
 _MEANS = {Unit.TIME: Unit.TIME, Unit.DURATION: Unit.DURATION, Unit.COUNT: Unit.RATIO,
-          Unit.RATIO: Unit.RATIO, Unit.SCORE: Unit.SCORE, Unit.VALUE: Unit.VALUE,
-          Unit.BOOLEAN: Unit.RATIO}  # fmt: skip
+          Unit.RATIO: Unit.RATIO, Unit.SCORE: Unit.SCORE, Unit.VALUE: Unit.VALUE}  # fmt: skip
 
 
 def reduce_unit(fn: str, elem: Unit | None) -> Unit | None:
@@ -408,6 +409,9 @@ def reduce_unit(fn: str, elem: Unit | None) -> Unit | None:
 
 
 def _reduce_hint(fn: str, elem: Unit) -> tuple[str, ...]:
+    if elem is Unit.BOOLEAN:
+        return ("derive {op: number, arg: <the comparison>}: 1 for true, 0 for false, then the " + fn,
+                "filter the rows that hold, then count")  # fmt: skip
     if elem is Unit.TIME and fn == "sum":
         return ("count (how many)", "min / max / mean (a time point)", "diff of two time points (a duration)")
     return ("count (how many)", "min / max (keep the unit)")

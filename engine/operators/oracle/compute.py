@@ -503,9 +503,11 @@ def _value(e: Any, row: dict[str, Any]) -> Tagged:
         a = _value(e["arg"], row)
         if op == "not":
             return ("bool", not a[1]) if a is not None and a[0] == "bool" else None
-        if op == "number":  # the digits a string ends with, as an integer; a number as it is
-            if a is None or a[0] not in ("num", "str"):
+        if op == "number":  # the digits a string ends with, as an integer; a number as it is; true 1, false 0
+            if a is None:
                 return None
+            if a[0] == "bool":
+                return ("num", Fraction(1 if a[1] else 0))
             if a[0] == "num":
                 return a
             text = a[1]
@@ -565,14 +567,15 @@ def _oracle_derive(args: dict[str, Any]) -> list[Any]:
         raise SchemaError("as must be a string", field="as")
     if name == "":
         raise InvalidArgError("as must not be empty", field="as")
-    if not isinstance(expr, dict):
-        raise SchemaError("expr must be an object", field="expr")
     _check_expr(expr, "expr", 0)
     out = []
     for i, it in enumerate(items):
         if not isinstance(it, dict):
             raise InvalidArgError(f"input[{i}] is not an object", field=f"input[{i}]")
         row = dict(it)
-        row[name] = _shown(_value(expr, it))
+        if isinstance(expr, str):  # a bare field name: the field's value copied unchanged (a rename)
+            row[name] = it.get(expr)
+        else:
+            row[name] = _shown(_value(expr, it))
         out.append(row)
     return out

@@ -81,7 +81,8 @@ def _valid(rng: random.Random) -> dict[str, Any]:
     return {
         "fn": "derive",
         "input": [_row(rng, ("n", "m")) for _ in range(rng.randint(0, 6))],
-        "expr": expr(0),
+        # a bare field name (a copy) or a number (a constant) as the whole expression now and then
+        "expr": expr(0) if rng.random() < 0.8 else operand(3),
         "as": rng.choice(["r", "n", "ratio"]),
     }
 
@@ -104,6 +105,8 @@ def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
                    "too_deep"],
     }[fn]  # fmt: skip
     f = rng.choice(faults)
+    if fn == "derive" and not isinstance(a["expr"], dict):  # a bare field or number: faults edit an object
+        a["expr"] = {"op": "add", "left": a["expr"], "right": 1}
     rows_key = "input" if fn == "derive" else ("a" if "a" in a else None)
     if f == "not_taken_on":
         a["on"] = "k"
@@ -149,7 +152,7 @@ def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
     elif f == "as_empty":
         a["as"] = ""
     elif f == "expr_type":
-        a["expr"] = rng.choice(["n + 1", [1, 2], 5])
+        a["expr"] = rng.choice([[1, 2], True, {"n": 1}])
     elif f == "op_unknown":
         a["expr"] = {**a["expr"], "op": rng.choice(["pow", "ADD", "+"])}
     elif f == "op_type":
@@ -282,7 +285,7 @@ def test_pair_joined_against_the_reversed_pair(ctx: OpContext) -> None:
     )
 
 
-def _derived(ctx: OpContext, rows: list[dict[str, Any]], expr: dict[str, Any]) -> list[Any]:
+def _derived(ctx: OpContext, rows: list[dict[str, Any]], expr: Any) -> list[Any]:
     return [r["x"] for r in both(ctx, fn="derive", input=rows, expr=expr, **{"as": "x"})["rows"]]
 
 
@@ -306,8 +309,8 @@ def test_derive_functions(ctx: OpContext) -> None:
 
 
 def test_derive_number_reads_the_number_a_uid_ends_with(ctx: OpContext) -> None:
-    """ids compared as numbers: n9 < n10 by number (as text "n10" < "n9"); a number is itself; a string
-    without trailing digits, a boolean and null are null (both paths: fast and oracle, by ``both``)."""
+    """ids compared as numbers: n9 < n10 by number (as text "n10" < "n9"); a number is itself; a boolean is
+    1 or 0; a string without trailing digits and null are null (both paths: fast and oracle, by ``both``)."""
     rows = [
         {"s": "n9", "t": "n10"},
         {"s": "s007", "t": 7},
@@ -315,12 +318,33 @@ def test_derive_number_reads_the_number_a_uid_ends_with(ctx: OpContext) -> None:
         {"s": True, "t": None},
         {"s": "n0", "t": -2.5},
     ]
-    assert _derived(ctx, rows, {"op": "number", "arg": "s"}) == [9, 7, None, None, 0]
+    assert _derived(ctx, rows, {"op": "number", "arg": "s"}) == [9, 7, None, 1, 0]
     assert _derived(ctx, rows, {"op": "number", "arg": "t"}) == [10, 7, 7, None, -2.5]
     smaller = {"op": "lt", "left": {"op": "number", "arg": "s"}, "right": {"op": "number", "arg": "t"}}
     assert _derived(ctx, rows, smaller) == [True, False, None, None, False]
     as_text = {"op": "lt", "left": "s", "right": "t"}
     assert _derived(ctx, rows[:1], as_text) == [False]  # the order number fixes
+
+
+def test_derive_a_bare_field_copies_it_and_a_boolean_counts_as_one(ctx: OpContext) -> None:
+    """The fifth question set's planners renamed fields with a group's first and built indicators as
+    min(1, max(0, d - x)): a field name alone as expr copies the field's value unchanged (a rename: a
+    string, a number, an object; null where the row lacks it), a number alone is a constant, and
+    number(comparison) is 1 or 0 (null stays null)."""
+    rows = [{"src": "n9", "w": 0.25, "p": {"x": 1}}, {"src": "n10", "w": 3}, {"w": -2}]
+    assert _derived(ctx, rows, "src") == ["n9", "n10", None]
+    assert _derived(ctx, rows, "w") == [0.25, 3, -2]
+    assert _derived(ctx, rows, "p") == [{"x": 1}, None, None]
+    assert _derived(ctx, rows, 7) == [7, 7, 7]
+    positive = {"op": "number", "arg": {"op": "gt", "left": "w", "right": 0}}
+    assert _derived(ctx, rows, positive) == [1, 1, 0]
+    band = {
+        "op": "add",
+        "left": positive,
+        "right": {"op": "number", "arg": {"op": "ge", "left": "w", "right": 3}},
+    }
+    assert _derived(ctx, rows, band) == [1, 2, 0]
+    assert _derived(ctx, [{"w": None}], positive) == [None]
 
 
 def test_derive_comparisons_and_three_valued_logic(ctx: OpContext) -> None:

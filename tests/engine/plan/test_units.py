@@ -7,6 +7,7 @@ one; the claim and reporter tests run on the verifier tests' small store.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -247,6 +248,24 @@ def test_a_join_keeps_both_sides_units() -> None:
     ok(raw)
     assert _units_of(raw, "s3.rows[0].earliest_arrival") is Unit.TIME
     assert _units_of(raw, "s3.rows[0].src") is Unit.ID
+
+
+def test_a_sum_or_mean_of_booleans_is_refused_with_number_as_the_way() -> None:
+    """A sum skips what is not a number, so a sum of a derived comparison answered 0 (the fifth set's
+    vc01 draft): refused at the aggregate's field, pointing at number(...), which makes 1 and 0."""
+    flag = {"op": "ge", "left": "vt_s", "right": 5}
+    derived = compute("s2", ("s1",), fn="derive", input=ref("s1.rows"), expr=flag)
+    derived["args"]["as"] = "late"
+    for fn in ("sum", "mean"):
+        raw = plan(EVENTS, derived, compute("s3", ("s2",), fn="group", input=ref("s2.rows"), by="src",
+                                            aggregates=[{"fn": fn, "field": "late"}]))  # fmt: skip
+        v = one_unit(raw)
+        assert v.field == "args.aggregates.0.field" and v.legal["found"] == "boolean", v.to_dict()
+        assert any("number" in u for u in v.legal["use"]), v.legal
+    counted = copy.deepcopy(derived)
+    counted["args"]["expr"] = {"op": "number", "arg": flag}
+    ok(plan(EVENTS, counted, compute("s3", ("s2",), fn="group", input=ref("s2.rows"), by="src",
+                                     aggregates=[{"fn": "sum", "field": "late"}])))  # fmt: skip
 
 
 def test_an_anti_join_keeps_a_s_units_and_takes_none_of_b_s() -> None:
