@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -64,6 +64,17 @@ class OpContext:
     def uids(self) -> list[str]:
         """uid by nid."""
         return self.cached(("uids",), lambda: self.store.backend.entities()["uid"].to_pylist())
+
+    def uid_rank(self) -> np.ndarray:
+        """rank[nid]: the uid's position in string (code-point) order, the operators' uid tie-break."""
+
+        def build() -> np.ndarray:
+            uids = self.uids()
+            rank = np.empty(len(uids), np.int64)
+            rank[np.argsort(np.array(uids, dtype=object), kind="stable")] = np.arange(len(uids))
+            return rank
+
+        return cast(np.ndarray, self.cached(("uid_rank",), build))
 
     def nid_index(self) -> dict[str, int]:
         return self.cached(("nid_index",), lambda: {u: i for i, u in enumerate(self.uids())})

@@ -119,18 +119,6 @@ def _window_arcs(ctx: OpContext, a: _StaticArgs) -> tuple[np.ndarray, np.ndarray
     return e.src[idx].astype(np.int64), e.dst[idx].astype(np.int64)
 
 
-def _uid_rank(ctx: OpContext) -> np.ndarray:
-    """rank[nid]: the uid's position in string order (the tie-break of both operators' orders)."""
-
-    def build() -> np.ndarray:
-        uids = ctx.uids()
-        rank = np.empty(len(uids), np.int64)
-        rank[np.argsort(np.array(uids, dtype=object), kind="stable")] = np.arange(len(uids))
-        return rank
-
-    return ctx.cached(("uid_rank",), build)
-
-
 def _roots(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """root[nid] of every node under the arcs u–v (direction ignored); the root of a component is one of
     its members, the same for all of them."""
@@ -177,7 +165,7 @@ def connected_components(ctx: OpContext, a: ComponentsArgs) -> dict[str, Any]:
     root = _roots(len(uids), u, v)
     members = np.flatnonzero(present)
     size = np.bincount(root[members], minlength=len(uids))
-    rank = _uid_rank(ctx)
+    rank = ctx.uid_rank()
     first = np.full(len(uids), len(uids), np.int64)
     np.minimum.at(first, root[members], rank[members])
     comps = np.flatnonzero(size)
@@ -259,7 +247,7 @@ def hop_distance(ctx: OpContext, a: HopArgs) -> dict[str, Any]:
     uids = ctx.uids()
     dist = _distances(ctx, a, src)
     reached = np.flatnonzero(dist > 0)
-    rank = _uid_rank(ctx)
+    rank = ctx.uid_rank()
     reached = reached[np.lexsort((rank[reached], dist[reached]))]
     rows = [{"uid": uids[int(x)], "hops": int(dist[x])} for x in reached]
     got = dst is not None and bool(dist[dst] >= 0)

@@ -26,10 +26,11 @@ from pydantic import Field, model_validator
 
 from tgms.engine.errors import CostError
 from tgms.engine.operators.adjacency import Adjacency, Scope, _ranges, adjacency, scope
-from tgms.engine.operators.base import Model, OneOf, OpArgs, PagedOutput, TimeEnd, Uid, Window, invalid_at
+from tgms.engine.operators.base import Model, OneOf, OpArgs, PagedOutput, TimeEnd, UidArg, Window, invalid_at
 from tgms.engine.operators.context import OpContext
 from tgms.engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor
 from tgms.engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
+from tgms.engine.operators.lazy_rows import LazyRows, rows_of
 from tgms.engine.operators.registry import operator
 
 INF = np.iinfo(np.int64).max
@@ -158,6 +159,41 @@ def earliest_arrival(
         np.minimum.at(arr, to, tau)
         frontier = np.unique(to).astype(np.int64)
     return arr
+
+
+def earliest_arrivals(
+    sc: Scope, srcs: list[int], strict: bool, depart_by: int | None, hops: np.ndarray | None
+) -> np.ndarray:
+    """:func:`earliest_arrival` from each of ``srcs`` at once, a row each (``len(srcs) × n_nodes``): the
+    same rounds over labels ``(walk, node)`` numbered ``walk · n + node``, so the walks share each round's
+    searches instead of one Python loop of rounds a walk (labels of different walks never meet). ``hops``
+    (flat, ``len(srcs) · n``) as there."""
+    n = sc.g.n_nodes
+    arr = np.full(len(srcs) * n, INF, dtype=np.int64)
+    for i, src in enumerate(srcs):
+        to, tau, _tid = _first_arcs(sc, src, depart_by)
+        np.minimum.at(arr, i * n + to, tau)
+        if hops is not None:
+            hops[i * n + to] = 1
+    frontier = np.flatnonzero(arr < INF)
+    step = 1 if strict else 0
+    k = 1
+    while len(frontier):
+        k += 1
+        ready = arr[frontier] + step
+        own, to, tau, _tid, _arc = _out_arcs(sc, frontier % n, ready, _tids(sc.g, ready))
+        label = frontier[own] - frontier[own] % n + to
+        better = tau < arr[label]
+        label, tau = label[better], tau[better]
+        if not len(label):
+            break
+        if hops is not None:
+            hops[label[arr[label] == INF]] = k
+        np.minimum.at(arr, label, tau)
+        improved = np.zeros(len(arr), dtype=bool)  # the labels that improved, once each, in label order
+        improved[label] = True
+        frontier = np.flatnonzero(improved)
+    return arr.reshape(len(srcs), n)
 
 
 def _add_new(seen: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -317,8 +353,17 @@ def earliest_arrival_waiting(
 # -- temporal_reachability --------------------------------------------------------------------------
 
 
+#: the most sources one temporal_reachability call walks from (a list ``src``)
+MAX_SOURCES = 1000
+#: one uid, or a list of them (one walk from each): one marked position, grounded uid by uid
+Sources = Annotated[
+    Annotated[list[str], Field(min_length=1, max_length=MAX_SOURCES)] | str,
+    UidArg(),
+]
+
+
 class ReachabilityArgs(OpArgs):
-    src: Uid
+    src: Sources
     window: Window
     delta_max_wait: Annotated[int, Field(ge=0)] | None = None
     direction: Annotated[str, OneOf(DIRECTIONS)] = "out"
@@ -332,7 +377,7 @@ class ReachabilityArgs(OpArgs):
     ] = None
     hops: Annotated[
         bool,
-        Field(description="rows also give hops, the fewest edges of a time-respecting path to the node"),
+        Field(description="rows also give hops, the fewest edges to the node"),
     ] = False
 
     @model_validator(mode="after")
@@ -360,6 +405,7 @@ class ReachRow(Model):
     uid: str
     earliest_arrival: int
     hops: Annotated[int | None, Field(description="with hops: true only")] = None
+    src: Annotated[str | None, Field(description="with a list of src only: the walk's source")] = None
 
 
 class ReachabilityOut(PagedOutput):
@@ -407,18 +453,32 @@ def _reachability_work(p: StoreProfile, a: ReachabilityArgs, t_b: int) -> dict[s
     return edge_where_work(p, a.where, work)
 
 
+def _sources(a: ReachabilityArgs) -> list[str]:
+    """The walks' sources: ``src``, or its list without repeats (first kept), in the given order."""
+    return [a.src] if isinstance(a.src, str) else list(dict.fromkeys(a.src))
+
+
+def _walks_work(p: StoreProfile, a: ReachabilityArgs, t_b: int) -> dict[str, float]:
+    """One walk's work times the walks (the adjacency index, built once, counted once)."""
+    one = _reachability_work(p, a, t_b)
+    k = len(_sources(a))
+    return {name: v if name == "index_row" else v * k for name, v in one.items()}
+
+
 def _reachability_cost(p: StoreProfile, a: ReachabilityArgs) -> CostEstimate:
     t_a, t_b = a.window.t_a, a.window.t_b
 
     def seconds(end: int) -> float:
-        return CostEstimate(_reachability_work(p, a, end)).seconds
+        return CostEstimate(_walks_work(p, a, end)).seconds
 
     sugg = _widest_window(p, t_a, t_b, seconds)
     if a.direction == "both":
         sugg.append("use direction 'out' or 'in' (half the arcs)")
     if a.delta_max_wait is not None and a.delta_max_wait < t_b - t_a - 1:
         sugg.append(f"drop delta_max_wait or use delta_max_wait >= {t_b - t_a - 1} (one label per node)")
-    return CostEstimate(_reachability_work(p, a, t_b), sugg)
+    if len(_sources(a)) > 1:
+        sugg.append("fewer sources (the walks cost one each)")
+    return CostEstimate(_walks_work(p, a, t_b), sugg)
 
 
 @operator(
@@ -440,7 +500,8 @@ def _reachability_cost(p: StoreProfile, a: ReachabilityArgs) -> CostEstimate:
         "D with depart_by = D + 1 day); a later return to src is an ordinary stop. `where` (edge "
         "predicates) limits the edges it may use. hops: true adds to each row `hops`, the fewest edges of a "
         "time-respecting path to the node by the same rules (it may arrive later than earliest_arrival; not "
-        "with delta_max_wait)."
+        "with delta_max_wait). src may be a list of uids: a walk from each, rows also give src (whose "
+        "walk; group them by src to count each one's reach)."
     ),
     example={
         "args": {"src": "n9", "window": {"t_a": 1082000000000000, "t_b": 1083000000000000}, "limit": 50},
@@ -450,26 +511,89 @@ def _reachability_cost(p: StoreProfile, a: ReachabilityArgs) -> CostEstimate:
     },
 )
 def temporal_reachability(ctx: OpContext, a: ReachabilityArgs) -> dict[str, Any]:
-    (src,) = ctx.require_known([a.src], a.as_of_tt, "src")
+    sources = _sources(a)
+    nids = ctx.require_known(sources, a.as_of_tt, "src")
     t_a, t_b = a.window.t_a, a.window.t_b
     g = adjacency(ctx, a.as_of_tt, a.direction)
     keep = edge_keep(ctx, a.as_of_tt, a.where)
-    hops = np.zeros(g.n_nodes, dtype=np.int64) if a.hops else None
-    if a.delta_max_wait is None or a.delta_max_wait >= t_b - t_a - 1:  # no wait in the window can exceed it
-        arr = earliest_arrival(scope(g, t_a, t_b, keep=keep), src, a.strict, a.depart_by, hops)
-    else:
-        sc = scope(g, t_a, t_b, local=True, keep=keep)
-        arr = earliest_arrival_waiting(sc, src, a.delta_max_wait, a.strict, a.depart_by)
-    arr[src] = INF
-    reached = np.flatnonzero(arr < INF)
-    uids = ctx.uids()
-    names = np.array([uids[i] for i in reached.tolist()], dtype=object)
-    times = arr[reached]
-    order = np.lexsort((names.astype(str), times)) if len(names) else reached
-    rows = [
-        {"uid": u, "earliest_arrival": t} for u, t in zip(names[order], times[order].tolist(), strict=True)
-    ]
-    if hops is not None:
-        for row, h in zip(rows, hops[reached[order]].tolist(), strict=True):
-            row["hops"] = h
+    unbounded = a.delta_max_wait is None or a.delta_max_wait >= t_b - t_a - 1  # no wait can exceed it
+    sc = scope(g, t_a, t_b, keep=keep) if unbounded else scope(g, t_a, t_b, local=True, keep=keep)
+    n = g.n_nodes
+    many = unbounded and len(nids) > 1  # the walks' rounds taken together (earliest_arrivals)
+    flat_hops = np.zeros(len(nids) * n, dtype=np.int64) if a.hops and many else None
+    together = earliest_arrivals(sc, nids, a.strict, a.depart_by, flat_hops) if many else None
+    rank = ctx.uid_rank()
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
+    for i, src in enumerate(nids):
+        hops = np.zeros(n, dtype=np.int64) if a.hops and not many else None
+        if together is not None:
+            arr = together[i]
+            hops = None if flat_hops is None else flat_hops[i * n : (i + 1) * n]
+        elif unbounded:
+            arr = earliest_arrival(sc, src, a.strict, a.depart_by, hops)
+        else:
+            assert a.delta_max_wait is not None
+            arr = earliest_arrival_waiting(sc, src, a.delta_max_wait, a.strict, a.depart_by)
+        arr[src] = INF  # src itself is never listed (a return to it is an ordinary stop)
+        reached = np.flatnonzero(arr < INF)
+        order = reached[np.lexsort((rank[reached], arr[reached]))]  # by (earliest_arrival, uid)
+        parts.append((order, arr[order], None if hops is None else hops[order]))
+    rows = ReachRows(ctx.uids(), None if isinstance(a.src, str) else sources, parts)
     return {"rows": rows, "rows_total": len(rows)}
+
+
+class ReachRows(LazyRows):
+    """temporal_reachability's rows as arrays (each walk's reached nodes, arrivals and hops, walk after
+    walk); a row {uid, earliest_arrival[, hops][, src]} is built only when read (a page, or a column)."""
+
+    canonical_rows = True
+
+    def __init__(
+        self,
+        uids: list[str],
+        sources: list[str] | None,
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]],
+    ) -> None:
+        def cat(arrays: list[np.ndarray]) -> np.ndarray:
+            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+
+        self._uids, self._sources = uids, sources
+        self._node = cat([p[0] for p in parts])
+        self._time = cat([p[1] for p in parts])
+        with_hops = bool(parts) and parts[0][2] is not None
+        self._hops = cat([p[2] for p in parts if p[2] is not None]) if with_hops else None
+        self._walk = cat([np.full(len(p[0]), i, dtype=np.int64) for i, p in enumerate(parts)])
+        super().__init__(np.arange(len(self._node)))
+
+    def _build(self, pos: np.ndarray) -> list[dict[str, Any]]:
+        cols = {"uid": self.column_at("uid", pos), "earliest_arrival": self._time[pos].tolist()}
+        if self._hops is not None:
+            cols["hops"] = self._hops[pos].tolist()
+        if self._sources is not None:
+            cols["src"] = self.column_at("src", pos)
+        return rows_of(cols)
+
+    def column_at(self, name: str, pos: np.ndarray) -> list[Any]:
+        if name == "uid":
+            return [self._uids[i] for i in self._node[pos].tolist()]
+        if name == "src":
+            assert self._sources is not None
+            return [self._sources[w] for w in self._walk[pos].tolist()]
+        got = self.int_column(name)
+        assert got is not None
+        return got[pos].tolist()
+
+    def has_column(self, name: str) -> bool:
+        return (
+            name in ("uid", "earliest_arrival")
+            or (name == "hops" and self._hops is not None)
+            or (name == "src" and self._sources is not None)
+        )
+
+    def int_column(self, name: str) -> np.ndarray | None:
+        if name == "earliest_arrival":
+            return self._time
+        return self._hops if name == "hops" else None
+
+    def column(self, name: str) -> list[Any]:
+        return self.column_at(name, self._pos)

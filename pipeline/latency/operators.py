@@ -58,6 +58,8 @@ TARGETS: dict[tuple[str, int], float] = {
     ("temporal_reachability/strict_depart_by_hops_10pct_window", 10**6): 100,
     ("temporal_reachability/strict_wait_1h_msg_10pct_window", 10**6): 100,
     ("longest_temporal_path/max_wait_1h_10pct_window", 10**6): 100,
+    # temporal_reachability from a list of sources: five walks in one call (the fifth set's ve09)
+    ("temporal_reachability/strict_5_sources_10pct_window", 10**6): 100,
     ("aggregate_events/messages_by_sender_and_instant_10pct_window", 10**6): 100,
     # issue 27, item 2: aggregation over a whole result (the rows a plan's compute reads past a page)
     ("compute/median_1e6_times", 10**6): 100,
@@ -91,6 +93,7 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
     uids = ctx.uids()
     deg = ctx.degrees(None)
     busy = uids[int(np.argmax(deg))]
+    busiest5 = [uids[i] for i in np.argsort(-deg, kind="stable")[:5].tolist()]
     lo, hi = int(e.vt_s[0]), int(e.vt_s[-1]) + 1
     span = hi - lo
     mid = lo + span // 2
@@ -302,6 +305,11 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             "longest_temporal_path",
             "longest_temporal_path/max_wait_1h_10pct_window",
             {"window": w10, "max_hops": 20, "delta_max_wait": 3_600_000_000},
+        ),
+        (  # a walk from each of the five busiest senders, strict (the fifth set's ve09: reach per source)
+            "temporal_reachability",
+            "temporal_reachability/strict_5_sources_10pct_window",
+            {"src": busiest5, "window": w10, "strict": True},
         ),
     ]
     return [c for c in calls + whole_result_calls(ctx) if c[0] in REGISTRY]

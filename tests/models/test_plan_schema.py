@@ -246,7 +246,7 @@ def mutated(edit: Any) -> dict[str, Any]:
         pytest.param(lambda p: p["steps"][1]["args"].update(input={"$ref": "rows"}), id="ref-without-step"),
         pytest.param(lambda p: p["answer_spec"].update({"from": "s1.reach_count"}), id="undeclared-from"),
         pytest.param(lambda p: p["answer_spec"].update(kind="value"), id="other-kind"),
-        pytest.param(lambda p: p["steps"][0]["args"].update(src=["n1"]), id="wrong-type"),
+        pytest.param(lambda p: p["steps"][0]["args"].update(src=7), id="wrong-type"),
         pytest.param(
             lambda p: p["steps"].append(
                 {"id": "s3", "op": "snapshot_subgraph", "args": {"seeds": ["n1"] * 40, "t_valid": 1}}

@@ -149,7 +149,7 @@ def test_manual_lists_each_operators_declared_outputs_and_stays_small() -> None:
             if name in ("truncated", "cursor") or name.endswith("_truncated"):
                 continue
             assert name in block, (spec.name, name)
-    assert "rows[{uid,earliest_arrival,hops}]" in manual  # list outputs show their element keys
+    assert "rows[{uid,earliest_arrival,hops,src}]" in manual  # list outputs show their element keys
     # the whole planner prompt (prefix + a typical suffix) must leave room for the repair turns and the
     # reply in vLLM's 4,096-token window: aim at ~3,000. Estimated at 2.7 chars per token (SmolLM2's
     # tokenizer measured 2.76 on the prefix; the real-tokenizer test belongs with the local servers)
@@ -174,8 +174,9 @@ def test_manual_lists_each_operators_declared_outputs_and_stays_small() -> None:
     # issue 27: edge predicates (where) on five graph operators, ~4,700; the node-simple longest path
     # (simple, strict) ~4,770; next_event (per-entity sequences: two nested event selections) ~+300, and
     # with the aggregate max_session_events and reachability's depart_by ~5,260; compute's group, quantile
-    # and distinct (with the two worked examples in the manual) ~5,360
-    assert estimate_tokens(static_prefix(FIXED_LAYOUT) + task_suffix(t)) < 5400
+    # and distinct (with the two worked examples in the manual) ~5,360; derive's copy and number(bool), and
+    # temporal_reachability's list of sources (the fifth question set) ~5,420: the cap moves by 30, seen
+    assert estimate_tokens(static_prefix(FIXED_LAYOUT) + task_suffix(t)) < 5430
 
 
 def test_the_reply_may_come_in_think_blocks_and_code_fences(scripted_client, ctx) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tgms.engine.canonical import canonicalize
-from tgms.engine.errors import InvalidArgError
+from tgms.engine.errors import InvalidArgError, SchemaError
 from tgms.engine.operators.oracle.events import edge_filter
 from tgms.engine.operators.oracle.store import (
     OracleStore,
@@ -38,6 +38,10 @@ def _oriented(edges: list[dict[str, Any]], direction: str) -> list[tuple[str, st
     return out
 
 
+#: the arcs out of each node: {to, vt_s, vt_e}
+Arcs = dict[str, list[dict[str, Any]]]
+
+
 def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
     check_keys(
         args,
@@ -47,8 +51,15 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
     )
     want_hops = bool_arg(args, "hops")
     a = as_of_arg(args)
-    src = str_arg(args, "src")
-    assert src is not None
+    raw_src = args.get("src")
+    if isinstance(raw_src, list):  # a list of sources: a walk from each, first occurrence kept
+        if not raw_src or len(raw_src) > 1000 or not all(isinstance(u, str) for u in raw_src):
+            raise SchemaError("src must be a uid or a list of 1..1000 uids", field="src", value=raw_src)
+        sources = list(dict.fromkeys(raw_src))
+    else:
+        src_one = str_arg(args, "src")
+        assert src_one is not None
+        sources = [src_one]
     t_a, t_b = window_arg(args["window"])
     delta = int_arg(args, "delta_max_wait", None, 0, None)
     direction = choice_arg(args, "direction", ("out", "in", "both"), "out")
@@ -61,10 +72,28 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
     if want_hops and delta is not None:
         raise InvalidArgError("hops is not available with delta_max_wait", field="hops", value=True)
     passes = edge_filter(args.get("where"))
-    require_known([src], store.known_uids(a), "src")
+    require_known(sources, store.known_uids(a), "src")
     arcs_from: dict[str, list[dict[str, Any]]] = {}
     for x, y, e in _oriented([e for e in store.believed_edges(a) if passes(e)], direction):
         arcs_from.setdefault(x, []).append({"to": y, "vt_s": e["vt_s"], "vt_e": e["vt_e"]})
+    rows: list[dict[str, Any]] = []
+    for src in sources:  # one walk each, in the given order; a list's rows name their walk's source
+        walk = _walk(arcs_from, src, t_a, t_b, delta, strict, depart_by, want_hops)
+        rows += walk if isinstance(raw_src, str) else [{**r, "src": src} for r in walk]
+    return canonicalize({"rows": rows, "rows_total": len(rows)})
+
+
+def _walk(
+    arcs_from: Arcs,
+    src: str,
+    t_a: int,
+    t_b: int,
+    delta: int | None,
+    strict: bool,
+    depart_by: int | None,
+    want_hops: bool,
+) -> list[dict[str, Any]]:
+    """One source's reached nodes {uid, earliest_arrival[, hops]} by (earliest_arrival, uid)."""
 
     # Exact search over labelled states (node, arrival, free). `free` marks the start state: the wait at
     # the source before the first edge is not an intermediate wait and is not limited, its edge is taken
@@ -109,11 +138,7 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
         for r in rows:
             r["hops"] = fewest[r["uid"]]
     rows.sort(key=lambda r: (r["earliest_arrival"], r["uid"]))
-    return canonicalize({"rows": rows, "rows_total": len(rows)})
-
-
-#: the arcs out of each node: {to, vt_s, vt_e}
-Arcs = dict[str, list[dict[str, Any]]]
+    return rows
 
 
 def _fewest_hops(

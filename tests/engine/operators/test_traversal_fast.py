@@ -107,6 +107,8 @@ def sample(op: str, rng: random.Random, uids: list[str], tts: list[int], t_max: 
         if rng.random() < 0.35:  # the fewest hops to each node (not beside a wait limit)
             args["hops"] = True
             args.pop("delta_max_wait", None)
+        if rng.random() < 0.25:  # several sources: a walk from each (a repeat walked once)
+            args["src"] = [rng.choice(uids) for _ in range(rng.randint(1, 4))]
     else:
         s, d = rng.sample(uids, 2)
         args = {"src": s, "dst": d, "window": _window(rng, t_max)}
@@ -333,6 +335,28 @@ def test_fewest_hops_are_not_the_earliest_path_s(tmp_path: Path, backend: str) -
                                                         "delta_max_wait": 5})  # fmt: skip
     finally:
         s.close()
+
+
+def test_a_list_of_sources_walks_from_each(tmp_path: Path, backend: str) -> None:
+    """src as a list (the fifth set's ve09: each day-14 sender's reach): the rows of one walk from each
+    source, in the list's order (a repeat walked once), each row naming its source; a single src keeps its
+    rows as they were (no src key). An unknown uid anywhere in the list is E_NOT_FOUND; [] is E_SCHEMA."""
+    store = edge_store(
+        tmp_path, backend, [("S", "A", 1, 2), ("A", "B", 3, 4), ("B", "S", 5, 6), ("C", "A", 2, 3)]
+    )
+    try:
+        one = {u: run(store, "temporal_reachability", src=u, window=W)["rows"] for u in ("S", "C", "B")}
+        assert all("src" not in r for rows in one.values() for r in rows)
+        many = run(store, "temporal_reachability", src=["C", "S", "C", "B"], window=W)
+        want = [{**r, "src": u} for u in ("C", "S", "B") for r in one[u]]
+        assert many["rows"] == want and many["rows_total"] == len(want)
+        assert [r["src"] for r in many["rows"]] == ["C", "C", "C", "S", "S", "B"]
+        ctx = OpContext(store)
+        for bad, code in (({"src": ["S", "nope"]}, "E_NOT_FOUND"), ({"src": []}, "E_SCHEMA")):
+            args = {**bad, "window": W}
+            assert compare(ctx, OracleStore(*store.public_rows()), "temporal_reachability", args) == code
+    finally:
+        store.close()
 
 
 def test_paths_rows_and_order(tmp_path: Path, backend: str) -> None:

@@ -60,7 +60,7 @@ def test_output_field(plan_ctx: OpContext) -> None:
 def test_output_field_inside_a_row(plan_ctx: OpContext) -> None:
     raw = plan(reach(), step("s2", "compute", ("s1",), fn="count", input=ref("s1.rows[*].name")))
     v = one(raw, plan_ctx, "output_field")
-    assert (v.step, v.field, v.legal) == ("s2", "args.input", ["earliest_arrival", "hops", "uid"])
+    assert (v.step, v.field, v.legal) == ("s2", "args.input", ["earliest_arrival", "hops", "src", "uid"])
 
 
 def test_lesson_1_count_where_the_operator_emits_rows_total(plan_ctx: OpContext) -> None:
@@ -80,7 +80,7 @@ def test_lesson_1_count_where_the_operator_emits_rows_total(plan_ctx: OpContext)
 @pytest.mark.parametrize(
     ("consumer", "field"),
     [
-        (reach("s2", ("s1",), src=ref("s1.rows[*].uid")), "args.src"),  # a list where a uid is expected
+        (step("s2", "entity_history", ("s1",), uid=ref("s1.rows[*].uid")), "args.uid"),  # a list for a uid
         (step("s2", "compute", ("s1",), fn="count", input=ref("s1.rows_total")), "args.input"),  # the reverse
     ],
 )
