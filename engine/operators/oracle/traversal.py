@@ -74,7 +74,10 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
     passes = edge_filter(args.get("where"))
     require_known(sources, store.known_uids(a), "src")
     arcs_from: dict[str, list[dict[str, Any]]] = {}
-    for x, y, e in _oriented([e for e in store.believed_edges(a) if passes(e)], direction):
+    # an edge outside the window is never usable (τ >= t_a >= its end, or τ >= its start >= t_b): left out,
+    # so each walk scans the window's arcs, not the whole time line's
+    inside = [e for e in store.believed_edges(a) if e["vt_e"] > t_a and e["vt_s"] < t_b and passes(e)]
+    for x, y, e in _oriented(inside, direction):
         arcs_from.setdefault(x, []).append({"to": y, "vt_s": e["vt_s"], "vt_e": e["vt_e"]})
     rows: list[dict[str, Any]] = []
     for src in sources:  # one walk each, in the given order; a list's rows name their walk's source

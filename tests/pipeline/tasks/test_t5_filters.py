@@ -30,7 +30,8 @@ def _store(make_store: Any, plan: dict[str, tuple[int, int]], name: str = "s") -
 def test_the_template_uses_the_aggregates_own_where_and_sorts_last() -> None:
     (mine,) = [t for t in all_templates() if t.name == "T5.zz.night_share"]
     assert mine.family == "T5" and mine.kind == "entity" and set(mine.ops) == {"aggregate_events", "compute"}
-    assert max(t.name for t in all_templates()) == mine.name  # the other templates' seeds do not move
+    # the other templates' seeds do not move (T5.zzz. came later still: test_t5_reach.py)
+    assert max(t.name for t in all_templates() if not t.name.startswith("T5.zzz.")) == mine.name
 
 
 def test_night_share_is_the_largest_share_not_the_most_night_messages(make_store: Any) -> None:
