@@ -138,36 +138,15 @@ def earliest_arrival(
     The rounds are synchronous (each fires its frontier from the arrivals the round before left), so after
     round k a node's arrival is the earliest over walks of at most k hops: the round that first reaches a
     node is its fewest hops, written into ``hops`` when given (0 = unreached)."""
-    arr = np.full(sc.g.n_nodes, INF, dtype=np.int64)
-    to, tau, _tid = _first_arcs(sc, src, depart_by)
-    np.minimum.at(arr, to, tau)
-    if hops is not None:
-        hops[to] = 1
-    frontier = np.unique(to)
-    step = 1 if strict else 0
-    k = 1
-    while len(frontier):
-        k += 1
-        ready = arr[frontier] + step
-        _own, to, tau, _tid, _arc = _out_arcs(sc, frontier, ready, _tids(sc.g, ready))
-        better = tau < arr[to]
-        to, tau = to[better], tau[better]
-        if not len(to):
-            break
-        if hops is not None:
-            hops[to[arr[to] == INF]] = k
-        np.minimum.at(arr, to, tau)
-        frontier = np.unique(to).astype(np.int64)
-    return arr
+    return earliest_arrivals(sc, [src], strict, depart_by, hops)[0]
 
 
 def earliest_arrivals(
     sc: Scope, srcs: list[int], strict: bool, depart_by: int | None, hops: np.ndarray | None
 ) -> np.ndarray:
-    """:func:`earliest_arrival` from each of ``srcs`` at once, a row each (``len(srcs) × n_nodes``): the
-    same rounds over labels ``(walk, node)`` numbered ``walk · n + node``, so the walks share each round's
-    searches instead of one Python loop of rounds a walk (labels of different walks never meet). ``hops``
-    (flat, ``len(srcs) · n``) as there."""
+    """:func:`earliest_arrival` from each of ``srcs`` at once, a row each (``len(srcs) × n_nodes``): its
+    rounds over labels ``(walk, node)`` numbered ``walk · n + node`` (labels of different walks never
+    meet), so one loop of rounds serves every walk. ``hops``: flat, ``len(srcs) · n``."""
     n = sc.g.n_nodes
     arr = np.full(len(srcs) * n, INF, dtype=np.int64)
     for i, src in enumerate(srcs):
@@ -519,18 +498,14 @@ def temporal_reachability(ctx: OpContext, a: ReachabilityArgs) -> dict[str, Any]
     unbounded = a.delta_max_wait is None or a.delta_max_wait >= t_b - t_a - 1  # no wait can exceed it
     sc = scope(g, t_a, t_b, keep=keep) if unbounded else scope(g, t_a, t_b, local=True, keep=keep)
     n = g.n_nodes
-    many = unbounded and len(nids) > 1  # the walks' rounds taken together (earliest_arrivals)
-    flat_hops = np.zeros(len(nids) * n, dtype=np.int64) if a.hops and many else None
-    together = earliest_arrivals(sc, nids, a.strict, a.depart_by, flat_hops) if many else None
+    flat_hops = np.zeros(len(nids) * n, dtype=np.int64) if a.hops and unbounded else None
+    together = earliest_arrivals(sc, nids, a.strict, a.depart_by, flat_hops) if unbounded else None
     rank = ctx.uid_rank()
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
     for i, src in enumerate(nids):
-        hops = np.zeros(n, dtype=np.int64) if a.hops and not many else None
-        if together is not None:
+        hops = None if flat_hops is None else flat_hops[i * n : (i + 1) * n]
+        if together is not None:  # the walks' rounds taken together
             arr = together[i]
-            hops = None if flat_hops is None else flat_hops[i * n : (i + 1) * n]
-        elif unbounded:
-            arr = earliest_arrival(sc, src, a.strict, a.depart_by, hops)
         else:
             assert a.delta_max_wait is not None
             arr = earliest_arrival_waiting(sc, src, a.delta_max_wait, a.strict, a.depart_by)
