@@ -13,6 +13,7 @@ argument is a missing argument (``E_SCHEMA``).
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from typing import Annotated, Any, NoReturn
@@ -157,16 +158,39 @@ _SCHEMA_TYPES = {
 }
 
 
+#: pydantic's names of a union's branches in an error's location (``src.list[str]``, ``src.str``), which
+#: are no argument's name (an operator's own locations, ``input[0]``, are kept)
+_BRANCH = re.compile(
+    r"(str|int|float|bool|none|bytes|list|dict|tuple|set|frozenset)"
+    r"|(list|dict|tuple|set|frozenset|literal|union|nullable|is-instance|function-[a-z]+|tagged-union"
+    r"|json-or-python|lax-or-strict|constrained-[a-z]+)(\[.*\])?"
+)
+
+
+def _argument_path(loc: tuple[int | str, ...]) -> str:
+    """An error's location as the argument path a call spells (``src``, ``where.0.value``): the union
+    branch names pydantic inserts are left out."""
+    return ".".join(str(p) for p in loc if isinstance(p, int) or not _BRANCH.fullmatch(p))
+
+
 def validation_error(exc: ValidationError, op: str) -> TGMSError:
-    """Map a pydantic error to E_SCHEMA / E_INVALID_ARG, naming every offending field."""
-    problems = []
+    """Map a pydantic error to E_SCHEMA / E_INVALID_ARG, naming every offending field once (a value no
+    branch of a union takes, a uid or a list of uids, is one problem whose message names what each wanted)."""
+    problems: list[dict[str, Any]] = []
+    by_field: dict[str, dict[str, Any]] = {}
     schema = False
     for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"])
+        loc = _argument_path(err["loc"])
         typ = err["type"]
         is_schema = typ in _SCHEMA_TYPES or typ.endswith("_type")
         schema = schema or is_schema
-        problems.append({"field": loc, "problem": err["msg"], "kind": typ})
+        if loc in by_field:  # another branch of one union argument
+            seen = by_field[loc]
+            if err["msg"] not in seen["problem"]:
+                seen["problem"] += f"; or {err['msg'][0].lower()}{err['msg'][1:]}"
+            continue
+        by_field[loc] = {"field": loc, "problem": err["msg"], "kind": typ}
+        problems.append(by_field[loc])
     first = problems[0]
     msg = f"{op}: {first['field'] or 'args'}: {first['problem']}"
     cls = SchemaError if schema else InvalidArgError

@@ -241,15 +241,11 @@ class _Check:
         try:
             parsed = parse_args(spec.args, args, spec.name)
         except TGMSError as exc:
-            seen: set[tuple[str, str]] = set()
             for prob in exc.details.get("problems") or [
                 {"field": exc.details.get("field") or "", "problem": exc.message, "kind": exc.code}
             ]:
-                loc = _argument_loc(str(prob.get("field") or ""))
+                loc = str(prob.get("field") or "")
                 code, legal = _arg_code(spec, prob)
-                if (loc, code) in seen:
-                    continue  # a union's wrong value (a uid or a list of uids): one finding, not one a branch
-                seen.add((loc, code))
                 if any(
                     loc == r
                     or loc.startswith(r + ".")
@@ -397,18 +393,6 @@ def _strip_refs(
         if cut:
             removed.append(".".join(str(p) for p in cut))
     return out, removed
-
-
-#: pydantic's names of a union's branches in an error's location (``src.list[str]``, ``src.str``)
-_BRANCH_TAGS = frozenset({"str", "int", "float", "bool", "none", "list", "dict", "tuple"})
-
-
-def _argument_loc(loc: str) -> str:
-    """An error's location without the union-branch tags pydantic appends (``src.list[str]`` -> ``src``)."""
-    parts = loc.split(".") if loc else []
-    while parts and (parts[-1] in _BRANCH_TAGS or "[" in parts[-1] or parts[-1].startswith("function-")):
-        parts.pop()
-    return ".".join(parts)
 
 
 def _arg_code(spec: OperatorSpec, prob: dict[str, Any]) -> tuple[str, Any]:
