@@ -44,6 +44,7 @@ from tgms.engine.operators.compute_group import (
     MAX_ORDER_BY,
     rolling_reads,
 )
+from tgms.engine.operators.compute_rolling import constant_time
 from tgms.engine.operators.compute_units import compute_units
 from tgms.engine.operators.context import OpContext
 from tgms.engine.operators.cost import CostEstimate, StoreProfile, values_estimate
@@ -285,12 +286,10 @@ def _compute_cost(p: StoreProfile, a: ComputeArgs) -> CostEstimate:
 
 
 def _rolls_fast(agg: GroupAggregate, first: Any) -> bool:
-    """Whether a rolling aggregate is taken in O(1) a row (compute_rolling), judged by the first row:
-    count, first, last; sum and mean unless the field holds a float."""
-    if agg.fn in ("count", "first", "last"):
-        return True
+    """Whether a rolling aggregate is taken in O(1) a row (compute_rolling), its field judged by the first
+    row's value."""
     value = first.get(agg.field) if isinstance(first, dict) and agg.field else None
-    return agg.fn in ("sum", "mean") and type(value) is not float
+    return constant_time(agg.fn, type(value) is float)
 
 
 def _first(x: Any) -> Any:

@@ -26,6 +26,12 @@ from typing import Any
 from tgms.engine.operators.compute_fns import is_number, number_out
 
 
+def constant_time(fn: str, has_float: bool) -> bool:
+    """Whether :func:`partition_values` takes aggregate ``fn`` in O(1) a row over a field that holds a
+    float (``has_float``) or not: what compute's cost estimate asks before pricing frames read again."""
+    return fn in ("count", "first", "last") or (fn in ("sum", "mean") and not has_float)
+
+
 def _bounds(p: int, lo: int, hi: int) -> list[tuple[int, int]]:
     """Each position's frame ``[a, b)`` within a partition of ``p`` rows (``a >= b``: empty)."""
     return [(max(0, pos + lo), min(p, max(0, pos + hi + 1))) for pos in range(p)]
@@ -48,10 +54,8 @@ def partition_values(
         if fn == "first":
             return [out(values[a]) if b > a else None for a, b in bounds]
         return [out(values[b - 1]) if b > a else None for a, b in bounds]
-    if fn not in ("sum", "mean") or field is None:
-        return None
-    if any(type(v) is float for v in values):
-        return None  # exact float sums: the general loop's Fractions
+    if field is None or not constant_time(fn, any(type(v) is float for v in values)):
+        return None  # exact float sums (the general loop's Fractions), or an aggregate taken frame by frame
     ints = [v if is_number(v) else 0 for v in values]
     sums = [0, *accumulate(ints)]
     counts = [0, *accumulate(1 if is_number(v) else 0 for v in values)]
