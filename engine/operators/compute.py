@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from tgms.engine.operators.base import Model, OpArgs, PagedOutput
-from tgms.engine.operators.compute_fields import compute_reads, compute_row_fields
+from tgms.engine.operators.compute_fields import compute_clashes, compute_reads, compute_row_fields
 from tgms.engine.operators.compute_fns import (
     ALLEN,
     CMP_ALIASES,
@@ -338,6 +338,7 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "keeps its value's unit",
         row_fields=compute_row_fields,
         reads_fields=compute_reads,
+        clashes=compute_clashes,
         full_input=True,
     ),
     args=ComputeArgs,
@@ -360,7 +361,8 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "renamed b_<name>, or <prefix><name>); derive adds the field `as` to every row of "
         "`input`, computed by `expr` {op, left, right} with op add|sub|mul|div|min|max, lt|le|gt|ge|eq|ne "
         "(true/false) or and|or, or {op, arg} with op abs|floor|ceil|sqrt|not or number (a uid's number, "
-        "n42 → 42: ids as numbers, not text; true → 1), over field names, numbers or nested "
+        "n42 → 42: ids as numbers, not text; true → 1), over field names (props.rating reads into an "
+        "object), numbers or nested "
         "expressions, or a lone field name: a copy, a rename (arithmetic on a missing or non-numeric "
         "field, or a division by zero, gives null; a "
         "comparison with a null side gives null); record makes one row of named single values "

@@ -19,8 +19,9 @@ from tgms.engine.operators.compute_group import aggregate_names, group_fields
 
 #: operand argument -> the fields of the rows a whole-rows ref there yields (None: not known)
 Inputs = Mapping[str, tuple[str, ...] | None]
-#: (argument path for the message, operand argument, field name)
-Read = tuple[str, str, str]
+#: (argument path for the message, operand argument, field name, whether the name may be a dotted path
+#: into an object field: a derive's operand ``props.rating`` reads the rows' ``props``)
+Read = tuple[str, str, str, bool]
 
 _NO_INPUTS: Inputs = {}
 
@@ -86,14 +87,36 @@ def _join_fields(
     return (*a, *(out for out, _ in joined_b_names(args, keys, a, b)))
 
 
+def compute_clashes(args: Mapping[str, Any], inputs: Inputs) -> list[tuple[str, str]]:
+    """A join's b field whose name in the joined rows is already taken (by a's rows or an earlier b field):
+    the run would stop at it (compute_rows._merge), so the verifier says so first, at ``prefix``."""
+    keys = join_keys(args.get("on"))
+    a, b = inputs.get("a"), inputs.get("b")
+    if args.get("fn") != "join" or args.get("how") == "anti" or keys is None or a is None or b is None:
+        return []
+    taken, out = set(a), []
+    for name, b_name in joined_b_names(args, keys, a, b):
+        if name in taken:
+            out.append(
+                (
+                    "prefix",
+                    f"b's field {b_name!r} would be named {name!r}, which the joined rows already have: "
+                    "give the join a prefix no field starts with (e.g. c_), or rename first (a derive "
+                    "whose expr is the field's name)",
+                )
+            )
+        taken.add(name)
+    return out
+
+
 def compute_reads(args: Mapping[str, Any]) -> list[Read]:
     """Every field of its input rows a compute call names: ``(argument path, operand, name)``."""
     fn = args.get("fn")
     out: list[Read] = []
 
-    def name(where: str, operand: str, value: Any) -> None:
+    def name(where: str, operand: str, value: Any, path: bool = False) -> None:
         if isinstance(value, str):
-            out.append((where, operand, value))
+            out.append((where, operand, value, path))
 
     if fn in (*REDUCERS, "quantile", "distinct", "topk", "filter"):
         name("field", "input", args.get("field"))
@@ -126,7 +149,7 @@ def compute_reads(args: Mapping[str, Any]) -> list[Read]:
 def _expr_names(e: Any, where: str, name: Any) -> None:
     """A derive expression's operands that are strings (field names), each at its path."""
     if isinstance(e, str):
-        name(where, "input", e)
+        name(where, "input", e, True)
     elif isinstance(e, dict):
         for key in ("left", "right", "arg"):
             if key in e:

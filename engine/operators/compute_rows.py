@@ -226,9 +226,24 @@ def _number(x: Term) -> Fraction | None:
     return None
 
 
+def field_value(row: dict[str, Any], name: str) -> Any:
+    """A row's value of field ``name``: its own key when it has one, else, for a dotted name, the path of
+    keys the dots separate, into nested objects (``props.rating``); null where a step is missing or not an
+    object."""
+    if name in row or "." not in name:
+        return row.get(name)
+    head, _, rest = name.partition(".")
+    inner = row.get(head)
+    for key in rest.split("."):
+        if not isinstance(inner, dict):
+            return None
+        inner = inner.get(key)
+    return inner
+
+
 def _eval(e: Any, row: dict[str, Any]) -> Term:
     if isinstance(e, str):
-        v = row.get(e)
+        v = field_value(row, e)
         if is_number(v):
             return exact(v, e)
         return v if isinstance(v, (bool, str)) else None  # missing, null, a list or an object: null
@@ -296,7 +311,7 @@ def _derive(args: dict[str, Any]) -> tuple[int, list[Any]]:
         if not isinstance(it, dict):
             value_error(f"input[{i}]", f"input[{i}] is not an object", it)
         # a field name alone is a copy of the field's value as it is (a rename), not a term of arithmetic
-        rows.append({**it, name: it.get(expr) if isinstance(expr, str) else _out(_eval(expr, it))})
+        rows.append({**it, name: field_value(it, expr) if isinstance(expr, str) else _out(_eval(expr, it))})
     return len(rows), rows
 
 

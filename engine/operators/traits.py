@@ -42,9 +42,13 @@ Two kinds, both small immutable values:
                                 fields of the rows each operand argument reads (``inputs``), so the plan
                                 verifier refuses a ref to a field they lack; None: not known (an
                                 operator without the rule: its declared row model's fields)
-  ``reads_fields``              ``args -> [(where, operand, name)]``: the fields of an operand's rows a
-                                call names (compute's ``field``, ``by``, a derive's operands, a join's
-                                keys): refused when that operand's rows are known to lack one
+  ``reads_fields``              ``args -> [(where, operand, name, path)]``: the fields of an operand's
+                                rows a call names (compute's ``field``, ``by``, a derive's operands, a
+                                join's keys): refused when that operand's rows are known to lack one
+                                (``path``: a dotted name may reach into an object field, ``props.rating``)
+  ``clashes``                   ``(args, inputs) -> [(where, message)]``: a name the call's rows would
+                                hold twice given its operands' fields (a join's renamed b field that a's
+                                rows already have): refused before the run stops at it
   ``full_input``                the operator reads its producers' *whole* lists: a ref to a list a
                                 producer's page cut resolves against the producer's full result
                                 (compute; docs/plans.md §3), bounded by ``ExecConfig.max_full_items``
@@ -158,7 +162,9 @@ VacuousRule = Callable[[Mapping[str, Any]], Vacancy | None]
 #: operand argument -> the fields of the rows it reads (None: not known)
 InputFields = Mapping[str, tuple[str, ...] | None]
 RowFieldsRule = Callable[[Mapping[str, Any], InputFields], tuple[str, ...] | None]
-ReadsRule = Callable[[Mapping[str, Any]], list[tuple[str, str, str]]]
+ReadsRule = Callable[[Mapping[str, Any]], list[tuple[str, str, str, bool]]]
+#: (argument path, message) for each name a call's rows would hold twice, given its operands' fields
+ClashRule = Callable[[Mapping[str, Any], InputFields], list[tuple[str, str]]]
 EmptyRule = Callable[[Mapping[str, Any], Loc], bool]
 
 
@@ -179,6 +185,8 @@ class Traits:
     row_fields: RowFieldsRule | None = None
     #: the fields of its operands' rows a call names
     reads_fields: ReadsRule | None = None
+    #: names a call's rows would hold twice (a join's renamed field that a's rows already have)
+    clashes: ClashRule | None = None
     #: reads a producer's whole list past its cut page (the executor keeps the full result for it)
     full_input: bool = False
 
@@ -202,8 +210,11 @@ class Traits:
     ) -> tuple[str, ...] | None:
         return None if self.row_fields is None else self.row_fields(args, inputs or {})
 
-    def fields_read(self, args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    def fields_read(self, args: Mapping[str, Any]) -> list[tuple[str, str, str, bool]]:
         return [] if self.reads_fields is None else self.reads_fields(args)
+
+    def field_clashes(self, args: Mapping[str, Any], inputs: InputFields) -> list[tuple[str, str]]:
+        return [] if self.clashes is None else self.clashes(args, inputs)
 
 
 NO_TRAITS = Traits()

@@ -7,6 +7,9 @@ without the rule, from its declared row model (``rows: list[M]`` with ``M`` a cl
 holds M's fields, no other; tested against real rows of every operator). They flow through the plan in
 topological order: a ``derive`` over a ``group`` holds the group's fields and its own ``as``.
 
+A call whose rows would hold one name twice (``Traits.clashes``: a join's renamed b field that a's rows
+already have) is refused too: the run would stop there.
+
 A call that names a field its operand's rows are known to lack (``Traits.reads_fields``: compute's
 ``field``, ``by``, a derive's operands, a join's keys) is refused with the fields there are: at run time
 it would be a null (derive), a skipped value (group's numeric aggregates) or an error, and a misspelt
@@ -83,17 +86,30 @@ def field_violations(
         if spec is None:
             continue
         operands = _whole_rows(s)
-        for where, operand, name in spec.traits.fields_read(s.args):
+        inputs = {name: fields.get(ref.step) for name, ref in operands.items()}
+        for where, message in spec.traits.field_clashes(s.args, inputs):
+            fn = str(s.args.get("fn") or "")
+            message = f"step {s.id}: {spec.name} {fn}: {message}"
+            out.append(Violation("output_field", message, s.id, f"args.{where}"))
+        for where, operand, name, path in spec.traits.fields_read(s.args):
             ref = operands.get(operand)
             have = fields.get(ref.step) if ref is not None else None
-            if have is None or name in have:
+            head = name.partition(".")[0]
+            if have is None or name in have or (path and head in have):
                 continue
+            # a path into an object field where only a derive reads one: say how to take the value out
+            inner = ""
+            if "." in name and head in have:
+                inner = f"; {head} is a field: take {name} out first with a compute derive (expr {name!r}, "
+                inner += "as a name of your own) and read that"
+            elif head == "prop" and "props" in have:  # the event selection's prop.<name>, in rows' terms
+                inner = f"; a row's properties are its props object: props.{name.partition('.')[2]}"
             call = " ".join(x for x in (spec.name, str(s.args.get("fn") or "")) if x)
             out.append(
                 Violation(
                     "output_field",
                     f"step {s.id}: {call}: {where} names the field {name!r}, which the rows of {ref} do not "
-                    f"have (they have {', '.join(have)})",
+                    f"have (they have {', '.join(have)}){inner}",
                     s.id,
                     f"args.{where}",
                     list(have),

@@ -486,9 +486,20 @@ def _check_expr(e: Any, where: str, depth: int) -> None:
 Tagged = tuple[str, Any] | None
 
 
+def _lookup(row: dict[str, Any], name: str) -> Any:
+    """The row's own key ``name``; failing that, the dot-separated keys walked one object at a time."""
+    if name in row:
+        return row[name]
+    parts = name.split(".")
+    cur: Any = row
+    for part in parts:
+        cur = cur.get(part) if isinstance(cur, dict) and len(parts) > 1 else None
+    return cur
+
+
 def _value(e: Any, row: dict[str, Any]) -> Tagged:
     if isinstance(e, str):
-        v = row.get(e)
+        v = _lookup(row, e)
         if is_number(v):
             return ("num", frac(v, e))
         if isinstance(v, bool):
@@ -574,7 +585,7 @@ def _oracle_derive(args: dict[str, Any]) -> list[Any]:
             raise InvalidArgError(f"input[{i}] is not an object", field=f"input[{i}]")
         row = dict(it)
         if isinstance(expr, str):  # a bare field name: the field's value copied unchanged (a rename)
-            row[name] = it.get(expr)
+            row[name] = _lookup(it, expr)
         else:
             row[name] = _shown(_value(expr, it))
         out.append(row)

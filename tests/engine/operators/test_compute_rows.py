@@ -72,15 +72,26 @@ def _valid(rng: random.Random) -> dict[str, Any]:
 
     def operand(depth: int) -> Any:
         r = rng.random()
-        if r < 0.45 or depth >= 3:
-            return rng.choice(["n", "m", "p", "k", "k2", "kb", "zz"])
+        if r < 0.45 or depth >= 3:  # dotted names: paths into the rows' `o` objects (or a key of that name)
+            return rng.choice(["n", "m", "p", "k", "k2", "kb", "zz", "o.v", "o.w.v", "o.zz", "n.v", "o.v.w"])
         if r < 0.6:
             return rng.choice([0, 2, -1, 0.1, 2.5, -2.5])
         return expr(depth)
 
+    def nested(row: dict[str, Any]) -> dict[str, Any]:
+        """A row with, now and then, an object `o` (a `v`, an object `w` holding a `v`) or a key `o.v`."""
+        pick = rng.random()
+        if pick < 0.4:
+            row["o"] = {"v": rng.choice([3, -1.5, "s", None, True]), "w": rng.choice([{"v": 2}, 4, None])}
+        elif pick < 0.5:
+            row["o"] = rng.choice([None, 7, [1]])
+        if rng.random() < 0.15:
+            row["o.v"] = rng.choice([9, "k"])  # a key of the dotted name itself wins over the path
+        return row
+
     return {
         "fn": "derive",
-        "input": [_row(rng, ("n", "m")) for _ in range(rng.randint(0, 6))],
+        "input": [nested(_row(rng, ("n", "m"))) for _ in range(rng.randint(0, 6))],
         # a bare field name (a copy) or a number (a constant) as the whole expression now and then
         "expr": expr(0) if rng.random() < 0.8 else operand(3),
         "as": rng.choice(["r", "n", "ratio"]),
@@ -345,6 +356,25 @@ def test_derive_a_bare_field_copies_it_and_a_boolean_counts_as_one(ctx: OpContex
     }
     assert _derived(ctx, rows, band) == [1, 2, 0]
     assert _derived(ctx, [{"w": None}], positive) == [None]
+
+
+def test_derive_reads_a_dotted_path_into_an_object_field(ctx: OpContext) -> None:
+    """list_events' rows hold their properties as an object (``props``): a derive operand ``props.rating``
+    reads into it (alone: a copy out, as a field of its own that group, filter and topk then read); a
+    missing step or a step into a non-object is null; a row's own key of the dotted name wins."""
+    rows = [
+        {"eid": "e1", "props": {"rating": -5, "meta": {"by": "n1"}}},
+        {"eid": "e2", "props": {"rating": 3}},
+        {"eid": "e3", "props": None},
+        {"eid": "e4"},
+        {"eid": "e5", "props": {"rating": 1}, "props.rating": 8},
+    ]
+    assert _derived(ctx, rows, "props.rating") == [-5, 3, None, None, 8]
+    assert _derived(ctx, rows, "props.meta.by") == ["n1", None, None, None, None]
+    assert _derived(ctx, rows, "props.rating.x") == [None] * 5
+    low = {"op": "le", "left": "props.rating", "right": -5}
+    assert _derived(ctx, rows, low) == [True, False, None, None, False]
+    assert _derived(ctx, rows, {"op": "mul", "left": "props.rating", "right": 2}) == [-10, 6, None, None, 16]
 
 
 def test_derive_comparisons_and_three_valued_logic(ctx: OpContext) -> None:

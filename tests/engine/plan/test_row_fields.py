@@ -134,6 +134,43 @@ def test_next_event_rows_from_the_model_and_a_join_renames() -> None:
     ]
 
 
+def test_a_third_join_whose_renamed_field_is_taken_is_refused_before_it_runs() -> None:
+    """The second join of a list with itself renames b's ``first_t`` to ``b_first_t``, which the first
+    join's rows already hold: the run would stop there, so the verifier refuses it at ``prefix``; a prefix
+    of its own passes (the run's refusal: tests/engine/operators/test_compute_rows.py)."""
+    pair = _step("s1", "aggregate_events", group_by=["pair"], aggregates=[{"fn": "first_t"}])
+    back = [{"a": "src", "b": "dst"}, {"a": "dst", "b": "src"}]
+    first = _step("s2", "compute", "s1", fn="join", a="s1", b="s1", on=back)
+    again = _step("s3", "compute", "s2", fn="join", a="s2", b="s1", on=["src", "dst"])
+    again["depends_on"].append("s1")
+    found = _violations([pair, first, again], "s3.rows")
+    assert [(v["code"], v["step"], v["field"]) for v in found] == [("output_field", "s3", "args.prefix")]
+    assert "'b_first_t'" in found[0]["message"] and "prefix" in found[0]["message"]
+    prefixed = {**again, "args": {**again["args"], "prefix": "c_"}}
+    assert _violations([pair, first, prefixed], "s3.rows") == []
+    # an anti join keeps a's rows alone: nothing to collide
+    anti = {**again, "args": {**again["args"], "how": "anti"}}
+    assert _violations([pair, first, anti], "s3.rows") == []
+
+
+def test_a_property_is_read_out_of_props_by_a_derive_and_elsewhere_refused_with_the_way() -> None:
+    events = _step("s1", "list_events", window={"t_a": 0, "t_b": 10})
+    take = _step("s2", "compute", "s1", fn="derive", input="s1", expr="props.rating", **{"as": "rating"})
+    mean = [{"fn": "mean", "field": "rating"}]
+    per_sender = _step("s3", "compute", "s2", fn="group", input="s2", by="src", aggregates=mean)
+    assert _violations([events, take, per_sender], "s3.rows") == []
+    # group reads top-level fields only: refused, with the derive that takes the value out
+    direct = _step("s2", "compute", "s1", fn="group", input="s1", by="src",
+                   aggregates=[{"fn": "mean", "field": "props.rating"}])  # fmt: skip
+    found = _violations([events, direct], "s2.rows")
+    assert [(v["step"], v["field"]) for v in found] == [("s2", "args.aggregates.0.field")]
+    assert "derive (expr 'props.rating'" in found[0]["message"]
+    # the event selection's prop.rating, written in a derive over rows: pointed at props.rating
+    typo = {**take, "args": {**take["args"], "expr": "prop.rating"}}
+    found = _violations([events, typo], "s2.rows")
+    assert [(v["field"], "props.rating" in v["message"]) for v in found] == [("args.expr", True)]
+
+
 @pytest.mark.parametrize("field", ["rating", "props.rating"])
 def test_rows_of_unknown_fields_are_never_refused(field: str) -> None:
     """Rows made from a literal list have no known fields: any name read from them passes the verifier."""
