@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
 
 from tgms.engine.canonical import canon_float, dumps, int_array, list_kinds
+from tgms.engine.operators.compute_instead import instead_of_fn
 
 REDUCERS = ("count", "sum", "min", "max", "mean", "median")
 SELECTORS = ("topk", "filter")
@@ -567,7 +568,7 @@ def evaluate(args: dict[str, Any]) -> Result:
     if not isinstance(fn, str):
         shape_error("fn", "fn must be a string", fn)
     if fn not in TAKES:
-        value_error("fn", f"fn must be one of {list(FNS)}", fn)
+        value_error("fn", f"fn must be one of {list(FNS)}{instead_of_fn(fn)}", fn)
     extra = sorted(k for k in FN_ARGS if args.get(k) is not None and k not in TAKES[fn])
     if extra:
         value_error(extra[0], f"compute {fn} does not take {extra} (it takes {list(TAKES[fn])})", extra)

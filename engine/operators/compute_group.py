@@ -46,6 +46,7 @@ from tgms.engine.operators.compute_fns import (
     value_error,
 )
 from tgms.engine.operators.compute_group_fast import fast_rows
+from tgms.engine.operators.compute_instead import instead_of_aggregate
 from tgms.engine.operators.compute_rolling import partition_values
 
 #: group's aggregates: count; the distinct non-null values; numeric ones over the field's numbers; the
@@ -156,7 +157,9 @@ def _aggregate(i: int, spec: Any) -> Agg:
     if not isinstance(fn, str):
         shape_error(f"{at}.fn", "fn must be a string", fn)
     if fn not in GROUP_AGGS:
-        value_error(f"{at}.fn", f"an aggregate's fn must be one of {list(GROUP_AGGS)}", fn)
+        value_error(
+            f"{at}.fn", f"an aggregate's fn must be one of {list(GROUP_AGGS)}{instead_of_aggregate(fn)}", fn
+        )
     if field is not None and not isinstance(field, str):
         shape_error(f"{at}.field", "field must be a field name", field)
     if name is not None and not isinstance(name, str):
