@@ -1,6 +1,6 @@
-"""What to write instead of a compute fn, aggregate or expression op that does not exist but that a
-planner reaches for by its name elsewhere (SQL, pandas): ``sort`` is a ``topk`` of every row, ``avg`` is
-``mean``. The refusal names the way, so a repair turn writes it instead of guessing again.
+"""What to write instead of a compute fn, group aggregate or derive expression op that does not exist but
+that a planner reaches for by its name elsewhere (SQL, pandas): ``sort`` is a ``topk`` of every row,
+``avg`` is ``mean``. The refusal names the way, so a repair turn writes it instead of guessing again.
 """
 
 from __future__ import annotations
@@ -53,6 +53,35 @@ _AGG = {
     "size": "count",
 }
 
+_OP = {
+    "if": "{op: coalesce, left: {op: when, left: COND, right: A}, right: B}",
+    "case": "{op: coalesce, left: {op: when, left: COND, right: A}, right: B}",
+    "iif": "{op: coalesce, left: {op: when, left: COND, right: A}, right: B}",
+    "ifnull": "coalesce",
+    "nvl": "coalesce",
+    "fillna": "coalesce",
+    "isnull": "coalesce with a stand-in value, or filter with cmp exists or missing",
+    "modulo": "mod",
+    "rem": "mod",
+    "%": "mod",
+    "pow": "mul (x·x)",
+    "power": "mul (x·x)",
+    "neg": "sub with left 0",
+    "round": "floor of add 0.5",
+    "+": "add",
+    "-": "sub",
+    "*": "mul",
+    "/": "div",
+    "<": "lt",
+    "<=": "le",
+    ">": "gt",
+    ">=": "ge",
+    "==": "eq",
+    "=": "eq",
+    "!=": "ne",
+    "<>": "ne",
+}
+
 
 def instead_of_fn(fn: str) -> str:
     """`` (for <fn>: use ...)`` when ``fn`` is a name taken from elsewhere, else empty."""
@@ -63,3 +92,8 @@ def instead_of_fn(fn: str) -> str:
 def instead_of_aggregate(fn: str) -> str:
     way = _AGG.get(fn.strip().lower())
     return f" (for {fn}: {way})" if way else ""
+
+
+def instead_of_op(op: str) -> str:
+    way = _OP.get(op.strip().lower())
+    return f" (for {op}: {way})" if way else ""

@@ -42,13 +42,17 @@ from tgms.engine.operators.compute_fns import (
     shape_error,
     value_error,
 )
+from tgms.engine.operators.compute_instead import instead_of_op
 
 HOWS = ("inner", "left", "anti")
-ARITH_OPS = ("add", "sub", "mul", "div", "min", "max")  # numbers -> a number
+ARITH_OPS = ("add", "sub", "mul", "div", "mod", "min", "max")  # numbers -> a number
+#: coalesce: left, or right where left is null; when: right where left is true, else null (with coalesce:
+#: a CASE, ``coalesce(when(c, a), b)``); any values
+OTHER_OPS = ("coalesce", "when")
 COMPARE_OPS = ("lt", "le", "gt", "ge", "eq", "ne")  # -> true/false
 LOGIC_OPS = ("and", "or")  # booleans -> a boolean
 UNARY_OPS = ("abs", "floor", "ceil", "sqrt", "not", "number")  # {op, arg}
-EXPR_OPS = (*ARITH_OPS, *COMPARE_OPS, *LOGIC_OPS, *UNARY_OPS)
+EXPR_OPS = (*ARITH_OPS, *OTHER_OPS, *COMPARE_OPS, *LOGIC_OPS, *UNARY_OPS)
 EXPR_KEYS = ("op", "left", "right")
 UNARY_KEYS = ("op", "arg")
 MAX_EXPR_DEPTH = 8
@@ -179,7 +183,7 @@ def _check_expr(e: Any, loc: str, depth: int) -> None:
         if e.get(k) is None:
             shape_error(f"{loc}.{k}", f"an expression needs {k}")
     if op not in EXPR_OPS:
-        value_error(f"{loc}.op", f"op must be one of {list(EXPR_OPS)}", op)
+        value_error(f"{loc}.op", f"op must be one of {list(EXPR_OPS)}{instead_of_op(op)}", op)
     if depth >= MAX_EXPR_DEPTH:
         value_error(loc, f"expressions nest at most {MAX_EXPR_DEPTH} deep", None)
     for k in keys[1:]:
@@ -264,6 +268,10 @@ def _eval(e: Any, row: dict[str, Any]) -> Term:
             return None if n < 0 else Fraction(math.isqrt(n.numerator * 10**60 // n.denominator), 10**30)
         return abs(n) if op == "abs" else Fraction(math.floor(n) if op == "floor" else math.ceil(n))
     x, y = _eval(e["left"], row), _eval(e["right"], row)
+    if op == "coalesce":
+        return y if x is None else x
+    if op == "when":
+        return y if x is True else None
     if op in COMPARE_OPS:
         return _compare(op, x, y)
     if op in LOGIC_OPS:
@@ -285,7 +293,9 @@ def _eval(e: Any, row: dict[str, Any]) -> Term:
         return min(a, b)
     if op == "max":
         return max(a, b)
-    return None if b == 0 else a / b
+    if b == 0:  # div and mod by zero: null
+        return None
+    return a % b if op == "mod" else a / b  # Fraction's % is a − b·⌊a/b⌋ (the divisor's sign)
 
 
 def _out(q: Term) -> Any:
@@ -293,9 +303,8 @@ def _out(q: Term) -> Any:
 
 
 def _derive(args: dict[str, Any]) -> tuple[int, list[Any]]:
-    items = args.get("input")
-    if not isinstance(items, list):
-        shape_error("input", "input must be a list", items)
+    # the literal arguments first: a plan's input is a ref the verifier leaves out, so an expression it
+    # can check is checked before the missing input stops the call
     expr, name = args.get("expr"), args.get("as")
     if expr is None:
         shape_error("expr", "compute derive needs expr")
@@ -306,6 +315,9 @@ def _derive(args: dict[str, Any]) -> tuple[int, list[Any]]:
     if not name:
         value_error("as", "as must be a non-empty field name", name)
     _check_expr(expr, "expr", 0)
+    items = args.get("input")
+    if not isinstance(items, list):
+        shape_error("input", "input must be a list", items)
     rows = []
     for i, it in enumerate(items):
         if not isinstance(it, dict):

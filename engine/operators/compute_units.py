@@ -27,6 +27,7 @@ from typing import Any
 
 from tgms.engine.operators.compute_fields import join_keys, joined_b_names
 from tgms.engine.operators.compute_group import aggregate_names, group_fields
+from tgms.engine.operators.compute_rows import ARITH_OPS, COMPARE_OPS, OTHER_OPS
 from tgms.engine.operators.units import (
     NUMERIC,
     SPOKEN,
@@ -193,9 +194,15 @@ def _expr_unit(e: Any, row: UnitTree) -> Unit | None:
         return Unit.VALUE  # an id's number: a free number, compared with any other
     if op in ("not", "and", "or"):
         return Unit.BOOLEAN
-    if op not in ("add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne"):
+    if op not in (*ARITH_OPS, *OTHER_OPS, *COMPARE_OPS):
         return None
     x, y = _expr_unit(e.get("left"), row), _expr_unit(e.get("right"), row)
+    if op == "mod":  # a time point's remainder (t mod one day: the time of day) is a duration
+        return Unit.DURATION if x == Unit.TIME else x
+    if op == "coalesce":
+        return compared("min", x, y)
+    if op == "when":
+        return y
     if op in ("add", "sub", "mul", "div"):
         return arith(op, x, y)
     unit = compared(op, x, y)

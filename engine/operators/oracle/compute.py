@@ -449,9 +449,8 @@ def _oracle_join(x: Any, y: Any, on: Any, how: Any, prefix: Any = None) -> list[
     return out
 
 
-_BINARY = frozenset(
-    {"add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or"}
-)
+_BINARY = frozenset(("add", "sub", "mul", "div", "mod", "min", "max", "coalesce", "when"))
+_BINARY |= {"lt", "le", "gt", "ge", "eq", "ne", "and", "or"}
 _UNARY = frozenset({"abs", "floor", "ceil", "sqrt", "not", "number"})
 
 
@@ -541,6 +540,10 @@ def _value(e: Any, row: dict[str, Any]) -> Tagged:
         down = Fraction(q.numerator // q.denominator)  # floor division rounds toward -inf
         return ("num", down if op == "floor" or down == q else down + 1)
     left, right = _value(e["left"], row), _value(e["right"], row)
+    if op == "coalesce":  # the first of the two that is not null
+        return right if left is None else left
+    if op == "when":  # the right side where the left is true; null otherwise (false, null, not a boolean)
+        return right if left == ("bool", True) else None
     if op in ("eq", "ne"):
         if left is None or right is None:
             return None
@@ -560,6 +563,11 @@ def _value(e: Any, row: dict[str, Any]) -> Tagged:
     x, y = left[1], right[1]
     if op == "div":
         return ("num", x / y) if y != 0 else None
+    if op == "mod":  # x − y·⌊x/y⌋, the floor by integer division of the exact quotient
+        if y == 0:
+            return None
+        quotient = x / y
+        return ("num", x - y * (quotient.numerator // quotient.denominator))
     return ("num", {"add": x + y, "sub": x - y, "mul": x * y, "min": min(x, y), "max": max(x, y)}[op])
 
 
@@ -570,7 +578,6 @@ def _shown(t: Tagged) -> Any:
 
 
 def _oracle_derive(args: dict[str, Any]) -> list[Any]:
-    items = _items(args)
     expr, name = args.get("expr"), args.get("as")
     if expr is None or name is None:
         raise SchemaError("compute derive needs expr and as", field="expr" if expr is None else "as")
@@ -579,6 +586,7 @@ def _oracle_derive(args: dict[str, Any]) -> list[Any]:
     if name == "":
         raise InvalidArgError("as must not be empty", field="as")
     _check_expr(expr, "expr", 0)
+    items = _items(args)
     out = []
     for i, it in enumerate(items):
         if not isinstance(it, dict):

@@ -98,7 +98,8 @@ def _valid(rng: random.Random) -> dict[str, Any]:
     }
 
 
-BINARY_OPS = ("add", "sub", "mul", "div", "min", "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or")
+BINARY_OPS = ("add", "sub", "mul", "div", "mod", "min", "max", "coalesce", "when", "lt", "le", "gt", "ge",
+              "eq", "ne", "and", "or")  # fmt: skip
 UNARY_OPS = ("abs", "floor", "ceil", "not", "number")
 
 
@@ -375,6 +376,34 @@ def test_derive_reads_a_dotted_path_into_an_object_field(ctx: OpContext) -> None
     low = {"op": "le", "left": "props.rating", "right": -5}
     assert _derived(ctx, rows, low) == [True, False, None, None, False]
     assert _derived(ctx, rows, {"op": "mul", "left": "props.rating", "right": 2}) == [-10, 6, None, None, 16]
+
+
+def test_derive_mod_coalesce_and_when_make_a_case(ctx: OpContext) -> None:
+    """The sixth set's planners wrote d mod 7 as d − 7·floor(d/7) and a CASE as a division by zero: ``mod``
+    is a − b·⌊a/b⌋ (the divisor's sign; by zero: null), ``coalesce`` the left side unless it is null,
+    ``when`` the right side where the left is true (else null): ``coalesce(when(c, a), b)`` is a CASE."""
+    rows = [{"a": 7, "b": 3}, {"a": -7, "b": 3}, {"a": 7, "b": -3}, {"a": 7.5, "b": 2}, {"a": 1, "b": 0},
+            {"a": None, "b": 5}, {"b": "x"}]  # fmt: skip
+    assert _derived(ctx, rows, {"op": "mod", "left": "a", "right": "b"}) == [1, 2, -2, 1.5, None, None, None]
+    assert _derived(ctx, rows, {"op": "coalesce", "left": "a", "right": "b"}) == [7, -7, 7, 7.5, 1, 5, "x"]
+    bigger = {"op": "gt", "left": "a", "right": "b"}
+    assert _derived(ctx, rows, {"op": "when", "left": bigger, "right": "a"}) == [
+        7,
+        None,
+        7,
+        7.5,
+        1,
+        None,
+        None,
+    ]
+    case = {"op": "coalesce", "left": {"op": "when", "left": bigger, "right": "a"}, "right": 0}
+    assert _derived(ctx, rows, case) == [7, 0, 7, 7.5, 1, 0, 0]
+    # when's left must be a boolean: a number is not true
+    assert _derived(ctx, rows[:1], {"op": "when", "left": "a", "right": "b"}) == [None]
+    # the weekday of day d when day 0 is a Thursday (1970-01-01): (d + 3) mod 7, 0 = Monday
+    days = [{"d": d} for d in (0, 4, 20_000)]
+    monday0 = {"op": "mod", "left": {"op": "add", "left": "d", "right": 3}, "right": 7}
+    assert _derived(ctx, days, monday0) == [3, 0, 4]  # Thursday, Monday, Friday 2024-10-04
 
 
 def test_derive_comparisons_and_three_valued_logic(ctx: OpContext) -> None:

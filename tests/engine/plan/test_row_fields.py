@@ -171,6 +171,20 @@ def test_a_property_is_read_out_of_props_by_a_derive_and_elsewhere_refused_with_
     assert [(v["field"], "props.rating" in v["message"]) for v in found] == [("args.expr", True)]
 
 
+def test_a_derive_expression_over_a_ref_is_checked_before_anything_runs() -> None:
+    """The input is a ref (left out when the verifier checks literal arguments); the expression is not:
+    an op that does not exist is refused at its own path, with the way to write it (the sixth set's
+    planners met ``{op: mod}`` only at run time)."""
+    events = _step("s1", "list_events", window={"t_a": 0, "t_b": 10})
+    power = {"op": "add", "left": "vt_s", "right": {"op": "pow", "left": "vt_s", "right": 2}}
+    bad = _step("s2", "compute", "s1", fn="derive", input="s1", expr=power, **{"as": "x"})
+    found = _violations([events, bad], "s2.rows")
+    assert [(v["code"], v["field"]) for v in found] == [("arg_value", "args.expr.right.op")]
+    assert "(for pow: mul" in found[0]["message"]
+    power["right"]["op"] = "mod"
+    assert _violations([events, bad], "s2.rows") == []
+
+
 @pytest.mark.parametrize("field", ["rating", "props.rating"])
 def test_rows_of_unknown_fields_are_never_refused(field: str) -> None:
     """Rows made from a literal list have no known fields: any name read from them passes the verifier."""

@@ -198,12 +198,24 @@ def test_a_derived_comparison_is_a_boolean_and_abs_keeps_the_unit() -> None:
          "boolean"),
         ({"op": "abs", "arg": {"op": "sub", "left": "vt_e", "right": "vt_s"}}, "duration"),
         ({"op": "max", "left": "vt_s", "right": "vt_e"}, "time"),
+        # a time point's remainder by a day is the time of day: a duration
+        ({"op": "mod", "left": "vt_s", "right": 86_400_000_000}, "duration"),
+        ({"op": "coalesce", "left": "vt_e", "right": "vt_s"}, "time"),
+        ({"op": "when", "left": {"op": "lt", "left": "vt_s", "right": 5}, "right": "vt_s"}, "time"),
     ):  # fmt: skip
         raw = plan(EVENTS, compute("s2", ("s1",), fn="derive", input=ref("s1.rows"), expr=expr),
                    answer={"kind": "count", "from": "s2.rows[0].y"})  # fmt: skip
         raw["steps"][1]["args"]["as"] = "y"
         v = one_unit(raw, "answer_unit")
         assert v.legal["found"] == unit, expr
+
+
+def test_a_coalesce_of_a_time_with_a_duration_is_refused() -> None:
+    span = {"op": "sub", "left": "vt_e", "right": "vt_s"}
+    raw = plan(EVENTS, compute("s2", ("s1",), fn="derive", input=ref("s1.rows"), as_="x",
+                               expr={"op": "coalesce", "left": "vt_s", "right": span}))  # fmt: skip
+    raw["steps"][1]["args"]["as"] = raw["steps"][1]["args"].pop("as_")
+    assert one_unit(raw).field == "args.expr"
 
 
 def test_a_derived_comparison_of_a_time_with_a_duration_is_refused() -> None:
