@@ -42,6 +42,7 @@ from tgms.engine.operators.compute_group import (
     MAX_AGGREGATES,
     MAX_BY,
     MAX_ORDER_BY,
+    rolling_frame,
     rolling_reads,
 )
 from tgms.engine.operators.compute_rolling import constant_time
@@ -233,8 +234,8 @@ class ComputeArgs(OpArgs):
         Field(description="default: key order. " + _takers("order_by")),
     ] = None
     frame: Annotated[
-        Annotated[list[int], Field(min_length=2, max_length=2)] | None,
-        Field(description="[lo, hi] row offsets around each row. " + _takers("frame")),
+        Annotated[list[int | None], Field(min_length=2, max_length=2)] | None,
+        Field(description="[lo, hi] row offsets around each row (null: unbounded). " + _takers("frame")),
     ] = None
 
     _result: Result | None = PrivateAttr(default=None)
@@ -279,7 +280,7 @@ def _compute_cost(p: StoreProfile, a: ComputeArgs) -> CostEstimate:
         # reads in 2.5 s); count, first, last and sums of ints take O(1) a row (compute_rolling)
         slow = sum(not _rolls_fast(g, _first(a.input)) for g in a.aggregates or ())
         if slow:
-            reads = rolling_reads(a.input, a.by, a.frame[0], a.frame[1])
+            reads = rolling_reads(a.input, a.by, *rolling_frame(a.frame))
             work["scan_row"] += FRAME_READ_UNITS * reads * slow
         return CostEstimate(work, ["compute over fewer elements", "a narrower frame, or partitions (by)"])
     return CostEstimate(work, ["compute over fewer elements"])
@@ -374,13 +375,13 @@ def keeps_empty(args: Mapping[str, Any], loc: Loc) -> bool:
         "fn_field, or `as`; numeric ones skip non-numbers); `order_by` [{field, desc?}]; filter its rows "
         "for a having. rolling: each `input` row, in order, plus `aggregates` (as group's) over the rows "
         "at offsets `frame` [lo, hi] from it, within its `by` partition if given ([0, 5]: it and the "
-        "next 5; [-1, -1] with last: the previous row's value). Per sender the median reply delay: join "
-        "the pairs' first times, derive delay = b_first_t − first_t, then {fn: group, input: {$ref: "
-        "s3.rows}, by: src, aggregates: [{fn: median, field: delay}]} → rows {src, median_delay}. "
-        "`value` is the result (row fns: the row count). In a plan, input reads the producer's whole "
-        "result even when its page was cut (a count, median, group or distinct over every row of a big "
-        "result, not of the page); only compute's own result is paged. Over input resting on a cut page "
-        "(a step seeded by a page) only the per-row fns filter and derive run (their result stays marked "
+        "next 5; [-1, -1] with last: the previous row's value; [null, 0]: every row up to it, a running "
+        "total). Per sender the median reply delay: join the pairs' first times, derive delay = "
+        "b_first_t − first_t, then {fn: group, input: {$ref: s3.rows}, by: src, aggregates: [{fn: "
+        "median, field: delay}]} → rows {src, median_delay}. `value` is the result (row fns: the row "
+        "count). In a plan, input reads the producer's whole result even when its page was cut (every "
+        "row, not the page); only compute's own result is paged. Over input resting on a cut page (a "
+        "step seeded by a page) only the per-row fns filter and derive run (their result stays marked "
         "truncated); the other list fns are refused."
     ),
     example={

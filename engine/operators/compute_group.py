@@ -349,23 +349,29 @@ def general_rows(items: list[Any], keys: list[str], aggs: list[Agg]) -> list[dic
 
 # -- rolling ------------------------------------------------------------------------------------------------
 
-#: the farthest offset a rolling frame reaches (rows before or after)
+#: the farthest offset a rolling frame's numbered side reaches (rows before or after)
 MAX_FRAME = 10_000
+#: a side written null (unbounded, SQL's UNBOUNDED PRECEDING / FOLLOWING): past any partition's end, and
+#: small enough that frame arithmetic on it stays inside int64
+UNBOUNDED = 1 << 40
 
 
 def rolling_frame(raw: Any) -> tuple[int, int]:
-    """``frame`` as ``(lo, hi)``: two whole numbers, ``lo <= hi``, each within ``MAX_FRAME``."""
+    """``frame`` as ``(lo, hi)``: two whole numbers, ``lo <= hi``, each within ``MAX_FRAME``, or null for
+    an unbounded side (``[null, 0]``: a running total, however long the partition)."""
     if raw is None:
         shape_error("frame", "compute rolling needs frame: [lo, hi] row offsets around each row ([-6, 0]: "
-                    "the row and the 6 before it; [-1, -1]: the previous row)")  # fmt: skip
-    if not isinstance(raw, list) or len(raw) != 2 or not all(type(x) is int for x in raw):
-        shape_error("frame", "frame must be two whole numbers [lo, hi]", raw)
+                    "the row and the 6 before it; [-1, -1]: the previous row; [null, 0]: every row up to "
+                    "it)")  # fmt: skip
+    if not isinstance(raw, list) or len(raw) != 2 or not all(x is None or type(x) is int for x in raw):
+        shape_error("frame", "frame must be [lo, hi]: two whole numbers, or null for an unbounded side", raw)
     lo, hi = raw
-    if lo > hi:
+    if lo is not None and hi is not None and lo > hi:
         value_error("frame", f"frame [lo, hi] needs lo <= hi, got [{lo}, {hi}]", raw)
-    if max(abs(lo), abs(hi)) > MAX_FRAME:
-        value_error("frame", f"a frame reaches at most {MAX_FRAME} rows either way", raw)
-    return lo, hi
+    if any(x is not None and abs(x) > MAX_FRAME for x in (lo, hi)):
+        value_error("frame", f"a frame's numbered side reaches at most {MAX_FRAME} rows either way (null: "
+                    "unbounded, [null, 0] a running total)", raw)  # fmt: skip
+    return (-UNBOUNDED if lo is None else lo), (UNBOUNDED if hi is None else hi)
 
 
 def rolling_reads(items: Any, by: Any, lo: int, hi: int) -> int:

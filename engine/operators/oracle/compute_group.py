@@ -6,6 +6,7 @@ comparison functions.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from fractions import Fraction
 from typing import Any
@@ -285,15 +286,19 @@ def oracle_group(args: dict[str, Any]) -> list[dict[str, Any]]:
 # -- rolling -------------------------------------------------------------------------------------------------
 
 
-def _check_frame(frame: Any) -> tuple[int, int]:
+def _check_frame(frame: Any) -> tuple[float, float]:
     if frame is None:
         raise SchemaError("compute rolling needs frame", field="frame")
-    if not isinstance(frame, list) or len(frame) != 2 or any(not is_int(x) for x in frame):
-        raise SchemaError("frame must be [lo, hi], two integers", field="frame", value=frame)
+    if not isinstance(frame, list) or len(frame) != 2 or any(x is not None and not is_int(x) for x in frame):
+        raise SchemaError("frame must be [lo, hi], two integers or null", field="frame", value=frame)
     lo, hi = frame
-    if hi < lo or not -10_000 <= lo <= 10_000 or not -10_000 <= hi <= 10_000:
-        raise InvalidArgError("frame needs lo <= hi, each within 10,000", field="frame", value=frame)
-    return lo, hi
+    for side in (lo, hi):
+        if side is not None and not -10_000 <= side <= 10_000:
+            raise InvalidArgError("a frame's side is within 10,000", field="frame", value=frame)
+    if lo is not None and hi is not None and hi < lo:
+        raise InvalidArgError("frame needs lo <= hi", field="frame", value=frame)
+    # null: unbounded on that side (every row of the partition before, or after)
+    return (-math.inf if lo is None else lo), (math.inf if hi is None else hi)
 
 
 def oracle_rolling(args: dict[str, Any]) -> list[dict[str, Any]]:

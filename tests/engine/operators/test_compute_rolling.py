@@ -32,7 +32,10 @@ def _valid(rng: random.Random) -> dict[str, Any]:
     keys: list[Any] = ["n9", "n10", 1, 1.0, None]
     rows = [{"k": rng.choice(keys), "v": rng.choice(VALUES), "w": rng.choice([1, 2, 0.5])} for _ in range(n)]
     lo = rng.randint(-5, 3)
-    args: dict[str, Any] = {"fn": "rolling", "input": rows, "frame": [lo, lo + rng.randint(0, 5)]}
+    frame: list[int | None] = [lo, lo + rng.randint(0, 5)]
+    if rng.random() < 0.25:  # an unbounded side now and then: every row before, or after
+        frame[rng.randrange(2)] = None
+    args: dict[str, Any] = {"fn": "rolling", "input": rows, "frame": frame}
     if rng.random() < 0.5:
         args["by"] = rng.choice(["k", ["k"], ["k", "w"]])
     if rng.random() < 0.85:
@@ -56,11 +59,11 @@ def _fault(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
     if f == "frame_missing":
         del a["frame"]
     elif f == "frame_type":
-        a["frame"] = rng.choice([3, [1], [0, 1, 2], [0.5, 1], ["0", 1], [True, 1]])
+        a["frame"] = rng.choice([3, [1], [0, 1, 2], [0.5, 1], ["0", 1], [True, 1], [None], ["x", None]])
     elif f == "frame_order":
         a["frame"] = [2, -1]
     elif f == "frame_far":
-        a["frame"] = rng.choice([[-10_001, 0], [0, 20_000]])
+        a["frame"] = rng.choice([[-10_001, 0], [0, 20_000], [None, 10_001], [-20_000, None]])
     elif f == "by_type":
         a["by"] = rng.choice([3, [], ["k", "k"]])
     elif f == "agg_fn":
@@ -133,7 +136,7 @@ def test_whole_partition_aggregates_match_the_oracle_on_long_partitions(
             args: dict[str, Any] = {
                 "fn": "rolling",
                 "input": rows,
-                "frame": [lo, lo + rng.randint(0, 30)],
+                "frame": rng.choice([[lo, lo + rng.randint(0, 30)], [None, lo], [lo, None], [None, None]]),
                 "aggregates": aggs,
                 "limit": 100,
             }
@@ -195,6 +198,32 @@ def test_a_lag_per_entity_and_trailing_means(ctx: OpContext) -> None:
     none = [{"fn": "sum", "field": "mean"}, {"fn": "median", "field": "mean"}, {"fn": "count"}]
     empty = both(ctx, fn="rolling", input=rows, frame=[10, 12], aggregates=none)
     assert {(r["sum_mean"], r["median_mean"], r["count"]) for r in empty["rows"]} == {(0, None, 0)}
+
+
+def test_a_null_side_is_unbounded_a_running_count_past_ten_thousand_rows(ctx: OpContext) -> None:
+    """The sixth set's planners found that a "running total" written [-10000, 0] stops counting at row
+    10,001 of a partition (the frame is a sliding one): [null, 0] is every row up to this one, however
+    long the partition, in constant time a row; [0, null] every row from it on. (The whole 24,000 rows
+    are read from the rolling fn itself: a call's page holds at most 10,000.)"""
+    from tgms.engine.operators.compute_group import evaluate_group
+
+    rows = [{"k": "a" if i % 4 else "b", "v": 1} for i in range(24_000)]
+    running = [{"fn": "count", "as": "n"}, {"fn": "sum", "field": "v", "as": "s"}]
+
+    def whole(frame: list[int | None]) -> list[dict[str, Any]]:
+        args = {"fn": "rolling", "input": rows, "by": "k", "frame": frame, "aggregates": running}
+        n, out = evaluate_group("rolling", args, None)
+        assert n == 24_000
+        return out
+
+    a = [(r["n"], r["s"]) for r in whole([None, 0]) if r["k"] == "a"]
+    assert a == [(i, i) for i in range(1, 18_001)]
+    # the sliding frame is what it says, and a running count is not
+    assert max(r["n"] for r in whole([-10_000, 0])) == 10_001
+    rest = both(ctx, fn="rolling", input=rows[:9], frame=[0, None], aggregates=[{"fn": "count", "as": "n"}])
+    assert [r["n"] for r in rest["rows"]] == list(range(9, 0, -1))
+    every = both(ctx, fn="rolling", input=rows[:9], by="k", frame=[None, None], aggregates=[{"fn": "count"}])
+    assert [r["count"] for r in every["rows"]] == [3, 6, 6, 6, 3, 6, 6, 6, 3]
 
 
 def test_a_field_a_row_lacks_is_null_in_its_frame(ctx: OpContext) -> None:
