@@ -5,11 +5,11 @@ Shared by ``test_questions.py`` and the coverage report (``python -m tests.analy
 report measures exactly what the test checks. Imports ``engine.api``, and the canonical clock
 and the synthetic generator from their own modules (tests may reach past the front door).
 
-Five sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17),
+Six sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17),
 ``second`` (issue 27: email-Eu and the synthetic data, one file each), ``third`` (CollegeMsg and
 bitcoin-otc again, 30 new questions), ``fourth`` (email-Eu and the synthetic data again, 30 new) and
-``fifth`` (all four data sets again, new questions), the last four written question and SQL first and
-plans after. A set's files are merged into one spec
+``fifth`` and ``sixth`` (all four data sets again, new questions each time), the last five written
+question and SQL first and plans after. A set's files are merged into one spec
 (``sources``, ``corrections``, ``questions``).
 
 Conventions (also stated at the top of ``questions.yaml``):
@@ -78,6 +78,12 @@ SETS: dict[str, tuple[str, ...]] = {
         "questions_fifth_bitcoin.yaml",
         "questions_fifth_email_eu.yaml",
         "questions_fifth_synthetic.yaml",
+    ),
+    "sixth": (
+        "questions_sixth_collegemsg.yaml",
+        "questions_sixth_bitcoin.yaml",
+        "questions_sixth_email_eu.yaml",
+        "questions_sixth_synthetic.yaml",
     ),
 }
 DATA_DIR = SHARED_DATA  # ../shared/data, or TGMS_SHARED_DATA
