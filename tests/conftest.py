@@ -33,6 +33,11 @@ from tgms.engine.store import Store
 from tgms.engine.store.backends import BACKENDS, backend_class
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# one torch thread per test process (a user's own setting wins): the suite runs three workers on two cores,
+# and a two-thread embedding's threads then wait on each other while spinning (measured beside two busy
+# processes, 2026-12-07: the worked-plan retrieval tests 68 → 49 s); the campaign driver sets the same
+# for a model server that shares the machine (pipeline.systems.embeddings.limit_threads)
+os.environ.setdefault("TGMS_EMBED_THREADS", "1")
 #: the shared test data beside the repository; ``TGMS_SHARED_DATA=DIR`` points elsewhere (a missing
 #: directory runs the data tests as a clone without ``../shared`` does: CollegeMsg from the package)
 SHARED_DATA = Path(os.environ.get("TGMS_SHARED_DATA") or REPO_ROOT.parent / "shared" / "data").resolve()
