@@ -58,7 +58,7 @@ from tgms.engine.plan.contracts import (
 from tgms.engine.plan.extent import data_findings
 from tgms.engine.plan.fields import field_violations, step_fields
 from tgms.engine.plan.model import Parsed, Step, Violation, parse_plan
-from tgms.engine.plan.refs import Ref, is_ref
+from tgms.engine.plan.refs import Index, Ref, is_ref
 from tgms.engine.plan.units import check_units
 from tgms.engine.plan.vacuity import reaching_answer
 
@@ -172,6 +172,11 @@ class _Check:
                         list(tgt.legal),
                     )
                     continue
+                reads_page = consumer is not None and not consumer.traits.full_input
+                past = _past_page(producer, pspec, r.ref) if reads_page and producer is not None else None
+                if past is not None:
+                    self.add("output_field", f"step {s.id}: {r.where} = {r.ref}: {past}", s.id, r.where)
+                    continue
                 if consumer is not None:
                     want = arg_types(consumer, r.loc)
                     if not compatible(want, tgt.types):
@@ -188,6 +193,7 @@ class _Check:
             tgt = ref_target(self.specs[spec.source.step], spec.source)
             if tgt.ok:
                 tgt = row_field_target(fields.get(spec.source.step), spec.source) or tgt
+            past = _past_page(by_id[spec.source.step], self.specs[spec.source.step], spec.source)
             if not tgt.ok:
                 self.add(
                     "answer_field",
@@ -196,6 +202,9 @@ class _Check:
                     "answer_spec.from",
                     list(tgt.legal),
                 )
+            elif past is not None:  # the answer reads the producer's page, whatever compute reads
+                self.add("answer_field", f"answer_spec.from = {spec.source}: {past}", spec.source.step,
+                         "answer_spec.from")  # fmt: skip
             elif (
                 spec.kind in KIND_TYPES
                 and tgt.types != ANY
@@ -425,3 +434,20 @@ def _literal_strings(value: Any, where: str = "") -> list[tuple[str, str]]:
 
 def _as_of(s: Step) -> int | None:
     return s.args.get("as_of_tt") if isinstance(s.args.get("as_of_tt"), int) else None
+
+
+def _past_page(producer: Step, spec: OperatorSpec, ref: Ref) -> str | None:
+    """Why ``ref`` (``s1.rows[249]…``) picks an element past the page its producer returns when the
+    producer's ``limit`` is literal (or its default) and the list is paged (it has a ``<list>_total``): the
+    run would stop there (``E_LIMIT``). None where it does not, or the limit is not known here."""
+    first = ref.path[0] if ref.path else None
+    limit = spec.args.model_fields.get("limit")
+    if not isinstance(first, Index) or limit is None or f"{ref.field}_total" not in spec.output.model_fields:
+        return None
+    page = producer.args.get("limit", limit.default)
+    if type(page) is not int or first.i < page:
+        return None
+    return (
+        f"element {first.i} is past the page of {page} step {ref.step} returns (a reader other than compute "
+        f"reads the page); use limit >= {first.i + 1} on step {ref.step}"
+    )

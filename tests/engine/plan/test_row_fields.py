@@ -185,6 +185,23 @@ def test_a_derive_expression_over_a_ref_is_checked_before_anything_runs() -> Non
     assert _violations([events, bad], "s2.rows") == []
 
 
+def test_an_element_past_a_literal_page_is_refused_where_the_page_is_read() -> None:
+    """The answer (and any reader but compute) reads a producer's page: ``rows[249]`` of a page of 100
+    stopped the run (E_LIMIT); the verifier now says so, with the limit that reads it. compute reads the
+    whole result, so the same ref there is fine."""
+    events = _step("s1", "list_events", window={"t_a": 0, "t_b": 10})
+    found = [v for v in _violations([events], "s1.rows[249]") if v["code"] != "answer_kind"]
+    assert [(v["code"], v["field"]) for v in found] == [("answer_field", "answer_spec.from")]
+    assert "limit >= 250 on step s1" in found[0]["message"]
+    wide = {**events, "args": {**events["args"], "limit": 250}}
+    assert not [v for v in _violations([wide], "s1.rows[249]") if v["code"] != "answer_kind"]
+    history = _step("s2", "entity_history", "s1", uid={"$ref": "s1.rows[100].src"})
+    found = [v for v in _violations([events, history], "s2.rows") if v["code"] == "output_field"]
+    assert [(v["step"], v["field"]) for v in found] == [("s2", "args.uid")]
+    whole = _step("s2", "compute", "s1", fn="max", input={"$ref": "s1.rows[100].vt_s"})
+    assert not [v for v in _violations([events, whole], "s2.value") if v["code"] == "output_field"]
+
+
 @pytest.mark.parametrize("field", ["rating", "props.rating"])
 def test_rows_of_unknown_fields_are_never_refused(field: str) -> None:
     """Rows made from a literal list have no known fields: any name read from them passes the verifier."""
