@@ -101,8 +101,8 @@ def compute_clashes(args: Mapping[str, Any], inputs: Inputs) -> list[tuple[str, 
                 (
                     "prefix",
                     f"b's field {b_name!r} would be named {name!r}, which the joined rows already have: "
-                    "give the join a prefix no field starts with (e.g. c_), or rename first (a derive "
-                    "whose expr is the field's name)",
+                    "give the join a prefix of its own (e.g. c_), or rename first (a derive whose expr "
+                    "is the field's name)",
                 )
             )
         taken.add(name)
@@ -110,7 +110,8 @@ def compute_clashes(args: Mapping[str, Any], inputs: Inputs) -> list[tuple[str, 
 
 
 def compute_reads(args: Mapping[str, Any]) -> list[Read]:
-    """Every field of its input rows a compute call names: ``(argument path, operand, name)``."""
+    """Every field of its input rows a compute call names: ``(argument path, operand, name, path)``, path
+    true where a dotted name reads into an object field (a derive's operands)."""
     fn = args.get("fn")
     out: list[Read] = []
 
