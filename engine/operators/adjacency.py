@@ -7,6 +7,7 @@ searches that use it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -101,6 +102,14 @@ class Scope:
     ive: np.ndarray
     irank: np.ndarray
     keep: np.ndarray | None = None  # by rank: the edge passes the call's edge predicates (None: all do)
+
+    @cached_property
+    def ends_by_node(self) -> np.ndarray:
+        """By nid, the end of its main arcs that start in the window (``key`` position of ``nid·stride +
+        r_b``): the same for every state at the node, so a search's rounds index it instead of searching
+        ``key`` again for each state (one search per node, once per scope)."""
+        base = np.arange(self.g.n_nodes, dtype=np.int64) * self.g.stride
+        return np.searchsorted(self.key, base + self.r_b, "left")
 
 
 def scope(g: Adjacency, t_a: int, t_b: int, *, local: bool = False, keep: np.ndarray | None = None) -> Scope:

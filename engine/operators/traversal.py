@@ -81,7 +81,10 @@ def _out_arcs(
     base = nodes.astype(np.int64) * sc.g.stride
     r_lo = tid >> 1
     lo = np.searchsorted(sc.key, base + (r_lo if r_from is None else np.maximum(r_lo, r_from)), "left")
-    hi = np.searchsorted(sc.key, base + (sc.r_b if r_hi is None else np.minimum(r_hi, sc.r_b)), "left")
+    if r_hi is None:
+        hi = sc.ends_by_node[nodes]
+    else:
+        hi = np.searchsorted(sc.key, base + np.minimum(r_hi, sc.r_b), "left")
     idx, own = _ranges(lo, hi)
     if mid:
         jdx, jown = _ranges(sc.ioff[nodes], np.searchsorted(sc.ikey, base + r_lo, "left"))
