@@ -406,6 +406,24 @@ def test_derive_mod_coalesce_and_when_make_a_case(ctx: OpContext) -> None:
     assert _derived(ctx, days, monday0) == [3, 0, 4]  # Thursday, Monday, Friday 2024-10-04
 
 
+def test_a_conditional_aggregate_is_a_when_then_the_aggregate(ctx: OpContext) -> None:
+    """SQL's ``median(x) FILTER (WHERE c)`` per group: a derive of ``when(c, x)`` (null where c is not
+    true), then group's numeric aggregates and count_distinct skip the nulls."""
+    rows = [{"s": "a", "x": 5, "c": True}, {"s": "a", "x": 7, "c": False}, {"s": "a", "x": 9, "c": True},
+            {"s": "a", "x": 9, "c": None}, {"s": "b", "x": 1, "c": False}]  # fmt: skip
+    kept = both(ctx, fn="derive", input=rows, expr={"op": "when", "left": "c", "right": "x"}, **{"as": "xc"})
+    aggs = [
+        {"fn": "median", "field": "xc"},
+        {"fn": "count_distinct", "field": "xc"},
+        {"fn": "sum", "field": "xc"},
+    ]
+    out = both(ctx, fn="group", input=kept["rows"], by="s", aggregates=aggs)["rows"]
+    assert out == [
+        {"s": "a", "median_xc": 7, "count_distinct_xc": 2, "sum_xc": 14},
+        {"s": "b", "median_xc": None, "count_distinct_xc": 0, "sum_xc": 0},
+    ]
+
+
 def test_derive_comparisons_and_three_valued_logic(ctx: OpContext) -> None:
     rows = [
         {"a": 1, "b": 1.0, "s": "n1", "t": "n2"},
