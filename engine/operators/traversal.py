@@ -26,7 +26,17 @@ from pydantic import Field, model_validator
 
 from tgms.engine.errors import CostError
 from tgms.engine.operators.adjacency import Adjacency, Scope, _ranges, adjacency, scope
-from tgms.engine.operators.base import Model, OneOf, OpArgs, PagedOutput, TimeEnd, UidArg, Window, invalid_at
+from tgms.engine.operators.base import (
+    Model,
+    OneOf,
+    OpArgs,
+    PagedOutput,
+    TimeEnd,
+    UidArg,
+    Window,
+    dedupe,
+    invalid_at,
+)
 from tgms.engine.operators.context import OpContext
 from tgms.engine.operators.cost import DEFAULT_BUDGET_S, CostEstimate, StoreProfile, memory_factor
 from tgms.engine.operators.event_fields import EdgeWhere, edge_keep, edge_where_work
@@ -437,7 +447,7 @@ def _reachability_work(p: StoreProfile, a: ReachabilityArgs, t_b: int) -> dict[s
 
 def _sources(a: ReachabilityArgs) -> list[str]:
     """The walks' sources: ``src``, or its list without repeats (first kept), in the given order."""
-    return [a.src] if isinstance(a.src, str) else list(dict.fromkeys(a.src))
+    return [a.src] if isinstance(a.src, str) else dedupe(a.src)
 
 
 def _walks_work(p: StoreProfile, a: ReachabilityArgs, t_b: int) -> dict[str, float]:

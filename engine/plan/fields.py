@@ -61,6 +61,11 @@ def _whole_rows(s: Step) -> dict[str, Ref]:
     }
 
 
+def _operand_fields(s: Step, fields: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The fields of the rows each whole-rows operand argument of ``s`` reads (None: not known)."""
+    return {name: fields.get(ref.step) for name, ref in _whole_rows(s).items()}
+
+
 def step_fields(parsed: Parsed, specs: Mapping[str, OperatorSpec]) -> dict[str, Fields]:
     """Each step's rows' fields (None: not known), in topological order."""
     out: dict[str, Fields] = {}
@@ -71,8 +76,7 @@ def step_fields(parsed: Parsed, specs: Mapping[str, OperatorSpec]) -> dict[str, 
         if spec.traits.row_fields is None:
             out[s.id] = model_row_fields(spec.output)
         else:
-            inputs = {name: out.get(ref.step) for name, ref in _whole_rows(s).items()}
-            out[s.id] = spec.traits.rows_fields(s.args, inputs)
+            out[s.id] = spec.traits.rows_fields(s.args, _operand_fields(s, out))
     return out
 
 
@@ -86,8 +90,7 @@ def field_violations(
         if spec is None:
             continue
         operands = _whole_rows(s)
-        inputs = {name: fields.get(ref.step) for name, ref in operands.items()}
-        for where, message in spec.traits.field_clashes(s.args, inputs):
+        for where, message in spec.traits.field_clashes(s.args, _operand_fields(s, fields)):
             fn = str(s.args.get("fn") or "")
             message = f"step {s.id}: {spec.name} {fn}: {message}"
             out.append(Violation("output_field", message, s.id, f"args.{where}"))
