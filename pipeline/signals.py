@@ -2,9 +2,10 @@
 campaign driver and the benchmarks, so none of them reaches into another's private helpers.
 
 Inside :func:`sigterm_as_interrupt` a SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``), so
-``finally`` and ``with`` clean-ups run and the exit code is 143. The handler's exception can be lost
-inside a library's C code (DuckDB ran a query to its end and the exception surfaced at interpreter exit),
-so long work also calls :func:`raise_lost_sigterm` between its units of work.
+``finally`` and ``with`` clean-ups run and the exit code is 143; an error that leaves the block after a
+SIGTERM (the interrupt turned into a library's own) leaves it as :class:`Terminated` too. The handler's
+exception can be lost inside a library's C code (DuckDB ran a query to its end and the exception surfaced
+at interpreter exit), so long work also calls :func:`raise_lost_sigterm` between its units of work.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ def sigterm_received() -> bool:
     exception that ends a command after it may be the handler's, turned into a library's own (DuckDB raises
     ``RuntimeError: Query interrupted`` for an interrupt that lands inside a query)."""
     return bool(_SIGTERM_SEEN)
+
+
+def stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` ends work because it was stopped (an interrupt, or any error after a SIGTERM, which
+    is the handler's exception turned into a library's own): a run it ends is KILLED, not FAILED."""
+    return isinstance(exc, KeyboardInterrupt) or sigterm_received()
 
 
 def forget_sigterms() -> None:
@@ -81,6 +88,12 @@ def sigterm_as_interrupt() -> Iterator[None]:
     _ACTIVE.append(True)
     try:
         yield
+    except Exception as exc:
+        # the handler's Terminated, raised inside a library, came out as the library's own error (DuckDB:
+        # "RuntimeError: Query interrupted", a SIGTERM during a campaign's suite build): it is the stop
+        if _SIGTERM_SEEN:
+            raise Terminated from exc
+        raise
     finally:
         _ACTIVE.pop()
         signal.signal(signal.SIGTERM, previous)

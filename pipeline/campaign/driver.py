@@ -62,7 +62,7 @@ from tgms.pipeline.campaign.preflight import preflight
 from tgms.pipeline.campaign.resume import CellResume, resume_cell
 from tgms.pipeline.campaign.tracking import bundle_tags, default_artifact_location, default_uri
 from tgms.pipeline.scoring.suite import Task
-from tgms.pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt
+from tgms.pipeline.signals import interrupted_by_sigterm, raise_lost_sigterm, sigterm_as_interrupt, stopped
 from tgms.pipeline.systems.embeddings import EMBED_THREADS_ENV
 from tgms.pipeline.systems.record import TaskRecord
 from tgms.pipeline.table import Document, Table, to_markdown
@@ -246,7 +246,7 @@ def evaluate(
             config, run_dir, bundles, tracker, cells, run_ids, tasks, plan.specs, paths, recorded
         )
     except BaseException as exc:  # the cell runs end with the campaign: none is left RUNNING
-        status = "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED"
+        status = "KILLED" if stopped(exc) else "FAILED"
         for run_id in run_ids.values():
             with contextlib.suppress(Exception):
                 tracker.end_run(run_id, status)
@@ -480,8 +480,9 @@ def run_campaign(config: CampaignConfig, base_dir: Path, resolved_yaml: str = ""
         tracker.log_artifacts(parent, [run_dir / "config.yaml"])
         tracker.log_tables(parent, models)  # tables/<name>.md, .tex and .json
         status = "FINISHED"
-    except KeyboardInterrupt:
-        status = "KILLED"
+    except BaseException as exc:
+        if stopped(exc):
+            status = "KILLED"
         raise
     finally:
         tracker.end_run(parent, status)
