@@ -304,6 +304,8 @@ def _topk(args: dict[str, Any], field: str | None) -> Result:
     values = _values(items, field, "input")
     k = _k(args, len(items))
     order, tie_by = args.get("order"), args.get("tie_by")
+    if order is not None and not isinstance(order, str):  # a wrong JSON type, as everywhere: E_SCHEMA
+        shape_error("order", "order must be the string desc or asc", order)
     if order is not None and order not in ("desc", "asc"):
         value_error("order", "order must be desc (the greatest first) or asc (the least first)", order)
     if tie_by is not None and not isinstance(tie_by, str):
