@@ -161,10 +161,7 @@ def _oracle_k(args: dict[str, Any], n: int) -> int:
         k = 0
         while Fraction(k, 1) < share * n:  # the least k with k >= share * n
             k += 1
-        k = max(k, 1) if n > 0 else 0
-        if k > 10_000:
-            raise InvalidArgError("fraction selects more than 10000 elements", field="fraction", value=f)
-        return k
+        return max(k, 1) if n > 0 else 0
     k = int_arg(args, "k", 10, 1, 10_000)
     assert k is not None
     return k

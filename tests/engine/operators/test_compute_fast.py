@@ -347,6 +347,18 @@ def test_compute_pages_rows(ctx: OpContext) -> None:
     assert nxt["payload"]["rows"] == [7, 6]
 
 
+def test_topk_fraction_one_sorts_past_ten_thousand(ctx: OpContext) -> None:
+    """ "fraction: 1" is the way to sort (the answer to a ``sort`` fn): over 25,000 rows it orders them all,
+    paged, where a literal k stops at 10,000 (a bitcoin-otc plan sorted 35,592 events this way)."""
+    rows = [{"u": f"n{i % 97}", "v": (i * 7919) % 1000} for i in range(25_000)]
+    out = both(ctx, fn="topk", input=rows, field="v", order="asc", tie_by="u", fraction=1, limit=3)
+    assert out["value"] == out["rows_total"] == 25_000 and out["truncated"]
+    assert [r["v"] for r in out["rows"]] == [0, 0, 0]
+    assert [r["u"] for r in out["rows"]] == sorted(
+        {r["u"] for r in rows if r["v"] == 0}, key=lambda u: int(u[1:])
+    )[:3]
+
+
 ALLEN_CASES = {  # A = [0, 10) against B
     "before": [20, 30],
     "after": {"t_a": -9, "t_b": -1},
