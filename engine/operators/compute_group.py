@@ -164,8 +164,6 @@ def _aggregate(i: int, spec: Any) -> Agg:
         shape_error(f"{at}.field", "field must be a field name", field)
     if name is not None and not isinstance(name, str):
         shape_error(f"{at}.as", "as must be a string", name)
-    if fn == "count" and field is not None:
-        value_error(f"{at}.field", "count counts a group's rows: it takes no field", field)
     if fn != "count" and field is None:
         value_error(f"{at}.field", f"aggregate {fn} needs field", None)
     if fn != "quantile" and q is not None:
@@ -262,8 +260,8 @@ def _out(v: Any) -> Any:
 
 
 def _value(fn: str, q: Fraction | None, values: list[Any]) -> Any:
-    if fn == "count":
-        return len(values)
+    if fn == "count":  # the rows (no field: values are the rows) or a field's non-null values (SQL COUNT(x))
+        return len(values) - values.count(None)
     if fn == "count_distinct":
         return len({natural_key(v) for v in values if v is not None})
     if fn in ("first", "last"):  # an empty rolling frame has neither

@@ -234,8 +234,11 @@ def fast_rows(
     key_values.reverse()
     vectors: list[list[Any] | None] = []
     for fn, field, _, q in aggs:
-        if fn == "count":
+        if fn == "count" and field is None:
             vectors.append(gr.counts.tolist())
+        elif fn == "count":  # a field's non-null values
+            set_ = np.fromiter((v is not None for v in cols[field]), dtype=bool, count=len(items))
+            vectors.append(np.bincount(gr.codes, weights=set_, minlength=gr.g).astype(np.int64).tolist())
         else:
             assert field is not None
             vectors.append(_vector(fn, q, cols[field], gr, out))

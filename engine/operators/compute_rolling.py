@@ -47,9 +47,12 @@ def partition_values(
 ) -> list[Any] | None:
     """One aggregate over each row's frame within one partition (``rows``, in order), or None."""
     bounds = _bounds(len(rows), lo, hi)
-    if fn == "count":
+    if fn == "count" and field is None:
         return [max(0, b - a) for a, b in bounds]
     values: list[Any] = rows if field is None else [r.get(field) for r in rows]
+    if fn == "count":  # a field's non-null values, by prefix counts
+        set_ = [0, *accumulate(0 if v is None else 1 for v in values)]
+        return [set_[b] - set_[a] if b > a else 0 for a, b in bounds]
     if fn in ("first", "last"):
         if fn == "first":
             return [out(values[a]) if b > a else None for a, b in bounds]

@@ -153,10 +153,8 @@ def _check_aggs(aggs: Any, keys: list[str]) -> list[dict[str, Any]]:
             raise SchemaError("field must be a string", field=f"{where}.field")
         if name is not None and not isinstance(name, str):
             raise SchemaError("as must be a string", field=f"{where}.as")
-        if (fn == "count") != (field is None):
-            raise InvalidArgError(
-                "count takes no field; every other aggregate needs one", field=f"{where}.field"
-            )
+        if fn != "count" and field is None:
+            raise InvalidArgError("every aggregate but count needs a field", field=f"{where}.field")
         if (fn == "quantile") != (q is not None):
             raise InvalidArgError("quantile, and only quantile, takes q", field=f"{where}.q")
         qq = oracle_q(q, f"{where}.q") if fn == "quantile" else None
@@ -195,9 +193,11 @@ def _check_order(order: Any, names: list[str]) -> list[tuple[str, bool]]:
 
 def _aggregate(a: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
     fn = a["fn"]
-    if fn == "count":
+    if fn == "count" and a["field"] is None:
         return len(rows)
     vals = [r.get(a["field"]) for r in rows]  # a field a row lacks: null
+    if fn == "count":  # SQL's COUNT(field)
+        return sum(1 for v in vals if v is not None)
     if fn in ("first", "last") and not vals:  # an empty rolling frame
         return None
     if fn == "first":

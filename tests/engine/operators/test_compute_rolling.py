@@ -43,7 +43,7 @@ def _valid(rng: random.Random) -> dict[str, Any]:
         for i in range(rng.randint(1, 3)):
             fn = rng.choice(AGG_FNS)
             spec: dict[str, Any] = {"fn": fn, "as": f"a{i}"}
-            if fn != "count":
+            if fn != "count" or rng.random() < 0.4:  # count with a field: its non-null values
                 spec["field"] = rng.choice(["v", "w", "k"])
             if fn == "quantile":
                 spec["q"] = rng.choice([0, 0.5, 0.9, 1])
