@@ -136,6 +136,9 @@ class Parsed:
     answer_spec: AnswerSpec | None = None
     violations: list[Violation] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
+    #: ids of steps refused while parsing (reported once, there): a dependent naming one is not told again
+    #: that no such step exists
+    refused: set[str] = field(default_factory=set)
 
     def add(
         self, code: str, message: str, step: str | None = None, fld: str | None = None, legal: Any = None
@@ -195,6 +198,7 @@ def _parse_step(p: Parsed, i: int, raw: Any) -> None:
         p.add("schema", f"step {sid}: depends_on must be a list of step ids", sid, "depends_on")
         bad = True
     if bad or not isinstance(op, str):  # (a non-str op is bad already: the test narrows op's type)
+        p.refused.add(sid)
         return
     refs: list[StepRef] = []
     for loc, obj in find_refs(args):
@@ -243,7 +247,7 @@ def _check_graph(p: Parsed) -> None:
         seen.add(s.id)
     for s in p.steps:
         for d in s.depends_on:
-            if d not in seen:
+            if d not in seen and d not in p.refused:
                 p.add(
                     "unknown_dependency",
                     f"step {s.id}: depends_on names no step {d!r}",
@@ -281,7 +285,7 @@ def _check_graph(p: Parsed) -> None:
                 "depends_on",
                 stuck,
             )
-    if p.answer_spec is not None and p.answer_spec.source.step not in seen:
+    if p.answer_spec is not None and p.answer_spec.source.step not in seen | p.refused:
         p.add(
             "answer_spec",
             f"answer_spec.from names no step {p.answer_spec.source.step!r}",

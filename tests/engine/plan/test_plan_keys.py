@@ -45,6 +45,25 @@ def test_a_boolean_argument_name_is_a_schema_violation_with_the_yaml_hint() -> N
     assert [(v["code"], v["field"]) for v in found][:1] == [("schema", "args.expr")]
 
 
+def test_a_step_refused_while_parsing_is_reported_once_not_again_by_its_dependents() -> None:
+    """A later step that depends on (and reads) the refused step, and the answer taken from it, are not
+    told "depends_on names no step 's2'": the one violation is the refused step's own."""
+    plan = _plan({"fn": "join", "a": {"$ref": "s1.rows"}, "b": {"$ref": "s1.rows"}, True: "src"})
+    plan["steps"].append(
+        {
+            "id": "s3",
+            "op": "compute",
+            "args": {"fn": "count", "input": {"$ref": "s2.rows"}},
+            "depends_on": ["s2"],
+        }
+    )
+    found = [v.to_dict() for v in verify(plan, None, VerifierConfig.without("cost")).violations]
+    assert [(v["code"], v["step"]) for v in found] == [("schema", "s2")], found
+    plan["steps"][2]["depends_on"] = ["s9"]  # a step that never was is still named
+    found = [v.to_dict() for v in verify(plan, None, VerifierConfig.without("cost")).violations]
+    assert ("unknown_dependency", "s3") in [(v["code"], v["step"]) for v in found]
+
+
 def test_compute_called_directly_with_mixed_key_types_refuses_cleanly() -> None:
     with pytest.raises(ValidationError) as info:
         evaluate({"fn": "count", "input": [1], True: 1, "zz": 2})
