@@ -237,7 +237,8 @@ def fast_rows(
         if fn == "count" and field is None:
             vectors.append(gr.counts.tolist())
         elif fn == "count":  # a field's non-null values
-            set_ = np.fromiter((v is not None for v in cols[field]), dtype=bool, count=len(items))
+            assert field is not None
+            set_ = np.array([v is not None for v in cols[field]], dtype=np.float64)
             vectors.append(np.bincount(gr.codes, weights=set_, minlength=gr.g).astype(np.int64).tolist())
         else:
             assert field is not None

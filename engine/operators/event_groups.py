@@ -81,7 +81,7 @@ class Grouping:
 
 
 def _components(
-    key: str, cols: Columns, ev: np.ndarray, node: np.ndarray | None
+    key: str, cols: Columns, ev: np.ndarray, node: np.ndarray | None, bucket: tuple[int, int] | None
 ) -> list[tuple[str, np.ndarray, Decoder]]:
     ctx, e, pos = cols.ctx, cols.e, cols.pos
     if key in ("src", "dst", "node", "pair", "unordered_pair"):
@@ -108,6 +108,15 @@ def _components(
     if key == "t":  # the exact time: codes in time order
         times, code = np.unique(e.vt_s[pos][ev], return_inverse=True)
         return [("t", code.astype(np.int64), lambda c: times[c].tolist())]
+    if key == "bucket":  # the span's number: |t|, |origin| < 2^62, so t - origin fits int64
+        assert bucket is not None  # the arguments' check
+        width, origin = bucket
+        number = (e.vt_s[pos][ev].astype(np.int64) - origin) // width
+        low = int(number.min()) if len(number) else 0
+        if len(number) and int(number.max()) - low <= _DENSE_MAX:  # few spans: the offset is the code
+            return [("bucket", number - low, lambda c: (c + low).tolist())]
+        numbers, code = np.unique(number, return_inverse=True)
+        return [("bucket", code.astype(np.int64), lambda c: numbers[c].tolist())]
     if key in CALENDAR:
         # code + 1, with 0 for a null key (an event past year 9999): nulls sort first
         code, null = calendar_code(e.vt_s[pos][ev].astype(np.int64), key)
@@ -129,8 +138,9 @@ def _components(
     return [(key.replace(".", "_"), col.values[ev], lambda c: [uniq[i] for i in c.tolist()])]
 
 
-def group(cols: Columns, group_by: list[str]) -> Grouping:
-    """Groups of the selected events by ``group_by`` (``[]``: one group, even over no events)."""
+def group(cols: Columns, group_by: list[str], bucket: tuple[int, int] | None = None) -> Grouping:
+    """Groups of the selected events by ``group_by`` (``[]``: one group, even over no events); ``bucket``:
+    the (width, origin) of the ``bucket`` key."""
     e, pos = cols.e, cols.pos
     n = len(pos)
     ev = np.arange(n, dtype=np.int64)
@@ -146,7 +156,7 @@ def group(cols: Columns, group_by: list[str]) -> Grouping:
         ev = np.repeat(ev, per)
     if not group_by:
         return Grouping(1, np.zeros(n, dtype=np.int64), ev, None, [])
-    comps = [c for k in group_by for c in _components(k, cols, ev, node)]
+    comps = [c for k in group_by for c in _components(k, cols, ev, node, bucket)]
     m = len(ev)
     if m == 0:
         return Grouping(0, np.zeros(0, dtype=np.int64), ev, other, [(f, []) for f, _, _ in comps])

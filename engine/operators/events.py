@@ -67,7 +67,9 @@ from tgms.engine.operators.units import (
 
 FAMILY = "events"  # the family is the module that registers it
 #: ``t``: the exact event time (events at one instant are one group: "an e-mail to a list is one message")
-GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", *CALENDAR)
+#: ``bucket``: the number of the ``bucket.width``-wide span from ``bucket.origin`` the event's time lies in
+#: (30-day blocks, 7-day weeks from the data's first day, 6-hour blocks: SQL's ``(t - origin) // width``)
+GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", "bucket", *CALENDAR)
 AGG_FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
            "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
            "count_within_first", "max_session", "max_session_events")  # fmt: skip
@@ -231,8 +233,19 @@ def _located(loc: tuple[str | int, ...], message: str, value: Any) -> NoReturn:
     invalid_at("aggregate_events", loc, message, value)
 
 
+class Bucket(Model):
+    """The spans the ``bucket`` group key numbers: ``⌊(t − origin) / width⌋``."""
+
+    width: Annotated[int, Field(ge=1, le=MAX_WIDTH, description="µs")]
+    origin: Annotated[
+        int | None,
+        Field(ge=-MAX_WIDTH, le=MAX_WIDTH, description="µs; null: window.t_a, or 0 without a window"),
+    ] = None
+
+
 class AggregateEventsArgs(EventSelection):
     group_by: Annotated[list[str], Field(max_length=3, default_factory=list)]
+    bucket: Bucket | None = None
     aggregates: Annotated[list[Aggregate], Field(min_length=1, max_length=16)] = Field(
         default_factory=lambda: [Aggregate(fn="count")]
     )
@@ -250,6 +263,12 @@ class AggregateEventsArgs(EventSelection):
                 )
         if len(set(self.group_by)) != len(self.group_by):
             _located(("group_by",), "group_by repeats a key", self.group_by)
+        if ("bucket" in self.group_by) != (self.bucket is not None):
+            if self.bucket is None:
+                _located(("bucket",), "the group key 'bucket' needs bucket: {width, origin?} (µs)", None)
+            _located(
+                ("bucket",), "bucket is given but group_by has no 'bucket' key", self.bucket.model_dump()
+            )
         for i, g in enumerate(self.aggregates):
             try:
                 _check_aggregate(g, self.group_by)
@@ -465,11 +484,21 @@ def aggregate_units(args: Mapping[str, Any], env: UnitEnv) -> UnitResult:
     return UnitResult(tree, clashes)
 
 
+def _bucket(a: AggregateEventsArgs) -> tuple[int, int] | None:
+    """(width, origin) of the bucket key: the origin defaults to the window's start, else 0."""
+    if a.bucket is None:
+        return None
+    origin = a.bucket.origin
+    if origin is None:
+        origin = a.window.t_a if a.window is not None else 0
+    return a.bucket.width, origin
+
+
 def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> tuple[str, ...] | None:
     """The fields of aggregate_events' rows: the group keys' fields, then the aggregates' names, when
     ``group_by`` and ``aggregates`` are literal and valid (the plan verifier reads them from here)."""
     del inputs  # the rows follow from the call's own arguments
-    part = {k: args[k] for k in ("group_by", "aggregates") if k in args}
+    part = {k: args[k] for k in ("group_by", "aggregates", "bucket") if k in args}
     try:
         a = AggregateEventsArgs.model_validate(part)
     except ValueError:  # pydantic's ValidationError: a ref or an invalid key or aggregate
@@ -483,11 +512,11 @@ def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> 
     traits=Traits(
         units=aggregate_units,
         row_fields=aggregate_row_fields,
-        units_doc="rows: key fields src, dst, node, a, b are ids, calendar keys and prop_<name> free values; "
+        units_doc="rows: key fields src, dst, node, a, b are ids, calendar keys, bucket and prop_<name> free "
+        "values; "
         "count, count_distinct, max_in_window, count_within_first, sessions, max_session_events are counts, "
         "first_t, last_t time points, first_value, last_value the field's unit, min_gap, max_gap, mean_gap, "
-        "max_session durations; sum, min, max, median keep the field's unit (t: a time point), mean of a "
-        "time is a time; a sum of times is refused",
+        "max_session durations; sum, mean, min, max, median of a field: the UNITS rules (t: a time point)",
     ),
     args=AggregateEventsArgs,
     output=AggregateEventsOut,
@@ -496,8 +525,9 @@ def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> 
         "Groups the selected events and computes aggregates per group. The selection arguments are those "
         "of list_events (window, src, dst, node, rel_types, where); `group_by` (≤ 3 keys from src, dst, "
         "node (each event counts once for each distinct endpoint), pair (fields src, dst), unordered_pair"
-        " (fields a <= b), rel_type, t (the exact time: events at one instant are one group), the calendar "
-        "keys, prop.<name> (field prop_<name>); [] = one group);"
+        " (fields a <= b), rel_type, t (the exact time: events at one instant are one group), bucket "
+        "(⌊(t − bucket.origin) / bucket.width⌋: 30-day blocks or weeks counted from a start; origin null: "
+        "window.t_a), the calendar keys, prop.<name> (field prop_<name>); [] = one group);"
         " `aggregates`, each {fn, field?, as?, width?, gap?, where?}: count, count_distinct (field: an event "
         "field, other = the other endpoint under a node key, pair, unordered_pair), first_t, last_t, "
         "first_value, last_value (a field's value at the group's first or last event), sum,"
@@ -529,11 +559,11 @@ def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> 
 )
 def aggregate_events(ctx: OpContext, a: AggregateEventsArgs) -> dict[str, Any]:
     _, pos, cols = select(ctx, a)
-    gr = group(cols, a.group_by)
+    gr = group(cols, a.group_by, _bucket(a))
     names = [f for f, _ in gr.keys] + [g.name for g in a.aggregates]
     columns = [vals for _, vals in gr.keys] + [_aggregate(cols, gr, g) for g in a.aggregates]
     keep = np.ones(gr.n_groups, dtype=bool)
-    ints = {g.name for g in a.aggregates if g.fn in _INT_AGGREGATES} | ({"t"} & set(a.group_by))
+    ints = {g.name for g in a.aggregates if g.fn in _INT_AGGREGATES} | ({"t", "bucket"} & set(a.group_by))
     for h in a.having:
         keep &= _having(columns[names.index(h.field)], h, h.field in ints)
     idx = np.flatnonzero(keep)

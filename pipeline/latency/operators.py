@@ -75,6 +75,8 @@ TARGETS: dict[tuple[str, int], float] = {
     # the most edge versions in force at one instant per bucket, of every type and of one (sy45)
     ("graph_metric_timeseries/peak_100_buckets", 10**6): 100,
     ("graph_metric_timeseries/peak_follows_100_buckets", 10**6): 100,
+    # the bucket key (the seventh set's 30-day blocks and weeks from day 0): per sender and 7-day span
+    ("aggregate_events/count_by_src_and_week_bucket_whole_span", 10**6): 100,
 }
 
 #: the "op" of a case that is a whole plan, run by the executor (its args are the plan)
@@ -200,6 +202,12 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             "aggregate_events",
             "aggregate_events/prop_where_by_day",
             {"where": [{"field": "prop.w", "op": "ge", "value": 4}], "group_by": ["day"]},
+        ),
+        # the bucket key: per sender and 7-day span counted from the data's first day
+        (
+            "aggregate_events",
+            "aggregate_events/count_by_src_and_week_bucket_whole_span",
+            {"group_by": ["src", "bucket"], "bucket": {"width": 7 * day, "origin": lo}},
         ),
         # an aggregate's own where (SQL's FILTER): per sender every message and the heavy ones, one call
         (

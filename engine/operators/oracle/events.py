@@ -24,6 +24,7 @@ from tgms.engine.operators.oracle.store import (
     check_keys,
     edge_key,
     edge_row,
+    int_arg,
     is_int,
     is_number,
     require_known,
@@ -35,7 +36,7 @@ CAL = ("year", "month", "day", "week", "hour", "dow", "month_of_year")
 FIELDS = ("src", "dst", "rel_type", "eid", "t", "vt_e", *CAL)
 NUMERIC = ("eid", "t", "vt_e", "year", "hour", "dow", "month_of_year")
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
-KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", *CAL)
+KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", "bucket", *CAL)
 FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
        "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
        "count_within_first", "max_session", "max_session_events")  # fmt: skip
@@ -353,9 +354,29 @@ def _check_group_by(raw: Any) -> list[str]:
     return keys
 
 
-def _group_keys(ev: dict[str, Any], k: str) -> list[tuple[Any, ...]]:
+def _bucket_arg(args: dict[str, Any], group_by: list[str]) -> tuple[int, int] | None:
+    """(width, origin) of the ``bucket`` key: the span ⌊(t − origin) / width⌋ an event lies in."""
+    raw = args.get("bucket")
+    if raw is None:
+        if "bucket" in group_by:
+            raise _bad("the group key bucket needs the argument bucket", field="bucket")
+        return None
+    b = _obj(raw, {"width", "origin"}, {"width"}, "bucket")
+    width = int_arg(b, "width", 1, 1, 2**62)
+    origin = int_arg(b, "origin", None, -(2**62), 2**62)
+    if "bucket" not in group_by:
+        raise _bad("bucket without the group key bucket", field="bucket")
+    if origin is None:
+        origin = window_arg(args["window"])[0] if args.get("window") is not None else 0
+    return width, origin
+
+
+def _group_keys(ev: dict[str, Any], k: str, bucket: tuple[int, int] | None) -> list[tuple[Any, ...]]:
     """The key values (one tuple per row field) an event contributes under key ``k`` (node: one per
     distinct endpoint)."""
+    if k == "bucket":
+        assert bucket is not None
+        return [((field_value(ev, "t") - bucket[1]) // bucket[0],)]
     if k == "node":
         return [(u,) for u in sorted({ev["src"], ev["dst"]})]
     if k == "pair":
@@ -447,9 +468,12 @@ def _agg(fn: str, g: dict[str, Any], evs: list[tuple[dict[str, Any], str | None]
 
 
 def oracle_aggregate_events(store: OracleStore, args: dict[str, Any]) -> dict[str, Any]:
-    check_keys(args, (), (*SELECTION, "group_by", "aggregates", "having", "order_by"), "aggregate_events")
+    check_keys(
+        args, (), (*SELECTION, "group_by", "bucket", "aggregates", "having", "order_by"), "aggregate_events"
+    )
     group_by = _check_group_by(args.get("group_by"))
     aggs = _aggregates(args.get("aggregates"), group_by)
+    bucket = _bucket_arg(args, group_by)
     having = []
     for i, h in enumerate(_list(args.get("having"), "having", 16)):
         w = f"having[{i}]"
@@ -492,7 +516,9 @@ def oracle_aggregate_events(store: OracleStore, args: dict[str, Any]) -> dict[st
         combos: list[tuple[tuple[Any, ...], str | None]] = [((), None)]
         for k in group_by:
             combos = [
-                (c + kv, kv[0] if k == "node" else node) for c, node in combos for kv in _group_keys(ev, k)
+                (c + kv, kv[0] if k == "node" else node)
+                for c, node in combos
+                for kv in _group_keys(ev, k, bucket)
             ]
         for key, node in combos:
             # keyed by the order key of each value: hashable (a list-valued property) and 1 == 1.0

@@ -99,7 +99,19 @@ def _selection(rng: random.Random, uids: list[str]) -> dict[str, Any]:
     return args
 
 
-KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", *CAL, "prop.rating", "prop.w")
+KEYS = (
+    "src",
+    "dst",
+    "node",
+    "pair",
+    "unordered_pair",
+    "rel_type",
+    "t",
+    "bucket",
+    *CAL,
+    "prop.rating",
+    "prop.w",
+)
 NUM_FIELDS = ("t", "vt_e", "eid", "hour", "prop.w", "prop.rating")
 
 
@@ -147,6 +159,11 @@ def sample_event_args(op: str, rng: random.Random, uids: list[str], tts: list[in
             if len(set(fields)) == len(fields):
                 break
         args["group_by"] = group_by
+        if "bucket" in group_by:  # spans of ~1..100 steps, from the window's start, 0 or a time of the data
+            bucket: dict[str, Any] = {"width": rng.choice([1, 7, 100]) * SCALE + rng.choice([0, 1])}
+            if rng.random() < 0.6:
+                bucket["origin"] = rng.choice([0, BASE, BASE + 3 * SCALE, -SCALE])
+            args["bucket"] = bucket
         aggs: list[dict[str, Any]] = []
         names: set[str] = set()
         for i in range(rng.randint(0, 3)):

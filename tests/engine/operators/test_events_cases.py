@@ -143,6 +143,28 @@ def test_group_by_the_exact_time(env) -> None:
         ("c", T5, 1), ("a", T4, 1), ("a", T2, 1), ("b", T2, 1), ("a", T1, 1)]  # fmt: skip
 
 
+def test_group_by_bucket_numbers_spans_from_an_origin(env) -> None:
+    """``bucket``: ⌊(t − origin) / width⌋, SQL's ``(t - origin) // width``: 30-day blocks or 7-day weeks
+    counted from the data's first day, whatever the calendar. The origin defaults to the window's start
+    (0 without a window); a time before the origin has a negative number."""
+    ctx, store, _ = env
+    day = 24 * H
+    rows = both(ctx, store, "aggregate_events", group_by=["bucket"], bucket={"width": day, "origin": T1},
+                where=[{"field": "rel_type", "op": "eq", "value": "msg"}])["rows"]  # fmt: skip
+    # T1 itself is day 0; T2 is 1.5 h later (day 0); T4 is 2012-12-31 12:00, 728 days and 12.5 h later
+    assert [(r["bucket"], r["count"]) for r in rows] == [(0, 3), (728, 1)]
+    window = {"t_a": T1 + H, "t_b": T4 + 1}  # the origin is the window's start: T2 (30 min in) is span 0
+    rows = both(
+        ctx, store, "aggregate_events", window=window, group_by=["src", "bucket"], bucket={"width": H}
+    )
+    assert [(r["src"], r["bucket"], r["count"]) for r in rows["rows"]] == [
+        ("a", 0, 1), ("a", (T4 - T1 - H) // H, 1), ("b", 0, 1)]  # fmt: skip
+    before = both(
+        ctx, store, "aggregate_events", src="a", group_by=["bucket"], bucket={"width": day, "origin": T2}
+    )
+    assert [r["bucket"] for r in before["rows"]] == [-1, 0, (T4 - T2) // day]  # T1 is before the origin
+
+
 def test_group_keys_and_aggregates(env) -> None:
     ctx, store, _ = env
     rows = both(ctx, store, "aggregate_events", group_by=["node"],
@@ -303,6 +325,12 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ("aggregate_events", {"order_by": [{"field": "count", "desc": "yes"}]}, "E_SCHEMA"),
     ("aggregate_events", {"order_by": [{"field": "nope"}]}, "E_INVALID_ARG"),
     ("aggregate_events", {"node": ["a", "ghost"]}, "E_NOT_FOUND"),
+    ("aggregate_events", {"group_by": ["bucket"]}, "E_INVALID_ARG"),  # no bucket: {width}
+    ("aggregate_events", {"group_by": ["src"], "bucket": {"width": 5}}, "E_INVALID_ARG"),  # no bucket key
+    ("aggregate_events", {"group_by": ["bucket"], "bucket": {"width": 0}}, "E_INVALID_ARG"),
+    ("aggregate_events", {"group_by": ["bucket"], "bucket": {"width": "1d"}}, "E_SCHEMA"),
+    ("aggregate_events", {"group_by": ["bucket"], "bucket": {"origin": 0}}, "E_SCHEMA"),
+    ("aggregate_events", {"group_by": ["bucket"], "bucket": {"width": 5, "start": 0}}, "E_SCHEMA"),
 ]
 
 
