@@ -233,8 +233,8 @@ def agg_value_at(cols: Columns, gr: Grouping, field: str, last: bool) -> list[An
 
 
 def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[Any]:
-    """min_gap / max_gap / mean_gap / sessions / max_session(_events) / max_in_window / count_within_first
-    over each group's sorted event times."""
+    """min_gap / max_gap / mean_gap / median_gap / sessions / max_session(_events) / max_in_window /
+    count_within_first over each group's sorted event times."""
     order, g, starts = gr.sorted_rows()
     G = gr.n_groups
     if not G or not len(g):
@@ -292,6 +292,8 @@ def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[An
     out: list[Any] = [None] * G
     if not multi.any():
         return out
+    if fn == "median_gap":
+        return _median_gaps(d[internal], g[:-1][internal], cnt, out)
     if fn == "min_gap":
         d = np.where(internal, d, np.iinfo(np.int64).max)
         red = np.minimum.reduceat(d, starts[multi])
@@ -300,6 +302,28 @@ def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[An
         red = np.maximum.reduceat(d, starts[multi])
     for gi, v in zip(np.flatnonzero(multi).tolist(), red.tolist(), strict=True):
         out[gi] = v
+    return out
+
+
+def _median_gaps(d: np.ndarray, g: np.ndarray, cnt: np.ndarray, out: list[Any]) -> list[Any]:
+    """Each group's median gap (the middle one, or the mean of the middle two): its ``cnt - 1`` gaps
+    ``d``, in group order (``g``), sorted within each group by one combined int64 key when it fits."""
+    top = int(d.max()) + 1
+    if float(len(cnt)) * top < _COMBINE_MAX:  # g is ascending: a sort of the combined key keeps groups
+        base = g * top
+        base += d
+        base.sort()
+        d = base - g * top
+    else:
+        d = d[np.lexsort((d, g))]
+    k = cnt - 1
+    first = np.cumsum(k) - k  # each group's gaps start here
+    multi = np.flatnonzero(k > 0)
+    lo = d[first[multi] + (k[multi] - 1) // 2].tolist()
+    hi = d[first[multi] + k[multi] // 2].tolist()
+    for gi, a, b in zip(multi.tolist(), lo, hi, strict=True):
+        two = a + b
+        out[gi] = two // 2 if two % 2 == 0 else number_out(Fraction(two, 2))
     return out
 
 

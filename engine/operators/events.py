@@ -71,7 +71,7 @@ FAMILY = "events"  # the family is the module that registers it
 #: (30-day blocks, 7-day weeks from the data's first day, 6-hour blocks: SQL's ``(t - origin) // width``)
 GROUP_KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", "bucket", *CALENDAR)
 AGG_FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
-           "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
+           "max", "median", "min_gap", "max_gap", "mean_gap", "median_gap", "max_in_window", "sessions",
            "count_within_first", "max_session", "max_session_events")  # fmt: skip
 #: the aggregates that take ``width`` µs: the most events in any window of it; the events within it of
 #: the group's own first event ("another message within 7 days of each user's first": a relative window)
@@ -306,7 +306,7 @@ class AggregateEventsOut(PagedOutput):
 
 
 _SORTING_FNS = {"count_distinct", "first_t", "last_t", "first_value", "last_value", "min", "max", "median",
-                "min_gap", "max_gap", "mean_gap", *WIDTH_FNS, *GAP_FNS}  # fmt: skip
+                "min_gap", "max_gap", "mean_gap", "median_gap", *WIDTH_FNS, *GAP_FNS}  # fmt: skip
 
 
 def _aggregate_cost(p: StoreProfile, a: AggregateEventsArgs) -> CostEstimate:
@@ -381,7 +381,7 @@ def _aggregate(cols: Any, gr: Grouping, g: Aggregate) -> list[Any]:
     if g.fn in VALUE_AT_FNS:
         assert g.field is not None
         return agg_value_at(cols, gr, g.field, g.fn == "last_value")
-    if g.fn in ("min_gap", "max_gap", "mean_gap", *WIDTH_FNS, *GAP_FNS):
+    if g.fn in ("min_gap", "max_gap", "mean_gap", "median_gap", *WIDTH_FNS, *GAP_FNS):
         return agg_gaps(cols, gr, g.fn, g.width if g.fn in WIDTH_FNS else g.gap)
     assert g.field is not None
     if g.fn == "count_distinct":
@@ -449,7 +449,7 @@ def _rank(values: list[Any], desc: bool) -> np.ndarray:
 _AGG_UNITS: dict[str, Unit | None] = {
     **dict.fromkeys(("count", "count_distinct", *WIDTH_FNS, "sessions", "max_session_events"), Unit.COUNT),
     **dict.fromkeys(("first_t", "last_t"), Unit.TIME),
-    **dict.fromkeys(("min_gap", "max_gap", "mean_gap", "max_session"), Unit.DURATION),
+    **dict.fromkeys(("min_gap", "max_gap", "mean_gap", "median_gap", "max_session"), Unit.DURATION),
     **dict.fromkeys(("sum", "mean", "min", "max", "median", *VALUE_AT_FNS), None),
 }
 
@@ -515,7 +515,7 @@ def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> 
         units_doc="rows: key fields src, dst, node, a, b are ids, calendar keys, bucket and prop_<name> free "
         "values; "
         "count, count_distinct, max_in_window, count_within_first, sessions, max_session_events are counts, "
-        "first_t, last_t time points, first_value, last_value the field's unit, min_gap, max_gap, mean_gap, "
+        "first_t, last_t time points, first_value, last_value the field's unit, min_gap..median_gap, "
         "max_session durations; sum, mean, min, max, median of a field: the UNITS rules (t: a time point)",
     ),
     args=AggregateEventsArgs,
@@ -531,9 +531,10 @@ def aggregate_row_fields(args: Mapping[str, Any], inputs: Mapping[str, Any]) -> 
         " `aggregates`, each {fn, field?, as?, width?, gap?, where?}: count, count_distinct (field: an event "
         "field, other = the other endpoint under a node key, pair, unordered_pair), first_t, last_t, "
         "first_value, last_value (a field's value at the group's first or last event), sum,"
-        " mean, min, max, median (numeric field; non-numbers skipped), min_gap, max_gap, mean_gap "
-        "(between a group's consecutive event times), max_in_window (most events in any window of `width`"
-        " µs), count_within_first (the group's events less than `width` µs after its first event, that "
+        " mean, min, max, median (numeric field; non-numbers skipped), min_gap, max_gap, mean_gap, "
+        "median_gap (between a group's consecutive event times), max_in_window (most events in any "
+        "window of `width` µs), count_within_first (the group's events less than `width` µs after its "
+        "first event, that "
         "first one not counted), sessions (runs split where the gap exceeds `gap` µs), max_session (the "
         "longest such run's duration, last minus first time), max_session_events (the most events in one "
         "such run). Default name: fn, or fn_field with ."

@@ -77,6 +77,8 @@ TARGETS: dict[tuple[str, int], float] = {
     ("graph_metric_timeseries/peak_follows_100_buckets", 10**6): 100,
     # the bucket key (the seventh set's 30-day blocks and weeks from day 0): per sender and 7-day span
     ("aggregate_events/count_by_src_and_week_bucket_whole_span", 10**6): 100,
+    # each sender's median time between two messages (the seventh set's xb05, xs02: four compute steps)
+    ("aggregate_events/median_gap_by_src_whole_span", 10**6): 100,
 }
 
 #: the "op" of a case that is a whole plan, run by the executor (its args are the plan)
@@ -208,6 +210,11 @@ def typical_calls(ctx: OpContext) -> list[tuple[str, str, dict[str, Any]]]:
             "aggregate_events",
             "aggregate_events/count_by_src_and_week_bucket_whole_span",
             {"group_by": ["src", "bucket"], "bucket": {"width": 7 * day, "origin": lo}},
+        ),
+        (
+            "aggregate_events",
+            "aggregate_events/median_gap_by_src_whole_span",
+            {"group_by": ["src"], "aggregates": [{"fn": "median_gap"}]},
         ),
         # an aggregate's own where (SQL's FILTER): per sender every message and the heavy ones, one call
         (

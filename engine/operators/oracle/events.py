@@ -38,7 +38,7 @@ NUMERIC = ("eid", "t", "vt_e", "year", "hour", "dow", "month_of_year")
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
 KEYS = ("src", "dst", "node", "pair", "unordered_pair", "rel_type", "t", "bucket", *CAL)
 FNS = ("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum", "mean", "min",
-       "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window", "sessions",
+       "max", "median", "min_gap", "max_gap", "mean_gap", "median_gap", "max_in_window", "sessions",
        "count_within_first", "max_session", "max_session_events")  # fmt: skip
 FIELD_FNS = ("count_distinct", "first_value", "last_value", "sum", "mean", "min", "max", "median")
 SELECTION = ("window", "src", "dst", "node", "rel_types", "where")
@@ -425,6 +425,11 @@ def _agg(fn: str, g: dict[str, Any], evs: list[tuple[dict[str, Any], str | None]
         return max(gaps) if gaps else None
     if fn == "mean_gap":
         return _out(Fraction(sum(gaps), len(gaps))) if gaps else None
+    if fn == "median_gap":  # the middle gap, or the mean of the middle two
+        if not gaps:
+            return None
+        ordered, half = sorted(gaps), len(gaps) // 2
+        return ordered[half] if len(gaps) % 2 else _out(Fraction(ordered[half - 1] + ordered[half], 2))
     if fn == "sessions":
         return 1 + sum(1 for d in gaps if d > g["gap"])
     if fn in ("max_session", "max_session_events"):  # the runs, each a list of times: a new run after a gap

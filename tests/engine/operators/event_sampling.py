@@ -117,8 +117,9 @@ NUM_FIELDS = ("t", "vt_e", "eid", "hour", "prop.w", "prop.rating")
 
 def _aggregate(rng: random.Random, group_by: list[str]) -> dict[str, Any]:
     fn = rng.choice(("count", "count_distinct", "first_t", "last_t", "first_value", "last_value", "sum",
-                     "mean", "min", "max", "median", "min_gap", "max_gap", "mean_gap", "max_in_window",
-                     "sessions", "count_within_first", "max_session", "max_session_events"))  # fmt: skip
+                     "mean", "min", "max", "median", "min_gap", "max_gap", "mean_gap", "median_gap",
+                     "max_in_window", "sessions", "count_within_first", "max_session",
+                     "max_session_events"))  # fmt: skip
     g: dict[str, Any] = {"fn": fn}
     if fn in ("first_value", "last_value"):
         g["field"] = rng.choice(

@@ -175,12 +175,14 @@ def test_group_keys_and_aggregates(env) -> None:
     rows = both(ctx, store, "aggregate_events", group_by=["unordered_pair"])["rows"]
     assert [(r["a"], r["b"], r["count"]) for r in rows] == [("a", "a", 1), ("a", "b", 2), ("a", "c", 1),
                                                             ("b", "c", 1)]  # fmt: skip
-    gaps = [{"fn": f} for f in ("min_gap", "max_gap", "mean_gap", "first_t", "last_t")] + [
+    gaps = [{"fn": f} for f in ("min_gap", "max_gap", "mean_gap", "median_gap", "first_t", "last_t")] + [
         {"fn": "sessions", "gap": 2 * H}, {"fn": "max_in_window", "width": 3 * H // 2, "as": "w90"},
         {"fn": "max_in_window", "width": 3 * H // 2 + 1, "as": "w90_1"}]  # fmt: skip
     (a,) = both(ctx, store, "aggregate_events", src=["a"], aggregates=gaps)["rows"]
     # a sends at T1, T2 (1.5 h later) and T4; a 90-minute half-open window cannot hold T1 and T2
-    assert a == {"min_gap": 3 * H // 2, "max_gap": T4 - T2, "mean_gap": (T4 - T1) // 2, "first_t": T1,
+    # two gaps: the median is their mean, as mean_gap; an odd count's is the middle one (below)
+    assert a == {"min_gap": 3 * H // 2, "max_gap": T4 - T2, "mean_gap": (T4 - T1) // 2,
+                 "median_gap": (T4 - T1) // 2, "first_t": T1,
                  "last_t": T4, "sessions": 2, "w90": 1, "w90_1": 2}  # fmt: skip
     rel = [{"fn": "count_within_first", "width": w, "as": f"within_{i}"} for i, w in enumerate((3 * H // 2,
            3 * H // 2 + 1, T4 - T1 + 1))] + [{"fn": "max_session", "gap": g, "as": f"session_{i}"}
@@ -192,6 +194,9 @@ def test_group_keys_and_aggregates(env) -> None:
     assert a == {"within_0": 0, "within_1": 1, "within_2": 2,
                  "session_0": 0, "session_1": 3 * H // 2, "session_2": T4 - T1,
                  "size_0": 1, "size_1": 2, "size_2": 3}  # fmt: skip
+    everyone = both(ctx, store, "aggregate_events", aggregates=[{"fn": "median_gap"}, {"fn": "count"}])
+    # T1, T2, T2, T4, T5: gaps 1.5 h, 0, T4 - T2, T5 - T4; sorted, the middle two are 1.5 h and T4 - T2
+    assert everyone["rows"] == [{"median_gap": (3 * H // 2 + T4 - T2) // 2, "count": 5}]
     empty_rel = both(ctx, store, "aggregate_events", window={"t_a": 0, "t_b": 10}, aggregates=rel[::3])
     assert empty_rel["rows"] == [{"within_0": 0, "session_0": None, "size_0": 0}]
     at = [{"fn": f, "field": k} for f in ("first_value", "last_value") for k in ("dst", "t")]
