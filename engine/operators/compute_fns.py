@@ -264,6 +264,8 @@ def _reduce(fn: str, args: dict[str, Any], field: str | None) -> Result:
 def natural_key(v: Any) -> tuple[Any, ...]:
     """A tie-break key: numbers by value, then strings in natural order (digit runs by their number, so
     "n9" < "n10"; equal runs fall back to the plain string), then anything else by canonical JSON."""
+    if type(v) is int:  # as itself: it compares and hashes exactly with the Fractions of other numbers,
+        return (0, v)  # and sorting 10^5 distinct ints is ~50x faster than sorting their Fractions
     if is_number(v):
         return (0, exact(v, "tie_by"))
     if isinstance(v, str):
