@@ -69,9 +69,9 @@ def oracle_temporal_reachability(store: OracleStore, args: dict[str, Any]) -> di
         depart_by = time_arg(args["depart_by"], "depart_by", allow_open_end=True)
         if not t_a < depart_by <= t_b:
             raise InvalidArgError("depart_by must lie in (t_a, t_b]", field="depart_by", value=depart_by)
+    passes = edge_filter(args.get("where"))  # each argument's own check before the pair's (as pydantic)
     if want_hops and delta is not None:
         raise InvalidArgError("hops is not available with delta_max_wait", field="hops", value=True)
-    passes = edge_filter(args.get("where"))
     require_known(sources, store.known_uids(a), "src")
     arcs_from: dict[str, list[dict[str, Any]]] = {}
     # an edge outside the window is never usable (τ >= t_a >= its end, or τ >= its start >= t_b): left out,

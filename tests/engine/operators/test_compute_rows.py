@@ -320,6 +320,25 @@ def test_derive_functions(ctx: OpContext) -> None:
     assert _derived(ctx, [{"m2": 14.5, "m": 3}], sd) == [2.345207880]
 
 
+def test_derive_ints_and_exact_quotients_mix(ctx: OpContext) -> None:
+    """Ints stay ints through int arithmetic (the fast path keeps them unconverted) and meet exact
+    quotients and floats by value: 6/3 is the int 2, 7/2 equals 3.5, 1/3 + 2/3 is 1, a mod keeps the
+    divisor's sign, and a comparison of an int with a quotient or a float is by value."""
+    rows = [{"a": 6, "b": 3, "f": 2.0}, {"a": 7, "b": 2, "f": 3.5}, {"a": -7, "b": 3, "f": 0.5}]
+    div = {"op": "div", "left": "a", "right": "b"}
+    assert _derived(ctx, rows, div) == [2, 3.5, -2.333333333]
+    assert _derived(ctx, rows, {"op": "eq", "left": div, "right": "f"}) == [True, True, False]
+    assert _derived(ctx, rows, {"op": "mod", "left": "a", "right": "b"}) == [0, 1, 2]
+    assert _derived(ctx, rows, {"op": "floor", "arg": div}) == [2, 3, -3]
+    thirds = {
+        "op": "add",
+        "left": {"op": "div", "left": 1, "right": 3},
+        "right": {"op": "div", "left": 2, "right": 3},
+    }
+    assert _derived(ctx, rows[:1], {"op": "eq", "left": thirds, "right": 1}) == [True]
+    assert _derived(ctx, rows, {"op": "lt", "left": "b", "right": "f"}) == [False, True, False]
+
+
 def test_derive_number_reads_the_number_a_uid_ends_with(ctx: OpContext) -> None:
     """ids compared as numbers: n9 < n10 by number (as text "n10" < "n9"); a number is itself; a boolean is
     1 or 0; a string without trailing digits and null are null (both paths: fast and oracle, by ``both``)."""
