@@ -113,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
         print("\nCapabilities the plans use that this engine does not declare (questions using each):")
         for m, n in sorted(need.items(), key=lambda kv: (-kv[1], kv[0])):
             print(f"- {m}: {n}")
+    bad = [q["id"] for q in qs if outcome.get(q["id"]) in ("failed", "wrong")]
+    if bad and not args.answers:  # why, without asking for every answer
+        print("\nFailed or wrong:")
+        for qid in bad:
+            print(qid, outcome[qid], json.dumps(detail.get(qid), default=str)[:300])
     if args.answers:
         print("\nAnswers:")
         for q in qs:
