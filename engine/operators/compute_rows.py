@@ -115,7 +115,12 @@ def _key(row: Any, on: list[str], loc: str) -> tuple[Any, ...] | None:
         v = row[f]
         if v is None:
             return None
-        parts.append(("n", exact(v, loc)) if is_number(v) else ("j", dumps(v)))
+        if type(v) is int:  # as itself: it hashes and compares as the Fraction of an equal number does
+            parts.append(("n", v))
+        elif type(v) is str:  # its canonical JSON is one-to-one with it: the string itself serves
+            parts.append(("s", v))
+        else:
+            parts.append(("n", exact(v, loc)) if is_number(v) else ("j", dumps(v)))
     return tuple(parts)
 
 
