@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                     except Exception as exc:  # a report, not a test: count it and go on
                         got = {"error": repr(exc)}
                     detail[q["id"]]["plan"] = got.get("answer", got)
-                    if "answer" not in got or got.get("status") != "ok":
-                        outcome[q["id"]] = "failed"
+                    if "answer" not in got or got.get("status") != "ok" or got.get("tainted"):
+                        outcome[q["id"]] = "failed"  # a tainted answer rests on a page a producer cut
                     elif harness.same(got["answer"], expected):
                         outcome[q["id"]] = "answered"
                     else:

@@ -5,11 +5,12 @@ Shared by ``test_questions.py`` and the coverage report (``python -m tests.analy
 report measures exactly what the test checks. Imports ``engine.api``, and the canonical clock
 and the synthetic generator from their own modules (tests may reach past the front door).
 
-Six sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17),
+Seven sets (:data:`SETS`): ``first`` (``questions.yaml``: CollegeMsg and bitcoin-otc, issue 17),
 ``second`` (issue 27: email-Eu and the synthetic data, one file each), ``third`` (CollegeMsg and
 bitcoin-otc again, 30 new questions), ``fourth`` (email-Eu and the synthetic data again, 30 new) and
-``fifth`` and ``sixth`` (all four data sets again, new questions each time), the last five written
-question and SQL first and plans after. A set's files are merged into one spec
+``fifth``, ``sixth`` and ``seventh`` (all four data sets again, new questions each time; the seventh's
+synthetic data another seed and size, source ``synthetic_s13``), the last six written question and SQL
+first and plans after. A set's files are merged into one spec
 (``sources``, ``corrections``, ``questions``).
 
 Conventions (also stated at the top of ``questions.yaml``):
@@ -84,6 +85,12 @@ SETS: dict[str, tuple[str, ...]] = {
         "questions_sixth_bitcoin.yaml",
         "questions_sixth_email_eu.yaml",
         "questions_sixth_synthetic.yaml",
+    ),
+    "seventh": (
+        "questions_seventh_collegemsg.yaml",
+        "questions_seventh_bitcoin.yaml",
+        "questions_seventh_email_eu.yaml",
+        "questions_seventh_synthetic.yaml",
     ),
 }
 DATA_DIR = SHARED_DATA  # ../shared/data, or TGMS_SHARED_DATA
@@ -317,7 +324,10 @@ def run_plan(q: dict[str, Any], store: Store, uid_prefix: str = "n") -> dict[str
     out["steps"] = [{"id": r.id, "status": r.status, "error": r.error} for r in trace.steps]
     got = trace.answer() or {}
     out["from"] = got.get("from")
-    out["truncated"] = got.get("truncated")
+    out["truncated"] = got.get("truncated")  # the answer list is a page (a top 5), or rests on a cut one
+    answer_step = trace.record(str(got.get("from", "")).split(".")[0])
+    # the answer's step read a list some producer's page cut (a ref list in a where is one page)
+    out["tainted"] = bool(answer_step is not None and answer_step.upstream_truncated)
     if "value" in got:
         out["answer"] = plan_answer(got["value"], q)
     else:
