@@ -127,7 +127,11 @@ def value_error(loc: str, message: str, value: Any = None) -> NoReturn:
 
 
 def _show(x: Any, width: int = 60) -> str:
-    text = repr(x)
+    """A value as JSON (null, true, "n9"), the way a plan writes it; Python's repr if it is not JSON."""
+    try:
+        text = dumps(x)
+    except (TypeError, ValueError):
+        text = repr(x)
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
@@ -140,8 +144,9 @@ def is_number(x: Any) -> bool:
 
 def exact(x: Any, loc: str) -> Fraction:
     """The exact value of a JSON number (a float by its canonical decimal form)."""
-    if not is_number(x):
-        value_error(loc, f"{_show(x)} is not a number", x)
+    if not is_number(x):  # a null: a lag's first row, a left join's unmatched one
+        hint = " (drop the nulls first: filter cmp exists)" if x is None else ""
+        value_error(loc, f"{_show(x)} is not a number{hint}", x)
     if isinstance(x, int):
         return Fraction(x)
     if not math.isfinite(x):

@@ -459,3 +459,12 @@ def test_compute_bad_arguments(ctx: OpContext, args: dict[str, Any], code: str) 
     with pytest.raises(TGMSError) as err:
         call(ctx, "compute", args)
     assert err.value.to_dict()["details"]["field"]  # every refusal names the offending argument
+
+
+def test_a_null_where_a_number_is_needed_is_named_as_json_with_the_way_round(ctx: OpContext) -> None:
+    """A lag's first row holds null: a topk over it says "null" (not Python's None) and how to drop it."""
+    with pytest.raises(TGMSError) as err:
+        fast(ctx, "compute", fn="topk", input=[{"v": 1}, {"v": None}], field="v", k=1)
+    assert err.value.code == "E_INVALID_ARG"
+    assert "null is not a number" in err.value.message and "filter cmp exists" in err.value.message
+    assert "None" not in err.value.message
