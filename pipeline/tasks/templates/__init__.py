@@ -11,6 +11,7 @@ from tgms.pipeline.tasks.templates import (
     t5_predicates,
     t5_reach,
     t5_sequences,
+    t5_spans,
     t5_static,
     t5_windows,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "t5_predicates",
     "t5_reach",
     "t5_sequences",
+    "t5_spans",
     "t5_static",
     "t5_windows",
 ]

@@ -39,7 +39,7 @@ def test_the_issue_27_templates_use_its_capabilities() -> None:
     assert len(new) == 6 and {t.family for t in new.values()} == {"T5"}
     assert new["T5.wrote_more"].kind == "boolean" and new["T5.workload"].kind == "rows"
     # appended after every older template, so the generator's per-template seeds of those do not move
-    later = ("T5.x.", "T5.y.", "T5.z.", "T5.zz.", "T5.zzz.")  # batches appended after, each after the last
+    later = ("T5.x.", "T5.y.", "T5.z.", "T5.zz.", "T5.zzz.", "T5.zzzz.")  # batches appended after, in order
     older = [t.name for t in all_templates() if t.name not in new and not t.name.startswith(later)]
     assert max(older) < min(new)
 

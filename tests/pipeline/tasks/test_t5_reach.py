@@ -24,7 +24,8 @@ def test_the_template_walks_from_every_sender_and_sorts_last() -> None:
     (mine,) = [t for t in all_templates() if t.name == "T5.zzz.widest_reach"]
     assert mine.family == "T5" and mine.kind == "entity"
     assert set(mine.ops) == {"aggregate_events", "temporal_reachability", "compute"}
-    assert max(t.name for t in all_templates()) == mine.name  # the other templates' seeds do not move
+    # the other templates' seeds do not move (T5.zzzz.: test_t5_spans.py, appended after)
+    assert max(t.name for t in all_templates() if not t.name.startswith("T5.zzzz.")) == mine.name
 
 
 def test_the_widest_reach_is_not_the_busiest_sender(make_store: Any) -> None:
