@@ -310,10 +310,10 @@ def _median_gaps(d: np.ndarray, g: np.ndarray, cnt: np.ndarray, out: list[Any]) 
     ``d``, in group order (``g``), sorted within each group by one combined int64 key when it fits."""
     top = int(d.max()) + 1
     if float(len(cnt)) * top < _COMBINE_MAX:  # g is ascending: a sort of the combined key keeps groups
-        base = g * top
-        base += d
-        base.sort(kind="stable")  # merges runs: the keys ascend by group (3x the default sort here)
-        d = base - g * top
+        offset = g * top
+        key = offset + d
+        key.sort(kind="stable")  # merges runs: the keys ascend by group (3x the default sort here)
+        d = key - offset  # the sort kept every key in its group's range, so the offsets still line up
     else:
         d = d[np.lexsort((d, g))]
     k = cnt - 1
