@@ -37,6 +37,7 @@ from tgms.engine.canonical import dumps
 from tgms.engine.operators.compute_fns import (
     _a_and_b,
     exact,
+    exact_num,
     is_number,
     number_out,
     shape_error,
@@ -115,12 +116,10 @@ def _key(row: Any, on: list[str], loc: str) -> tuple[Any, ...] | None:
         v = row[f]
         if v is None:
             return None
-        if type(v) is int:  # as itself: it hashes and compares as the Fraction of an equal number does
-            parts.append(("n", v))
-        elif type(v) is str:  # its canonical JSON is one-to-one with it: the string itself serves
+        if type(v) is str:  # its canonical JSON is one-to-one with it: the string itself serves
             parts.append(("s", v))
         else:
-            parts.append(("n", exact(v, loc)) if is_number(v) else ("j", dumps(v)))
+            parts.append(("n", exact_num(v, loc)) if is_number(v) else ("j", dumps(v)))
     return tuple(parts)
 
 
@@ -260,13 +259,11 @@ def field_value(row: dict[str, Any], name: str) -> Any:
 def _eval(e: Any, row: dict[str, Any]) -> Term:
     if isinstance(e, str):
         v = field_value(row, e)
-        if type(v) is int:
-            return v
         if is_number(v):
-            return exact(v, e)
+            return exact_num(v, e)
         return v if isinstance(v, (bool, str)) else None  # missing, null, a list or an object: null
     if not isinstance(e, dict):
-        return e if type(e) is int else exact(e, "expr")
+        return exact_num(e, "expr")
     op = e["op"]
     if op in UNARY_OPS:
         a = _eval(e["arg"], row)

@@ -292,8 +292,9 @@ def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[An
     out: list[Any] = [None] * G
     if not multi.any():
         return out
-    if fn == "median_gap":
-        return _median_gaps(d[internal], g[:-1][internal], cnt, out)
+    if fn == "median_gap":  # the gaps of each group, in group order: only each group's gaps need sorting
+        gs, ds = _by_group(gr, g[:-1][internal], d[internal], False, ordered=True, grouped=True)
+        return _int_medians(gs, ds, *_runs(gs), out)
     if fn == "min_gap":
         d = np.where(internal, d, np.iinfo(np.int64).max)
         red = np.minimum.reduceat(d, starts[multi])
@@ -302,28 +303,6 @@ def agg_gaps(cols: Columns, gr: Grouping, fn: str, param: int | None) -> list[An
         red = np.maximum.reduceat(d, starts[multi])
     for gi, v in zip(np.flatnonzero(multi).tolist(), red.tolist(), strict=True):
         out[gi] = v
-    return out
-
-
-def _median_gaps(d: np.ndarray, g: np.ndarray, cnt: np.ndarray, out: list[Any]) -> list[Any]:
-    """Each group's median gap (the middle one, or the mean of the middle two): its ``cnt - 1`` gaps
-    ``d``, in group order (``g``), sorted within each group by one combined int64 key when it fits."""
-    top = int(d.max()) + 1
-    if float(len(cnt)) * top < _COMBINE_MAX:  # g is ascending: a sort of the combined key keeps groups
-        offset = g * top
-        key = offset + d
-        key.sort(kind="stable")  # merges runs: the keys ascend by group (3x the default sort here)
-        d = key - offset  # the sort kept every key in its group's range, so the offsets still line up
-    else:
-        d = d[np.lexsort((d, g))]
-    k = cnt - 1
-    first = np.cumsum(k) - k  # each group's gaps start here
-    multi = np.flatnonzero(k > 0)
-    lo = d[first[multi] + (k[multi] - 1) // 2].tolist()
-    hi = d[first[multi] + k[multi] // 2].tolist()
-    for gi, a, b in zip(multi.tolist(), lo, hi, strict=True):
-        two = a + b
-        out[gi] = two // 2 if two % 2 == 0 else number_out(Fraction(two, 2))
     return out
 
 
@@ -413,8 +392,7 @@ def agg_numeric(cols: Columns, gr: Grouping, fn: str, field: str) -> list[Any]:
     if not len(g):
         return out
     g, v = _by_group(gr, g, v, whole, ordered=fn in ("median", "min", "max"))
-    starts = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]]))
-    ends = np.append(starts[1:], len(g))
+    starts, ends = _runs(g)
     cnt = (ends - starts).tolist()
     if fn in ("sum", "mean"):
         # two int64 halves: each half-sum stays far below 2^63 for any realistic group size
@@ -427,23 +405,38 @@ def agg_numeric(cols: Columns, gr: Grouping, fn: str, field: str) -> list[Any]:
     elif fn == "max":
         res = [Fraction(x, denom) for x in v[ends - 1].tolist()]
     else:
+        if denom == 1:
+            return _int_medians(g, v, starts, ends, out)
         lo_i, hi_i = starts + (ends - starts - 1) // 2, starts + (ends - starts) // 2
-        if denom == 1:  # ints: the middle two's sum halved, summed as Python ints (an int prop may be
-            # near 2^63, where an int64 sum would wrap)
-            halves = [a + b for a, b in zip(v[lo_i].tolist(), v[hi_i].tolist(), strict=True)]
-            # x / 2 is the correctly rounded float of the exact half, as float(Fraction(x, 2)) is
-            mid = [x >> 1 if not x & 1 else canon_float(x / 2) for x in halves]
-            for gi, m in zip(g[starts].tolist(), mid, strict=True):
-                out[gi] = m
-            return out
         res = [Fraction(a + b, 2 * denom) for a, b in zip(v[lo_i].tolist(), v[hi_i].tolist(), strict=True)]
     for gi, r in zip(g[starts].tolist(), res, strict=True):
         out[gi] = number_out(r)
     return out
 
 
+def _runs(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The start and end (exclusive) of each run of equal group ids in ``g`` (grouped, non-empty)."""
+    starts = np.flatnonzero(np.concatenate([[True], g[1:] != g[:-1]]))
+    return starts, np.append(starts[1:], len(g))
+
+
+def _int_medians(
+    g: np.ndarray, v: np.ndarray, starts: np.ndarray, ends: np.ndarray, out: list[Any]
+) -> list[Any]:
+    """Each group's median of the ints ``v`` (grouped by ``g``, ascending within each run ``starts..ends``):
+    the middle one, or the middle two's sum halved, summed as Python ints (an int prop may be near 2^63,
+    where an int64 sum would wrap); ``x / 2`` is the correctly rounded float of the exact half, as
+    ``float(Fraction(x, 2))`` is."""
+    lo_i, hi_i = starts + (ends - starts - 1) // 2, starts + (ends - starts) // 2
+    halves = [a + b for a, b in zip(v[lo_i].tolist(), v[hi_i].tolist(), strict=True)]
+    mid = [x >> 1 if not x & 1 else canon_float(x / 2) for x in halves]
+    for gi, m in zip(g[starts].tolist(), mid, strict=True):
+        out[gi] = m
+    return out
+
+
 def _by_group(
-    gr: Grouping, g: np.ndarray, v: np.ndarray, whole: bool, *, ordered: bool
+    gr: Grouping, g: np.ndarray, v: np.ndarray, whole: bool, *, ordered: bool, grouped: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """``g`` and ``v`` with their rows grouped (groups ascending); with ``ordered`` each group's values
     ascending too (median, min, max), else in event order.
@@ -451,8 +444,11 @@ def _by_group(
     Values already ascending in event order (``t``: events are selected in time order) need only the
     stable sort by group, which ``Grouping`` radix-sorts and shares with the other aggregates when every
     row has a value; otherwise one int64 sort of combined (group, value) keys where they fit, else a
-    two-key lexsort (the slowest: ~1.5x the combined sort at 10^6)."""
+    two-key lexsort (the slowest: ~1.5x the combined sort at 10^6). ``grouped``: ``g`` ascends already
+    (each group's rows together), so the combined keys are runs a stable sort merges (~3x faster)."""
     if not ordered or bool(np.all(v[1:] >= v[:-1])):
+        if grouped:
+            return g, v
         if whole:
             o, gs, _ = gr.sorted_rows()
             return gs, v[o]
@@ -461,7 +457,8 @@ def _by_group(
     lo = int(v.min())
     span = int(v.max()) - lo + 1
     if float(gr.n_groups) * span < _COMBINE_MAX:
-        pairs = np.sort(g * span + (v - lo))
+        pairs = g * span + (v - lo)
+        pairs.sort(kind="stable" if grouped else "quicksort")
         gs = pairs // span
         return gs, pairs - gs * span + lo
     o = np.lexsort((v, g))
